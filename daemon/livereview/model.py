@@ -1,0 +1,239 @@
+"""The review model: what a merge-request conversation is, independent of any host.
+
+Host adapters translate their JSON into these frozen dataclasses; the store persists them;
+the pure core (sync.diff, triggers, reply.context) reasons only about them.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from datetime import datetime
+
+
+class ActorKind(enum.StrEnum):
+    HUMAN = "human"
+    SELF = "self"  # the bot this daemon runs as
+    BOT = "bot"  # another bot (ignored users, GitHub Apps, …)
+    SYSTEM = "system"  # host-generated notes ("added 1 commit")
+
+
+@dataclass(frozen=True, slots=True)
+class Actor:
+    id: str
+    username: str
+    name: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    """Who the bot is on one host."""
+
+    host: str
+    user_id: str
+    username: str
+
+    def is_me(self, actor: Actor) -> bool:
+        return actor.id == self.user_id or actor.username.lower() == self.username.lower()
+
+
+@dataclass(frozen=True, slots=True)
+class MRKey:
+    host: str
+    repo: str
+    iid: int
+
+    def __str__(self) -> str:
+        return f"{self.host}:{self.repo}!{self.iid}"
+
+
+@dataclass(frozen=True, slots=True)
+class Anchor:
+    """Where a diff thread points: a line of a file at a given diff version."""
+
+    new_path: str
+    old_path: str
+    new_line: int | None
+    old_line: int | None
+    base_sha: str
+    start_sha: str
+    head_sha: str
+
+    @property
+    def line(self) -> int | None:
+        return self.new_line if self.new_line is not None else self.old_line
+
+
+@dataclass(frozen=True, slots=True)
+class Reaction:
+    name: str
+    user: Actor
+    id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    id: str
+    thread_id: str
+    author: Actor
+    body: str
+    created_at: datetime
+    updated_at: datetime
+    system: bool = False
+    reactions: tuple[Reaction, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Thread:
+    id: str
+    messages: tuple[Message, ...]
+    anchor: Anchor | None = None
+    resolvable: bool = False
+    resolved: bool = False
+    individual: bool = False  # a lone general comment (GitLab individual_note)
+
+    @property
+    def root(self) -> Message | None:
+        return self.messages[0] if self.messages else None
+
+
+@dataclass(frozen=True, slots=True)
+class Commit:
+    sha: str
+    title: str
+    created_at: datetime
+    parent_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class MergeRequest:
+    key: MRKey
+    title: str
+    description: str
+    author: Actor
+    source_branch: str
+    target_branch: str
+    state: str  # opened | closed | merged | locked
+    head_sha: str
+    base_sha: str
+    start_sha: str
+    web_url: str
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """Everything fetched about one MR in one poll."""
+
+    mr: MergeRequest
+    threads: tuple[Thread, ...]
+    commits: tuple[Commit, ...]  # newest first, as hosts list them
+
+    def messages(self) -> dict[str, Message]:
+        return {m.id: m for t in self.threads for m in t.messages}
+
+    def thread(self, thread_id: str) -> Thread | None:
+        return next((t for t in self.threads if t.id == thread_id), None)
+
+
+@dataclass(frozen=True, slots=True)
+class ChangedMR:
+    """One row of a host's 'MRs changed since' listing."""
+
+    repo: str
+    iid: int
+    updated_at: datetime
+    state: str = "opened"
+
+
+class EventKind(enum.StrEnum):
+    COMMENT_ADDED = "comment_added"
+    COMMENT_EDITED = "comment_edited"
+    COMMENT_DELETED = "comment_deleted"
+    REACTION_ADDED = "reaction_added"
+    REACTION_REMOVED = "reaction_removed"
+    COMMIT_PUSH = "commit_push"
+    FORCE_PUSH = "force_push"
+    RESOLVED = "resolved"
+    REOPENED = "reopened"
+    MR_STATE_CHANGED = "mr_state_changed"
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    kind: EventKind
+    mr: MRKey
+    thread_id: str = ""
+    message_id: str = ""
+    detail: str = ""
+
+
+class JobReason(enum.StrEnum):
+    MENTION = "mention"
+    THREAD_REPLY = "thread_reply"
+    EDIT_MENTION = "edit_mention"
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyRequest:
+    """A decision of the trigger function: answer this message in this thread."""
+
+    mr: MRKey
+    thread_id: str
+    message_id: str
+    reason: JobReason
+    comment_created_at: datetime
+
+    @property
+    def key(self) -> str:
+        return f"{self.mr.host}:{self.mr.repo}:{self.mr.iid}:{self.message_id}"
+
+
+class JobState(enum.StrEnum):
+    PENDING = "pending"  # triggered, not yet acknowledged
+    ACKED = "acked"  # 👀 given (or deliberately skipped)
+    ANSWERED = "answered"  # the answer is written and stored, not yet posted
+    POSTED = "posted"
+    SKIPPED = "skipped"
+    FAILED = "failed"
+
+    @property
+    def open(self) -> bool:
+        return self in (JobState.PENDING, JobState.ACKED, JobState.ANSWERED)
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyJob:
+    """A persisted reply job, as the worker sees it."""
+
+    id: int
+    key: str
+    mr: MRKey
+    thread_id: str
+    message_id: str
+    reason: JobReason
+    state: JobState
+    attempts: int
+    comment_created_at: datetime
+    answer: str | None = None
+    post_started: bool = False
+    last_error: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Lesson:
+    key: str
+    value: str
+    scope: str
+    status: str = "proposed"
+    source_message_id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """What the trigger function needs to know from the configuration."""
+
+    aliases: tuple[str, ...] = ("@livereview",)
+    ignore_users: tuple[str, ...] = ()
+    backfill_hours: float = 24.0

@@ -1,0 +1,1 @@
+"""Snapshot diffing (pure) and the poller that decides what to fetch when."""

@@ -1,0 +1,133 @@
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from livereview.model import Event, EventKind, JobReason, Policy
+from livereview.sync.diff import diff
+from livereview.triggers import mentions, prose, replied_to, reply_marker, reply_requests
+from tests.factories import ALICE, BOB, BOT, IDENTITY, KEY, T0, msg, snapshot, thread
+
+POLICY = Policy(aliases=("@livereview", "@lr"), ignore_users=("ghost", "*-bot"))
+BASELINE = T0 - timedelta(hours=24)
+
+
+def decide(*threads, baseline=BASELINE, events=None):  # type: ignore[no-untyped-def]
+    snap = snapshot(*threads)
+    return reply_requests(events if events is not None else diff(None, snap), snap, IDENTITY,
+                          POLICY, baseline)
+
+
+@pytest.mark.parametrize("body", [
+    "@livereview is this lock needed?",
+    "hey @LiveReview, thoughts?",
+    "(@livereview)",
+    "ping @lr.",
+    "line one\n@livereview line two",
+])
+def test_mentions_found(body: str) -> None:
+    assert mentions(body, POLICY.aliases)
+
+
+@pytest.mark.parametrize("body", [
+    "me@livereview.example.com wrote",
+    "@livereviewer is someone else",
+    "@livereview-bot is someone else",
+    "`@livereview` in code",
+    "```\n@livereview in a block\n```",
+    "~~~python\n@livereview\n~~~",
+    "> @livereview quoted from above\nI agree",
+    "<!-- @livereview hidden -->",
+    "no mention at all",
+])
+def test_mentions_not_found(body: str) -> None:
+    assert not mentions(body, POLICY.aliases)
+
+
+def test_mention_after_closed_fence_counts() -> None:
+    assert mentions("```\ncode\n```\n@livereview what about this?", POLICY.aliases)
+
+
+@given(st.text())
+def test_prose_never_grows_and_never_crashes(text: str) -> None:
+    assert len(prose(text)) <= len(text) + text.count("`") + text.count("<") + 1
+
+
+@given(st.text(alphabet=st.characters(blacklist_characters="`>~<@\r\n\x0b\x0c\x1c\x1d\x1e\x85"
+                                      "\u2028\u2029"), max_size=40),
+       st.text(alphabet=st.characters(blacklist_characters="`>~<@\r\n\x0b\x0c\x1c\x1d\x1e\x85"
+                                      "\u2028\u2029"), max_size=40))
+def test_a_mention_between_spaces_is_always_found(before: str, after: str) -> None:
+    assert mentions(f"{before} @livereview {after}", POLICY.aliases)
+
+
+@given(st.text(max_size=30))
+def test_a_mention_inside_inline_code_is_never_found(inner: str) -> None:
+    body = f"see `{inner.replace('`', '')} @livereview`"
+    assert not mentions(body, POLICY.aliases)
+
+
+@given(st.from_regex(r"[A-Za-z0-9_:.-]{1,40}", fullmatch=True))  # host ids: ints, hex, keys
+def test_marker_round_trips(message_id: str) -> None:
+    assert replied_to("answer\n\n" + reply_marker(message_id)) == message_id
+
+
+def test_mention_triggers_one_job() -> None:
+    [job] = decide(thread("t1", msg("1", body="@livereview why?")))
+    assert (job.message_id, job.thread_id, job.reason) == ("1", "t1", JobReason.MENTION)
+    assert job.key == f"{KEY.host}:{KEY.repo}:{KEY.iid}:1"
+
+
+def test_reply_in_bot_thread_triggers_without_mention() -> None:
+    jobs = decide(thread("t1", msg("1", body="@livereview why?"),
+                         msg("2", BOT, "because" + reply_marker("1"), at=1),
+                         msg("3", body="but what about X?", at=2)))
+    assert [(j.message_id, j.reason) for j in jobs] == [("3", JobReason.THREAD_REPLY)]
+
+
+def test_human_thread_without_bot_needs_a_mention() -> None:
+    assert decide(thread("t1", msg("1"), msg("2", BOB, "agreed", at=1))) == []
+
+
+@pytest.mark.parametrize("author", [BOT, msg("x", author=ALICE).author.__class__("5", "ci-bot"),
+                                    msg("x").author.__class__("6", "ghost")])
+def test_never_for_self_or_ignored_users(author) -> None:  # type: ignore[no-untyped-def]
+    assert decide(thread("t1", msg("1", author, "@livereview loop?"))) == []
+
+
+def test_never_for_system_notes() -> None:
+    assert decide(thread("t1", msg("1", body="@livereview added 1 commit", system=True))) == []
+
+
+def test_never_for_comments_older_than_the_baseline() -> None:
+    old = [thread(f"t{i}", msg(str(i), body="@livereview old", thread=f"t{i}", at=-60 * 48))
+           for i in range(500)]
+    assert decide(*old) == []
+
+
+def test_never_twice_when_already_answered_by_marker() -> None:
+    threads = (thread("t1", msg("1", body="@livereview why?"),
+                      msg("2", BOT, "done" + reply_marker("1"), at=1)),)
+    assert decide(*threads) == []
+
+
+def test_edit_that_adds_a_mention_triggers() -> None:
+    t = thread("t1", msg("1", body="now @livereview please"))
+    [job] = decide(t, events=[Event(EventKind.COMMENT_EDITED, KEY, "t1", "1")])
+    assert job.reason is JobReason.EDIT_MENTION
+
+
+def test_deleted_and_reaction_events_do_not_trigger() -> None:
+    t = thread("t1", msg("1", body="@livereview hi"))
+    events = [Event(EventKind.COMMENT_DELETED, KEY, "t1", "1"),
+              Event(EventKind.REACTION_ADDED, KEY, "t1", "1", "eyes:2")]
+    assert decide(t, events=events) == []
+
+
+def test_message_before_the_bot_joined_is_not_a_thread_reply() -> None:
+    jobs = decide(thread("t1", msg("1", body="plain"), msg("2", body="@livereview look", at=1),
+                         msg("3", BOT, "ok" + reply_marker("2"), at=2)))
+    assert jobs == []
