@@ -1,0 +1,3 @@
+from livereview.cli import main
+
+raise SystemExit(main())

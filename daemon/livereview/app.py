@@ -1,0 +1,152 @@
+"""Wires settings → store, hosts, pollers, worker; runs one cycle or the daemon."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import structlog
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+
+from livereview.hosts.base import Host, HostError
+from livereview.hosts.connect import connect
+from livereview.metrics import Metrics
+from livereview.model import Identity, JobState, Policy
+from livereview.reply.llm import Answerer, OpenAIAnswerer
+from livereview.reply.worker import Worker
+from livereview.settings import Settings
+from livereview.store import jobs, state
+from livereview.store.db import Store
+from livereview.sync.poller import CycleReport, HostPoller
+
+log = structlog.get_logger("livereview.app")
+
+
+def now() -> datetime:
+    return datetime.now().astimezone()
+
+
+def policy(settings: Settings) -> Policy:
+    return Policy(aliases=settings.bot.mention_aliases, ignore_users=settings.bot.ignore_users,
+                  backfill_hours=settings.daemon.backfill_hours)
+
+
+@dataclass
+class App:
+    settings: Settings
+    store: Store
+    metrics: Metrics
+    hosts: dict[str, Host]
+    worker: Worker
+    pollers: dict[str, HostPoller] = field(default_factory=dict)
+    _last_warm: float = 0.0
+
+    @classmethod
+    def create(cls, settings: Settings, *, answerer: Answerer | None = None,
+               metrics: Metrics | None = None) -> App:
+        metrics = metrics or Metrics()
+        store = Store.open(settings.daemon.database_url)
+        hosts = {h.name: connect(h, metrics) for h in settings.hosts}
+        worker = Worker(store=store, hosts=hosts, identities={},
+                        answerer=answerer or OpenAIAnswerer(settings.ai, metrics),
+                        daemon=settings.daemon, bot=settings.bot, metrics=metrics, clock=now)
+        return cls(settings, store, metrics, hosts, worker)
+
+    async def _identity(self, name: str) -> Identity | None:
+        host, override = self.hosts[name], self.settings.host(name).username
+        try:
+            identity = await host.whoami()
+        except HostError as exc:
+            stored = await self.store.run(state.identity, name)
+            log.error("identity_unavailable", host=name, error=str(exc),
+                      using_stored=stored is not None)
+            return stored
+        if override:
+            identity = Identity(name, identity.user_id, override)
+        await self.store.run(state.save_identity, identity, now())
+        return identity
+
+    async def _poller(self, name: str) -> HostPoller | None:
+        if name in self.pollers:
+            return self.pollers[name]
+        identity = await self._identity(name)
+        if identity is None:
+            return None
+        self.worker.identities[name] = identity
+        self.pollers[name] = HostPoller(
+            host=self.hosts[name], identity=identity, repos=self.settings.repos_of(name),
+            store=self.store, settings=self.settings.daemon, policy=policy(self.settings),
+            metrics=self.metrics, on_new_jobs=self.worker.kick, clock=now)
+        return self.pollers[name]
+
+    async def cycle(self, *, with_warm: bool = False) -> dict[str, CycleReport]:
+        """One poll cycle over every host, concurrently; a failing host does not stop others."""
+        pollers = [p for n in self.hosts if (p := await self._poller(n)) is not None]
+        reports = await asyncio.gather(*(p.cycle(with_warm=with_warm) for p in pollers))
+        counts = await self.store.run(jobs.counts)
+        for job_state in JobState:
+            self.metrics.jobs.labels(job_state.value).set(counts.get(job_state.value, 0))
+        return {p.host.name: r for p, r in zip(pollers, reports, strict=True)}
+
+    async def tick(self) -> None:
+        warm = time.monotonic() - self._last_warm >= self.settings.daemon.poll_interval_seconds
+        if warm:
+            self._last_warm = time.monotonic()
+        await self.cycle(with_warm=warm)
+
+    async def once(self) -> dict[str, CycleReport]:
+        reports = await self.cycle(with_warm=True)
+        await self.worker.drain()
+        return reports
+
+    async def close(self) -> None:
+        for host in self.hosts.values():
+            await host.close()
+        await self.worker.answerer.close()
+        self.store.close()
+
+    async def run(self, stop: asyncio.Event | None = None) -> None:
+        """The daemon: poll on a schedule, answer as jobs come; stop cleanly on SIGTERM."""
+        stop = stop or asyncio.Event()
+        _install_signal_handlers(stop)
+        if self.settings.daemon.metrics_listen:
+            self.metrics.serve(self.settings.daemon.metrics_listen)
+        scheduler = AsyncIOScheduler()
+        scheduler.add_job(self.tick, "interval", id="poll",
+                          seconds=self.settings.daemon.hot_poll_interval_seconds,
+                          next_run_time=datetime.now(), coalesce=True, max_instances=1,
+                          misfire_grace_time=int(self.settings.daemon.poll_interval_seconds))
+        scheduler.start()
+        log.info("daemon_started", hosts=list(self.hosts), repos=len(self.settings.repos),
+                 hot_interval=self.settings.daemon.hot_poll_interval_seconds,
+                 cold_interval=self.settings.daemon.poll_interval_seconds)
+        try:
+            await self.worker.serve(stop)
+        finally:
+            scheduler.shutdown(wait=False)
+            grace = self.settings.daemon.shutdown_grace_seconds
+            finished = await self.worker.finish_in_flight(grace)
+            log.info("daemon_stopped", in_flight_finished=finished)
+
+
+def _install_signal_handlers(stop: asyncio.Event) -> None:
+    loop = asyncio.get_running_loop()
+
+    def on_signal(signum: int) -> None:
+        if stop.is_set():
+            # Second signal: leave now. SQLite's WAL keeps the store consistent, and every
+            # job resumes from its last committed state.
+            log.warning("forced_exit", signal=signal.Signals(signum).name)
+            os._exit(1)
+        log.info("stopping", signal=signal.Signals(signum).name)
+        stop.set()
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        try:
+            loop.add_signal_handler(signum, on_signal, signum)
+        except (NotImplementedError, RuntimeError):  # not the main thread (tests)
+            return

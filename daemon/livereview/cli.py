@@ -1,0 +1,151 @@
+"""Command line: argument parsing only; the work happens in app, check and store.
+
+Exit codes: 0 ok, 2 bad usage or configuration, 1 runtime failure. Expected failures are
+one line on stderr, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from importlib import resources
+from pathlib import Path
+
+from livereview import __version__
+from livereview import logging as logs
+from livereview.app import App
+from livereview.check import check, render
+from livereview.model import JobState
+from livereview.settings import ConfigError, Settings, load
+from livereview.store import jobs
+from livereview.store.db import Store
+from livereview.store.engine import StoreError
+
+EXIT_OK, EXIT_RUNTIME, EXIT_USAGE = 0, 1, 2
+
+
+def default_config_path() -> Path:
+    if os.environ.get("LIVEREVIEW_CONFIG"):
+        return Path(os.environ["LIVEREVIEW_CONFIG"])
+    for candidate in (
+        Path("livereview.toml"),
+        Path(os.environ.get("CONFIGURATION_DIRECTORY", "/etc/livereview")) / "livereview.toml",
+    ):
+        if candidate.exists():
+            return candidate
+    return Path("livereview.toml")
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="livereview",
+        description="An AI reviewer that answers in merge-request threads, by polling.")
+    p.add_argument("--version", action="version", version=f"livereview {__version__}")
+    p.add_argument("--config", type=Path, default=None,
+                   help="config file (default: $LIVEREVIEW_CONFIG, ./livereview.toml, "
+                        "/etc/livereview/livereview.toml)")
+    p.add_argument("--log-level", default="INFO",
+                   choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub.add_parser("run", help="run the daemon (polls, acks, answers) until SIGTERM")
+    sub.add_parser("once", help="one full poll cycle, answer what is due, exit")
+    sub.add_parser("check", help="validate the config, reach every host and repo")
+    init = sub.add_parser("init", help="write a commented example config")
+    init.add_argument("path", nargs="?", type=Path, default=Path("livereview.toml"))
+    init.add_argument("--force", action="store_true", help="overwrite an existing file")
+    pending = sub.add_parser("pending", help="comments still awaiting an answer, failed jobs")
+    pending.add_argument("--repo", help="only this repo path")
+    pending.add_argument("--json", action="store_true", help="machine-readable output")
+    return p
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    return load(args.config or default_config_path())
+
+
+def _init(args: argparse.Namespace) -> int:
+    target: Path = args.path
+    if target.exists() and not args.force:
+        print(f"livereview: {target} exists (use --force to overwrite)", file=sys.stderr)
+        return EXIT_USAGE
+    text = resources.files("livereview").joinpath("example.toml").read_text("utf-8")
+    target.write_text(text, encoding="utf-8")
+    print(f"wrote {target}: set the GitLab url, the token variable and the repos, then run "
+          f"`livereview --config {target} check`")
+    return EXIT_OK
+
+
+async def _check(settings: Settings) -> int:
+    store = Store.open(settings.daemon.database_url)
+    try:
+        rows = await check(settings, store)
+    finally:
+        store.close()
+    print(render(rows))
+    return EXIT_OK if all(r.ok for r in rows) else EXIT_RUNTIME
+
+
+def _pending(settings: Settings, args: argparse.Namespace) -> int:
+    store = Store.open(settings.daemon.database_url)
+    try:
+        states = [s.value for s in JobState if s.open] + [JobState.FAILED.value]
+        rows = store.transaction(jobs.listing, states=states, repo=args.repo)
+    finally:
+        store.close()
+    items = [{
+        "key": r.key, "state": r.state, "reason": r.reason, "attempts": r.attempts,
+        "last_error": r.last_error, "comment_created_at": r.comment_created_at.isoformat(),
+        "next_attempt_at": r.next_attempt_at.isoformat(),
+    } for r in rows]
+    if args.json:
+        print(json.dumps(items, indent=2))
+        return EXIT_OK
+    if not items:
+        print("nothing pending")
+    for item in items:
+        error = f"  ({item['last_error']})" if item["last_error"] else ""
+        print(f"{item['state']:<9} {item['key']}  attempts={item['attempts']}{error}")
+    return EXIT_OK
+
+
+async def _daemon(settings: Settings, command: str) -> int:
+    app = App.create(settings)
+    try:
+        if command == "once":
+            reports = await app.once()
+            return EXIT_OK if all(r.ok for r in reports.values()) and reports else EXIT_RUNTIME
+        await app.run()
+        return EXIT_OK
+    finally:
+        await app.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    if args.command == "init":
+        return _init(args)
+    try:
+        settings = _settings(args)
+    except ConfigError as exc:
+        print(f"livereview: config error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    secrets = [h.token.reveal() for h in settings.hosts] + [settings.ai.api_key.reveal()]
+    logs.configure(settings.daemon.log_format, secrets, level=args.log_level)
+    try:
+        if args.command == "check":
+            return asyncio.run(_check(settings))
+        if args.command == "pending":
+            return _pending(settings, args)
+        return asyncio.run(_daemon(settings, args.command))
+    except StoreError as exc:
+        print(f"livereview: {exc}", file=sys.stderr)
+        return EXIT_RUNTIME
+    except KeyboardInterrupt:
+        return EXIT_RUNTIME
+
+
+if __name__ == "__main__":
+    sys.exit(main())

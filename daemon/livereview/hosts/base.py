@@ -1,0 +1,94 @@
+"""The Host protocol: a small async interface over model types, plus typed errors.
+
+A host that cannot do something says so with a capability flag instead of raising from a
+method it pretends to have (DESIGN.md §3).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from livereview.model import Anchor, ChangedMR, Identity, Message, MRKey, Snapshot, Thread
+
+
+class HostError(Exception):
+    """Base of every host failure; `str()` is safe to log (no tokens, no bodies)."""
+
+
+class NotFound(HostError):
+    pass
+
+
+class Forbidden(HostError):
+    pass
+
+
+class AuthFailed(HostError):
+    pass
+
+
+class Conflict(HostError):
+    pass
+
+
+class Transient(HostError):
+    """A temporary failure (5xx, timeout, reset): retrying later may succeed."""
+
+
+class RateLimited(Transient):
+    def __init__(self, message: str, retry_after: float) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class BadResponse(Transient):
+    """The host answered with something that is not what its API promises (HTML, truncated)."""
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    reactions: bool = True
+    resolve: bool = True
+    threaded_general_comments: bool = True  # can a general comment be replied to in place?
+    instance_wide_listing: bool = False
+
+
+class Host(Protocol):
+    name: str
+    type: str
+    capabilities: Capabilities
+
+    @property
+    def requests_sent(self) -> int:
+        """Requests sent so far (for cycle reports and benchmarks)."""
+        ...
+
+    async def whoami(self) -> Identity: ...
+
+    async def repo_exists(self, repo: str) -> bool: ...
+
+    async def list_changed_mrs(
+        self, repos: tuple[str, ...], since: datetime | None
+    ) -> list[ChangedMR]: ...
+
+    async def fetch_mr(self, repo: str, iid: int) -> Snapshot: ...
+
+    async def fetch_thread(self, key: MRKey, thread_id: str) -> Thread: ...
+
+    async def diff(self, key: MRKey) -> str:
+        """The MR's changes as one unified diff."""
+        ...
+
+    async def file_content(self, repo: str, ref: str, path: str) -> str: ...
+
+    async def reply(self, key: MRKey, thread_id: str, body: str) -> Message: ...
+
+    async def comment(self, key: MRKey, body: str, anchor: Anchor | None = None) -> Message: ...
+
+    async def react(self, key: MRKey, message_id: str, emoji: str) -> None: ...
+
+    async def resolve(self, key: MRKey, thread_id: str, resolved: bool = True) -> None: ...
+
+    async def close(self) -> None: ...

@@ -1,0 +1,199 @@
+"""One shared async HTTP client for every host adapter.
+
+Retries live here and only here, for temporary failures only: connection errors, 5xx and
+429, with exponential backoff and full jitter, honoring `Retry-After` and GitLab's
+`RateLimit-Reset`. A request that may have reached the host (a POST that timed out or got
+a 502) is *not* retried: the reply job re-reads the thread and adopts what was posted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import ssl
+import time
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+import httpx2
+import structlog
+import truststore
+
+from livereview.hosts.base import (
+    AuthFailed,
+    BadResponse,
+    Conflict,
+    Forbidden,
+    HostError,
+    NotFound,
+    RateLimited,
+    Transient,
+)
+from livereview.metrics import Metrics, status_class
+
+log = structlog.get_logger("livereview.http")
+IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
+RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    attempts: int = 4
+    base_delay: float = 0.5
+    max_delay: float = 30.0  # a single wait; longer Retry-After values go back to the caller
+
+    def backoff(self, attempt: int) -> float:
+        return random.uniform(0, min(self.max_delay, self.base_delay * 2**attempt))
+
+
+def ssl_context(ca_bundle: str | None) -> ssl.SSLContext:
+    """The OS trust store (an internal CA installed on the host just works), or a bundle."""
+    if ca_bundle:
+        return ssl.create_default_context(cafile=ca_bundle)
+    return truststore.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+
+
+def retry_after(response: httpx2.Response, now: float) -> float | None:
+    """Seconds to wait, from `Retry-After` (seconds or HTTP date) or `RateLimit-Reset`."""
+    value = response.headers.get("Retry-After")
+    if value:
+        if value.strip().isdigit():
+            return float(value)
+        try:
+            return max(0.0, parsedate_to_datetime(value).timestamp() - now)
+        except (TypeError, ValueError):
+            pass
+    reset = response.headers.get("RateLimit-Reset")
+    if reset and reset.strip().isdigit() and response.status_code == 429:
+        return max(0.0, float(reset) - now)
+    return None
+
+
+def _error(method: str, path: str, response: httpx2.Response, wait: float | None) -> HostError:
+    status = response.status_code
+    what = f"{method} {path}: HTTP {status}"
+    if status == 401:
+        return AuthFailed(f"{what} (token rejected or expired)")
+    if status == 403:
+        return Forbidden(f"{what} (the token may not do this)")
+    if status == 404:
+        return NotFound(what)
+    if status in (409, 422):
+        return Conflict(what)
+    if status == 429:
+        return RateLimited(what, wait if wait is not None else 60.0)
+    if status >= 500:
+        return Transient(what)
+    return HostError(what)
+
+
+class HttpClient:
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        headers: Mapping[str, str],
+        host_type: str,
+        metrics: Metrics,
+        timeout: float = 30.0,
+        ca_bundle: str | None = None,
+        max_concurrency: int = 4,
+        retry: RetryPolicy | None = None,
+        transport: httpx2.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.host_type = host_type
+        self.metrics = metrics
+        self.retry = retry or RetryPolicy()
+        self._limit = asyncio.Semaphore(max_concurrency)
+        self.rate_limit_remaining: int | None = None
+        self.requests_sent = 0
+        self._client = httpx2.AsyncClient(
+            base_url=base_url,
+            headers=dict(headers),
+            timeout=httpx2.Timeout(timeout, connect=min(timeout, 10.0)),
+            verify=ssl_context(ca_bundle) if transport is None else True,
+            transport=transport,
+            follow_redirects=False,
+        )
+
+    async def close(self) -> None:
+        await self._client.aclose()
+
+    def _observe(self, response: httpx2.Response | None) -> None:
+        status = response.status_code if response is not None else None
+        self.metrics.host_requests.labels(self.host_type, status_class(status)).inc()
+        if response is None:
+            return
+        remaining = response.headers.get("RateLimit-Remaining")
+        if remaining and remaining.isdigit():
+            self.rate_limit_remaining = int(remaining)
+        if status == 429:
+            self.metrics.rate_limited.labels(self.host_type).inc()
+
+    async def _send(self, method: str, path: str, **kwargs: Any) -> httpx2.Response:
+        async with self._limit:
+            self.requests_sent += 1
+            return await self._client.request(method, path, **kwargs)
+
+    async def request(self, method: str, path: str, **kwargs: Any) -> httpx2.Response:
+        """Send one request, retrying temporary failures; raise a typed HostError."""
+        safe_to_repeat = method in IDEMPOTENT
+        for attempt in range(self.retry.attempts):
+            last = attempt == self.retry.attempts - 1
+            try:
+                response = await self._send(method, path, **kwargs)
+            except (httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.PoolTimeout) as exc:
+                # Never reached the host: always safe to retry.
+                self._observe(None)
+                if last:
+                    raise Transient(f"{method} {path}: {type(exc).__name__}") from None
+                wait = self.retry.backoff(attempt)
+            except httpx2.TransportError as exc:
+                self._observe(None)
+                if last or not safe_to_repeat:
+                    raise Transient(f"{method} {path}: {type(exc).__name__}") from None
+                wait = self.retry.backoff(attempt)
+            else:
+                self._observe(response)
+                if response.status_code < 400:
+                    return response
+                hint = retry_after(response, time.time())
+                rejected = response.status_code == 429 or (
+                    response.status_code == 503 and hint is not None)
+                retryable = response.status_code in RETRY_STATUS and (safe_to_repeat or rejected)
+                if not retryable or last or (hint is not None and hint > self.retry.max_delay):
+                    raise _error(method, path, response, hint)
+                wait = hint if hint is not None else self.retry.backoff(attempt)
+                log.info("host_retry", host_type=self.host_type, method=method, path=path,
+                         status=response.status_code, wait_seconds=round(wait, 2))
+            await asyncio.sleep(wait)
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    async def json(self, method: str, path: str, **kwargs: Any) -> Any:
+        response = await self.request(method, path, **kwargs)
+        try:
+            return response.json()
+        except ValueError:
+            kind = response.headers.get("Content-Type", "unknown content type")
+            raise BadResponse(f"{method} {path}: expected JSON, got {kind}") from None
+
+    async def pages(
+        self, path: str, params: Mapping[str, Any] | None = None, per_page: int = 100
+    ) -> AsyncIterator[list[Any]]:
+        """Yield every page of a GitLab-style paginated list (`X-Next-Page`)."""
+        query = {**(params or {}), "per_page": per_page, "page": 1}
+        while True:
+            response = await self.request("GET", path, params=query)
+            try:
+                items = response.json()
+            except ValueError:
+                raise BadResponse(f"GET {path}: expected a JSON list") from None
+            if not isinstance(items, list):
+                raise BadResponse(f"GET {path}: expected a JSON list")
+            yield items
+            next_page = response.headers.get("X-Next-Page", "").strip()
+            if not next_page.isdigit() or not items:
+                return
+            query["page"] = int(next_page)

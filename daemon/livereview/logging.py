@@ -1,0 +1,75 @@
+"""structlog set-up: readable lines on a TTY (and journald), JSON lines otherwise.
+
+A redaction processor masks every configured secret wherever it appears in an event, so a
+token that slips into an exception message or a URL still never reaches the log.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections.abc import Iterable, MutableMapping
+from typing import Any, TextIO
+
+import structlog
+
+REDACTED = "***"
+
+
+class Redactor:
+    def __init__(self, secrets: Iterable[str]) -> None:
+        # Short values would mask innocent text; real tokens are long.
+        self.secrets = sorted({s for s in secrets if len(s) >= 6}, key=len, reverse=True)
+
+    def scrub(self, value: Any) -> Any:
+        if isinstance(value, str):
+            for secret in self.secrets:
+                if secret in value:
+                    value = value.replace(secret, REDACTED)
+            return value
+        if isinstance(value, dict):
+            return {k: self.scrub(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return type(value)(self.scrub(v) for v in value)
+        if isinstance(value, BaseException):
+            return self.scrub(f"{type(value).__name__}: {value}")
+        return value
+
+    def __call__(self, _logger: Any, _name: str, event: MutableMapping[str, Any]
+                 ) -> MutableMapping[str, Any]:
+        return {k: self.scrub(v) for k, v in event.items()}
+
+
+def _wants_json(log_format: str, stream: TextIO) -> bool:
+    if log_format != "auto":
+        return log_format == "json"
+    # journald reads plain lines best; JSON is for files and collectors.
+    if os.environ.get("JOURNAL_STREAM"):
+        return False
+    return not stream.isatty()
+
+
+def configure(log_format: str = "auto", secrets: Iterable[str] = (), *, level: str = "INFO",
+              stream: TextIO | None = None) -> None:
+    stream = stream or sys.stderr
+    as_json = _wants_json(log_format, stream)
+    renderer: Any = (structlog.processors.JSONRenderer() if as_json
+                     else structlog.dev.ConsoleRenderer(colors=stream.isatty()))
+    structlog.configure(
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.processors.format_exc_info,
+            Redactor(secrets),
+            renderer,
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level)),
+        logger_factory=structlog.PrintLoggerFactory(stream),
+        cache_logger_on_first_use=False,
+    )
+    # Libraries log through the standard library; keep them quiet unless they warn.
+    logging.basicConfig(level=logging.WARNING, stream=stream)
+    for noisy in ("httpx", "httpx2", "httpcore", "openai", "apscheduler"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)

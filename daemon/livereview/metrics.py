@@ -1,0 +1,58 @@
+"""Prometheus metrics (DESIGN.md §8). Labels are bounded: host type, outcome, state —
+never a repo, MR, user or message. One `Metrics` object per process, passed explicitly."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
+
+LATENCY_BUCKETS = (1, 2, 3, 5, 10, 20, 30, 60, 120, 300, 600, 1800, 3600)
+
+
+class Metrics:
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry or CollectorRegistry()
+        r = self.registry
+        self.time_to_ack = Histogram(
+            "livereview_time_to_ack_seconds",
+            "From the comment's creation on the host to the bot's acknowledgement.",
+            ["host_type"], buckets=LATENCY_BUCKETS, registry=r)
+        self.time_to_reply = Histogram(
+            "livereview_time_to_reply_seconds",
+            "From the comment's creation on the host to the bot's posted answer.",
+            ["host_type"], buckets=LATENCY_BUCKETS, registry=r)
+        self.replies = Counter(
+            "livereview_replies_total", "Reply jobs finished, by outcome.",
+            ["host_type", "outcome"], registry=r)
+        self.acks = Counter(
+            "livereview_acks_total", "Acknowledgements, by outcome.",
+            ["host_type", "outcome"], registry=r)
+        self.host_requests = Counter(
+            "livereview_host_requests_total", "HTTP requests to hosts, by status class.",
+            ["host_type", "status_class"], registry=r)
+        self.rate_limited = Counter(
+            "livereview_rate_limited_total", "Responses that told us to slow down (429 etc.).",
+            ["host_type"], registry=r)
+        self.poll_cycle = Histogram(
+            "livereview_poll_cycle_seconds", "Duration of one poll cycle of one host.",
+            buckets=(0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120), registry=r)
+        self.last_poll_success = Gauge(
+            "livereview_last_poll_success_timestamp_seconds",
+            "Unix time of the last successful poll cycle, per configured host name.",
+            ["host"], registry=r)
+        self.jobs = Gauge("livereview_jobs", "Reply jobs in the store, by state.", ["state"],
+                          registry=r)
+        self.llm_tokens = Counter("livereview_llm_tokens_total", "LLM tokens used.", ["kind"],
+                                  registry=r)
+        self.repo_unhealthy = Gauge(
+            "livereview_unhealthy_repos", "Watched repos that currently fail (403/404).",
+            ["host"], registry=r)
+
+    def serve(self, listen: str) -> None:
+        """Expose /metrics on HOST:PORT (a daemon thread of prometheus-client)."""
+        host, _, port = listen.rpartition(":")
+        start_http_server(int(port), addr=host.strip("[]") or "127.0.0.1",
+                          registry=self.registry)
+
+
+def status_class(status: int | None) -> str:
+    return "error" if status is None else f"{status // 100}xx"

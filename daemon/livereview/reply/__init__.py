@@ -1,0 +1,1 @@
+"""The reply workflow: ack, context, LLM, post."""

@@ -1,0 +1,92 @@
+"""The answer engine: any OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, Ollama…).
+
+A half answer is never returned as if complete: an empty answer, one cut by the token
+limit, or a refusal raises `LLMError`, and the job retries later.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import httpx2
+import openai
+from openai import AsyncOpenAI
+
+from livereview.hosts.http import ssl_context
+from livereview.metrics import Metrics
+from livereview.reply.context import Prompt
+from livereview.settings import AISettings
+
+
+class LLMError(Exception):
+    """The model gave no usable answer this time (temporary: the job retries)."""
+
+
+@dataclass(frozen=True)
+class Answer:
+    text: str
+    model: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class Answerer(Protocol):
+    async def answer(self, prompt: Prompt) -> Answer: ...
+
+    async def close(self) -> None: ...
+
+
+class OpenAIAnswerer:
+    def __init__(self, settings: AISettings, metrics: Metrics,
+                 transport: httpx2.AsyncBaseTransport | None = None) -> None:
+        self.settings = settings
+        self.metrics = metrics
+        http = httpx2.AsyncClient(
+            timeout=settings.timeout_seconds,
+            verify=ssl_context(None) if transport is None else True,
+            transport=transport,
+        )
+        self._client = AsyncOpenAI(
+            base_url=settings.base_url,
+            # Local servers need no key; the client insists on a non-empty one.
+            api_key=settings.api_key.reveal() or "no-key",
+            timeout=settings.timeout_seconds,
+            max_retries=2,
+            http_client=http,
+        )
+
+    async def close(self) -> None:
+        await self._client.close()
+
+    async def answer(self, prompt: Prompt) -> Answer:
+        try:
+            completion = await self._client.chat.completions.create(
+                model=self.settings.model,
+                messages=prompt.messages(),  # type: ignore[arg-type]
+                max_tokens=self.settings.max_output_tokens,
+                temperature=self.settings.temperature,
+            )
+        except openai.APIStatusError as exc:
+            raise LLMError(f"LLM endpoint answered HTTP {exc.status_code}") from None
+        except openai.APIError as exc:
+            raise LLMError(f"LLM endpoint failed: {type(exc).__name__}") from None
+        if completion.usage:
+            self.metrics.llm_tokens.labels("prompt").inc(completion.usage.prompt_tokens)
+            self.metrics.llm_tokens.labels("completion").inc(completion.usage.completion_tokens)
+        if not completion.choices:
+            raise LLMError("LLM returned no choices")
+        choice = completion.choices[0]
+        text = (choice.message.content or "").strip()
+        if getattr(choice.message, "refusal", None):
+            raise LLMError("LLM refused to answer")
+        if choice.finish_reason == "length":
+            raise LLMError("LLM answer was cut by the token limit")
+        if choice.finish_reason == "content_filter":
+            raise LLMError("LLM answer was filtered")
+        if not text:
+            raise LLMError("LLM returned an empty answer")
+        usage = completion.usage
+        return Answer(text=text, model=completion.model or self.settings.model,
+                      prompt_tokens=usage.prompt_tokens if usage else 0,
+                      completion_tokens=usage.completion_tokens if usage else 0)

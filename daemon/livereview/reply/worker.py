@@ -1,0 +1,258 @@
+"""The reply job state machine: pending → acked → answered → posted (DESIGN.md §4).
+
+Each transition is committed before the next I/O step. The one step that cannot be made
+atomic — the POST of the reply — is bracketed: `post_started_at` is committed first, and a
+job that finds it set re-reads the thread and adopts a reply carrying its hidden marker
+instead of posting a second one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from functools import partial
+from typing import Any
+
+import structlog
+
+from livereview.hosts.base import (
+    AuthFailed,
+    Forbidden,
+    Host,
+    HostError,
+    NotFound,
+    RateLimited,
+    Transient,
+)
+from livereview.metrics import Metrics
+from livereview.model import Identity, JobState, ReplyJob, Snapshot, Thread
+from livereview.reply import context
+from livereview.reply.llm import Answerer, LLMError
+from livereview.settings import BotSettings, DaemonSettings
+from livereview.store import jobs, snapshots
+from livereview.store.db import Store
+from livereview.triggers import replied_to, reply_marker
+
+log = structlog.get_logger("livereview.worker")
+
+
+class JobSkipped(Exception):
+    """The job must not be answered (MR gone or closed); the message says why."""
+
+
+def _quote(text: str, limit: int = 400) -> str:
+    short = text if len(text) <= limit else text[:limit] + "…"
+    return "\n".join("> " + line for line in short.splitlines())
+
+
+@dataclass
+class Worker:
+    store: Store
+    hosts: dict[str, Host]
+    identities: dict[str, Identity]
+    answerer: Answerer
+    daemon: DaemonSettings
+    bot: BotSettings
+    metrics: Metrics
+    clock: Callable[[], datetime] = field(default=lambda: datetime.now().astimezone())
+    _running: dict[int, asyncio.Task[None]] = field(default_factory=dict)
+    _wake: asyncio.Event = field(default_factory=asyncio.Event)
+
+    # -- scheduling -------------------------------------------------------------------
+    def kick(self) -> None:
+        """New jobs are waiting: start what is due without waiting for the next tick."""
+        self._wake.set()
+
+    async def run_due(self) -> int:
+        """Start every due job not already running (bounded); returns how many started."""
+        free = self.daemon.max_concurrent_jobs - len(self._running)
+        if free <= 0:
+            return 0
+        due = await self.store.run(jobs.due, self.clock(), free, list(self._running))
+        for job in due:
+            task = asyncio.create_task(self._guarded(job), name=f"reply-job-{job.id}")
+            self._running[job.id] = task
+            task.add_done_callback(partial(self._forget, job.id))
+        return len(due)
+
+    def _forget(self, job_id: int, _task: asyncio.Task[None]) -> None:
+        self._running.pop(job_id, None)
+
+    async def serve(self, stop: asyncio.Event) -> None:
+        """Run jobs as they come, until `stop` is set; then let in-flight jobs finish."""
+        while not stop.is_set():
+            self._wake.clear()
+            await self.run_due()
+            waits = [asyncio.create_task(self._wake.wait()), asyncio.create_task(stop.wait())]
+            await asyncio.wait(waits, timeout=1.0, return_when=asyncio.FIRST_COMPLETED)
+            for w in waits:
+                w.cancel()
+
+    async def finish_in_flight(self, grace: float) -> bool:
+        """Wait up to `grace` seconds for running jobs; True if all finished."""
+        if not self._running:
+            return True
+        _, pending = await asyncio.wait(list(self._running.values()), timeout=grace)
+        for task in pending:
+            task.cancel()
+        return not pending
+
+    async def drain(self) -> None:
+        """Run jobs until none is due now (for `livereview once`)."""
+        while True:
+            started = await self.run_due()
+            if not started and not self._running:
+                return
+            if self._running:
+                await asyncio.wait(list(self._running.values()),
+                                   return_when=asyncio.FIRST_COMPLETED)
+
+    # -- one job ----------------------------------------------------------------------
+    async def _guarded(self, job: ReplyJob) -> None:
+        bound = log.bind(job_id=job.id, job_key=job.key, host=job.mr.host, repo=job.mr.repo,
+                         mr=job.mr.iid, thread_id=job.thread_id, message_id=job.message_id)
+        host_type = self.hosts[job.mr.host].type
+        try:
+            async with asyncio.timeout(self.daemon.job_timeout_seconds):
+                await self._advance(job, bound)
+        except JobSkipped as exc:
+            bound.info("job_skipped", reason=str(exc))
+            await self._set(job, state=JobState.SKIPPED, last_error=str(exc))
+            self.metrics.replies.labels(host_type, "skipped").inc()
+        except (AuthFailed, Forbidden) as exc:
+            bound.error("job_failed", reason=str(exc), retry=False)
+            await self._set(job, state=JobState.FAILED, last_error=str(exc))
+            self.metrics.replies.labels(host_type, "failed").inc()
+        except (Transient, LLMError, HostError, TimeoutError) as exc:
+            await self._retry_later(job, exc, bound, host_type)
+
+    async def _retry_later(self, job: ReplyJob, exc: Exception, bound: Any,
+                           host_type: str) -> None:
+        current = await self.store.run(jobs.get, job.id)
+        attempts = current.attempts + 1
+        reason = str(exc) or type(exc).__name__
+        if attempts >= self.daemon.max_attempts:
+            bound.error("job_failed", reason=reason, attempts=attempts, retry=False)
+            await self._set(job, state=JobState.FAILED, attempts=attempts, last_error=reason)
+            self.metrics.replies.labels(host_type, "failed").inc()
+            return
+        delay = min(900.0, self.daemon.retry_base_seconds * 2**attempts) * random.uniform(0.5, 1)
+        if isinstance(exc, RateLimited):
+            delay = max(delay, exc.retry_after)
+        bound.warning("job_retry", reason=reason, attempts=attempts,
+                      retry_in_seconds=round(delay, 1))
+        await self._set(job, attempts=attempts, last_error=reason,
+                        next_attempt_at=self.clock() + timedelta(seconds=delay))
+        self.metrics.replies.labels(host_type, "retry").inc()
+
+    async def _set(self, job: ReplyJob, **changes: Any) -> ReplyJob:
+        return await self.store.run(jobs.update, job.id, self.clock(), **changes)
+
+    async def _step(self, coro: Any) -> Any:
+        async with asyncio.timeout(self.daemon.step_timeout_seconds):
+            return await coro
+
+    async def _advance(self, job: ReplyJob, bound: Any) -> None:
+        host = self.hosts[job.mr.host]
+        stored = await self.store.run(snapshots.load, job.mr)
+        if stored is None:
+            raise JobSkipped("the MR is not in the store")
+        if stored.mr.state != "opened":
+            raise JobSkipped(f"the MR is {stored.mr.state}")
+        if job.state is JobState.PENDING:
+            await self._ack(job, host, bound)
+            job = await self._set(job, state=JobState.ACKED, acked_at=self.clock())
+        if job.state is JobState.ACKED:
+            answer = await self._compose(job, host, stored, bound)
+            job = await self._set(job, state=JobState.ANSWERED, answer=answer)
+        if job.state is JobState.ANSWERED:
+            await self._post(job, host, stored, bound)
+
+    async def _ack(self, job: ReplyJob, host: Host, bound: Any) -> None:
+        if not host.capabilities.reactions:
+            return
+        outcome = "ok"
+        try:
+            await self._step(host.react(job.mr, job.message_id, self.bot.ack_reaction))
+        except Forbidden:
+            outcome = "forbidden"  # may not react here: skip the ack, still answer
+        except NotFound:
+            outcome = "not_found"
+        except (Transient, TimeoutError) as exc:
+            outcome = "error"  # the ack is a courtesy; the answer matters more
+            bound.warning("ack_failed", reason=str(exc) or type(exc).__name__)
+        self.metrics.acks.labels(host.type, outcome).inc()
+        if outcome == "ok":
+            seconds = (self.clock() - job.comment_created_at).total_seconds()
+            self.metrics.time_to_ack.labels(host.type).observe(max(0.0, seconds))
+            bound.info("acked", emoji=self.bot.ack_reaction, seconds=round(seconds, 2))
+        else:
+            bound.info("ack_skipped", outcome=outcome)
+
+    async def _compose(self, job: ReplyJob, host: Host, stored: Snapshot, bound: Any) -> str:
+        thread = stored.thread(job.thread_id)
+        if thread is None:
+            raise JobSkipped("the thread is no longer in the MR")
+        hunk = None
+        if thread.anchor is not None:
+            try:
+                hunk = context.hunk_at(await self._step(host.diff(job.mr)), thread.anchor)
+            except NotFound:
+                bound.info("diff_unavailable")
+        identity = self.identities[job.mr.host]
+        prompt = context.build(stored.mr, thread, job.message_id, identity, hunk=hunk,
+                               commits=stored.commits)
+        answer = await self._step(self.answerer.answer(prompt))
+        bound.info("answer_written", model=answer.model, chars=len(answer.text),
+                   prompt_tokens=answer.prompt_tokens, truncated=list(prompt.truncated))
+        text = answer.text
+        if len(text) > self.bot.max_reply_chars:
+            text = text[: self.bot.max_reply_chars].rstrip() + "\n\n*(answer shortened)*"
+        return f"{text}\n\n{reply_marker(job.message_id)}"
+
+    async def _adopt(self, job: ReplyJob, host: Host) -> str | None:
+        """The id of a reply to this job's message already on the host, if any."""
+        identity = self.identities[job.mr.host]
+        try:
+            thread = await self._step(host.fetch_thread(job.mr, job.thread_id))
+        except NotFound:
+            stored = await self._step(host.fetch_mr(job.mr.repo, job.mr.iid))
+            threads: tuple[Thread, ...] = stored.threads
+        else:
+            threads = (thread,)
+        if thread_match := next((m for t in threads for m in t.messages
+                                 if identity.is_me(m.author)
+                                 and replied_to(m.body) == job.message_id), None):
+            return thread_match.id
+        return None
+
+    async def _post(self, job: ReplyJob, host: Host, stored: Snapshot, bound: Any) -> None:
+        assert job.answer is not None
+        if job.post_started:
+            adopted = await self._adopt(job, host)
+            if adopted is not None:
+                bound.info("reply_adopted", posted_message_id=adopted)
+                await self._posted(job, host, adopted, bound)
+                return
+        await self._set(job, post_started_at=self.clock())
+        try:
+            message = await self._step(host.reply(job.mr, job.thread_id, job.answer))
+        except NotFound:
+            # The thread or its parent note was deleted: answer on the MR, quoting it.
+            question = stored.messages().get(job.message_id)
+            quoted = _quote(question.body) + "\n\n" if question else ""
+            bound.info("parent_gone", fallback="general_comment")
+            message = await self._step(host.comment(job.mr, quoted + job.answer))
+        await self._posted(job, host, message.id, bound)
+
+    async def _posted(self, job: ReplyJob, host: Host, message_id: str, bound: Any) -> None:
+        now = self.clock()
+        await self._set(job, state=JobState.POSTED, posted_message_id=message_id, posted_at=now)
+        seconds = (now - job.comment_created_at).total_seconds()
+        self.metrics.time_to_reply.labels(host.type).observe(max(0.0, seconds))
+        self.metrics.replies.labels(host.type, "posted").inc()
+        bound.info("replied", posted_message_id=message_id, seconds=round(seconds, 2))
+

@@ -1,0 +1,123 @@
+"""A loopback OpenAI-compatible chat-completions server: a stand-in answer engine.
+
+It answers from the prompt it receives, deterministically, and labels every answer as
+coming from the sandbox engine. Tests use it to see exactly what the daemon sent; faults
+(HTTP errors, delays, empty or truncated answers) can be queued.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+LABEL = "*(sandbox answer engine — not a real model)*"
+
+
+@dataclass
+class LLMFault:
+    status: int = 500
+    delay_seconds: float = 0.0
+    content: str | None = None  # answer with this text instead (e.g. "" for empty)
+    finish_reason: str = "stop"
+
+
+@dataclass
+class FakeLLM:
+    prompts: list[list[dict[str, str]]] = field(default_factory=list)
+    faults: list[LLMFault] = field(default_factory=list)
+    delay_seconds: float = 0.0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def answer_for(self, messages: list[dict[str, str]]) -> str:
+        user = messages[-1]["content"] if messages else ""
+        question = re.search(r"THE MESSAGE TO ANSWER[^\n]*\n<untrusted>\n(.*?)\n</untrusted>",
+                             user, re.DOTALL)
+        where = re.search(r"## The thread is on (\S+)", user)
+        asked = question.group(1).strip().splitlines()[0][:200] if question else "your question"
+        place = f" at `{where.group(1)}`" if where else ""
+        return (f"{LABEL}\n\nYou asked: “{asked}”. I read the thread and the change{place}; "
+                "a real model would answer here from that context.")
+
+    def respond(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        messages = body.get("messages") or []
+        with self.lock:
+            self.prompts.append(messages)
+            fault = self.faults.pop(0) if self.faults else None
+        delay = self.delay_seconds + (fault.delay_seconds if fault else 0.0)
+        if delay:
+            time.sleep(delay)
+        if fault and fault.content is None and fault.status >= 400:
+            return fault.status, {"error": {"message": "injected fault", "type": "server_error"}}
+        content = fault.content if fault and fault.content is not None else self.answer_for(
+            messages)
+        finish = fault.finish_reason if fault else "stop"
+        prompt_tokens = sum(len(m.get("content", "")) for m in messages) // 4
+        return 200, {
+            "id": f"chatcmpl-{len(self.prompts)}", "object": "chat.completion",
+            "created": int(time.time()), "model": body.get("model", "sandbox"),
+            "choices": [{"index": 0, "finish_reason": finish,
+                         "message": {"role": "assistant", "content": content}}],
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": len(content) // 4,
+                      "total_tokens": prompt_tokens + len(content) // 4},
+        }
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        return
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length)
+        if not self.path.rstrip("/").endswith("/chat/completions"):
+            status, payload = 404, {"error": {"message": "not found"}}
+        else:
+            try:
+                status, payload = self.server.llm.respond(json.loads(raw or b"{}"))
+            except json.JSONDecodeError:
+                status, payload = 400, {"error": {"message": "invalid JSON"}}
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, llm: FakeLLM) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.llm = llm
+
+
+class FakeLLMServer:
+    def __init__(self, llm: FakeLLM | None = None) -> None:
+        self.llm = llm or FakeLLM()
+        self._server = _Server(self.llm)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True,
+                                        name="fake-llm")
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def start(self) -> FakeLLMServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> FakeLLMServer:
+        return self.start()
+
+    def __exit__(self, *_exc: object) -> None:
+        self.stop()

@@ -1,0 +1,1 @@
+"""Persistence: SQLModel tables, engine, migrations, and row ⇄ model conversion."""

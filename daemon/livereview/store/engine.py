@@ -1,0 +1,71 @@
+"""Engine creation and migrations.
+
+SQLite is the embedded default: WAL (readers never block the writer), a busy timeout, and
+`BEGIN IMMEDIATE` for every transaction so two writers queue on the lock instead of
+failing half-way with "database is locked" at commit. PostgreSQL works unchanged.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import OperationalError
+
+MIGRATIONS = Path(__file__).with_name("migrations")
+BUSY_TIMEOUT_MS = 10_000
+
+
+class StoreError(Exception):
+    """The database cannot be opened or used; the message says why."""
+
+
+def _sqlite_pragmas(engine: Engine) -> None:
+    @event.listens_for(engine, "connect")
+    def on_connect(dbapi_connection: sqlite3.Connection, _record: Any) -> None:
+        # Hand transaction control to the "begin" hook below (pysqlite's own is lazy).
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        cursor.execute("PRAGMA journal_mode = WAL")
+        cursor.execute("PRAGMA synchronous = NORMAL")
+        cursor.execute("PRAGMA foreign_keys = ON")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def on_begin(connection: Any) -> None:
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def create(database_url: str) -> Engine:
+    url = make_url(database_url)
+    if url.get_backend_name() == "sqlite":
+        if url.database and url.database != ":memory:":
+            path = Path(url.database)
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(f"database_url: cannot create {path.parent}: "
+                                 f"{exc.strerror}") from None
+        engine = create_engine(url, connect_args={"check_same_thread": False})
+        _sqlite_pragmas(engine)
+        return engine
+    return create_engine(url, pool_pre_ping=True)
+
+
+def migrate(engine: Engine) -> None:
+    """Bring the schema to the newest revision (idempotent)."""
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    try:
+        with engine.begin() as connection:
+            config.attributes["connection"] = connection
+            command.upgrade(config, "head")
+    except OperationalError as exc:
+        raise StoreError(f"database {engine.url.render_as_string(hide_password=True)}: "
+                         f"{exc.orig}") from None

@@ -1,0 +1,113 @@
+"""Reply jobs: the persisted state machine of DESIGN.md §4.
+
+Every transition is committed by the caller before the next I/O step, so a crash at any
+point resumes from the last committed state. The job key is unique: a second trigger for
+the same message is a no-op.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func
+from sqlmodel import Session, col, select
+
+from livereview.model import JobReason, JobState, MRKey, ReplyJob, ReplyRequest
+from livereview.store.tables import ReplyJobRow
+
+
+def to_model(row: ReplyJobRow) -> ReplyJob:
+    assert row.id is not None
+    return ReplyJob(
+        id=row.id, key=row.key, mr=MRKey(row.host, row.repo, row.iid),
+        thread_id=row.host_thread_id, message_id=row.host_message_id,
+        reason=JobReason(row.reason), state=JobState(row.state), attempts=row.attempts,
+        comment_created_at=row.comment_created_at, answer=row.answer,
+        post_started=row.post_started_at is not None, last_error=row.last_error,
+    )
+
+
+def enqueue(session: Session, requests: Iterable[ReplyRequest], now: datetime) -> list[str]:
+    """Insert a job per request whose key is new; returns the keys actually inserted."""
+    wanted = {r.key: r for r in requests}
+    if not wanted:
+        return []
+    existing = set(session.exec(select(ReplyJobRow.key).where(col(ReplyJobRow.key).in_(wanted))))
+    created: list[str] = []
+    for key, request in wanted.items():
+        if key in existing:
+            continue
+        session.add(ReplyJobRow(
+            key=key, host=request.mr.host, repo=request.mr.repo, iid=request.mr.iid,
+            host_thread_id=request.thread_id, host_message_id=request.message_id,
+            reason=request.reason, state=JobState.PENDING, next_attempt_at=now,
+            comment_created_at=request.comment_created_at, created_at=now, updated_at=now,
+        ))
+        created.append(key)
+    return created
+
+
+def due(session: Session, now: datetime, limit: int, exclude: Iterable[int] = ()) -> list[ReplyJob]:
+    open_states = [s.value for s in JobState if s.open]
+    rows = session.exec(
+        select(ReplyJobRow)
+        .where(col(ReplyJobRow.state).in_(open_states), ReplyJobRow.next_attempt_at <= now,
+               col(ReplyJobRow.id).not_in(list(exclude)))
+        .order_by(col(ReplyJobRow.next_attempt_at), col(ReplyJobRow.id))
+        .limit(limit)
+    )
+    return [to_model(r) for r in rows]
+
+
+def next_due_at(session: Session) -> datetime | None:
+    open_states = [s.value for s in JobState if s.open]
+    return session.exec(
+        select(func.min(ReplyJobRow.next_attempt_at)).where(col(ReplyJobRow.state).in_(open_states))
+    ).first()
+
+
+def open_mrs(session: Session, host: str) -> set[MRKey]:
+    """MRs with jobs still in flight: they are polled hot until the jobs finish."""
+    open_states = [s.value for s in JobState if s.open]
+    rows = session.exec(
+        select(ReplyJobRow.repo, ReplyJobRow.iid)
+        .where(ReplyJobRow.host == host, col(ReplyJobRow.state).in_(open_states))
+    )
+    return {MRKey(host, repo, iid) for repo, iid in rows}
+
+
+def get(session: Session, job_id: int) -> ReplyJob:
+    row = session.get(ReplyJobRow, job_id)
+    if row is None:
+        raise LookupError(f"reply job {job_id} vanished")
+    return to_model(row)
+
+
+def update(session: Session, /, job_id: int, now: datetime, **changes: Any) -> ReplyJob:
+    row = session.get(ReplyJobRow, job_id)
+    if row is None:
+        raise LookupError(f"reply job {job_id} vanished")
+    for name, value in changes.items():
+        if not hasattr(row, name):
+            raise AttributeError(f"reply_jobs has no column {name}")
+        setattr(row, name, value)
+    row.updated_at = now
+    session.add(row)
+    return to_model(row)
+
+
+def counts(session: Session) -> dict[str, int]:
+    rows = session.exec(select(ReplyJobRow.state, func.count()).group_by(ReplyJobRow.state))
+    return {str(state): int(n) for state, n in rows}
+
+
+def listing(session: Session, *, states: Iterable[str] | None = None,
+            repo: str | None = None) -> list[ReplyJobRow]:
+    query = select(ReplyJobRow).order_by(col(ReplyJobRow.id))
+    if states is not None:
+        query = query.where(col(ReplyJobRow.state).in_(list(states)))
+    if repo is not None:
+        query = query.where(ReplyJobRow.repo == repo)
+    return list(session.exec(query))

@@ -1,0 +1,229 @@
+"""Snapshots ⇄ rows. A conversation is replaced whole on each ingest, in one transaction
+together with the events derived from it and the reply jobs they triggered."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import datetime
+
+from sqlmodel import Session, col, delete, select
+
+from livereview.model import (
+    Actor,
+    ActorKind,
+    Anchor,
+    Commit,
+    Event,
+    Identity,
+    MergeRequest,
+    Message,
+    MRKey,
+    Reaction,
+    ReplyRequest,
+    Snapshot,
+    Thread,
+)
+from livereview.store import jobs
+from livereview.store.tables import (
+    EventRow,
+    MRCommit,
+    MRConversation,
+    MRMessage,
+    MRReaction,
+    MRThread,
+)
+
+_CHILDREN = (MRCommit, MRThread, MRMessage, MRReaction)
+
+
+def conversation(session: Session, key: MRKey) -> MRConversation | None:
+    return session.exec(
+        select(MRConversation).where(
+            MRConversation.host == key.host,
+            MRConversation.repo == key.repo,
+            MRConversation.iid == key.iid,
+        )
+    ).first()
+
+
+def _actor_kind(message: Message, identity: Identity) -> ActorKind:
+    if message.system:
+        return ActorKind.SYSTEM
+    return ActorKind.SELF if identity.is_me(message.author) else ActorKind.HUMAN
+
+
+def _last_activity(snapshot: Snapshot, identity: Identity, previous: datetime | None) -> datetime:
+    human = [
+        m.created_at
+        for t in snapshot.threads
+        for m in t.messages
+        if not m.system and not identity.is_me(m.author)
+    ]
+    candidates = [*human, *(c.created_at for c in snapshot.commits[:1])]
+    if previous is not None:
+        candidates.append(previous)
+    return max(candidates, default=snapshot.mr.created_at)
+
+
+def _upsert_conversation(
+    session: Session, snapshot: Snapshot, identity: Identity, now: datetime
+) -> MRConversation:
+    mr = snapshot.mr
+    row = conversation(session, mr.key)
+    if row is None:
+        row = MRConversation(host=mr.key.host, repo=mr.key.repo, iid=mr.key.iid, title="",
+                             description="", author_id="", author_username="",
+                             source_branch="", target_branch="", state="", head_sha="",
+                             base_sha="", start_sha="", web_url="", created_at=mr.created_at,
+                             updated_at=mr.updated_at, fetched_at=now, last_activity_at=now)
+        previous = None
+    else:
+        previous = row.last_activity_at
+    row.title, row.description, row.state = mr.title, mr.description, mr.state
+    row.author_id, row.author_username = mr.author.id, mr.author.username
+    row.source_branch, row.target_branch = mr.source_branch, mr.target_branch
+    row.head_sha, row.base_sha, row.start_sha = mr.head_sha, mr.base_sha, mr.start_sha
+    row.web_url, row.created_at, row.updated_at = mr.web_url, mr.created_at, mr.updated_at
+    row.fetched_at = now
+    row.last_activity_at = _last_activity(snapshot, identity, previous)
+    session.add(row)
+    session.flush()
+    return row
+
+
+def save(
+    session: Session, snapshot: Snapshot, events: list[Event], identity: Identity,
+    now: datetime,
+) -> int:
+    """Replace the stored conversation by `snapshot` and append `events`; returns its id."""
+    row = _upsert_conversation(session, snapshot, identity, now)
+    cid = row.id
+    assert cid is not None
+    for table in _CHILDREN:
+        session.exec(delete(table).where(col(table.conversation_id) == cid))
+    for i, commit in enumerate(snapshot.commits):
+        session.add(MRCommit(conversation_id=cid, position=i, sha=commit.sha, title=commit.title,
+                             created_at=commit.created_at, parent_ids=" ".join(commit.parent_ids)))
+    position = 0
+    for t_pos, thread in enumerate(snapshot.threads):
+        a = thread.anchor
+        session.add(MRThread(
+            conversation_id=cid, position=t_pos, host_thread_id=thread.id,
+            individual=thread.individual, resolvable=thread.resolvable, resolved=thread.resolved,
+            new_path=a.new_path if a else None, old_path=a.old_path if a else None,
+            new_line=a.new_line if a else None, old_line=a.old_line if a else None,
+            base_sha=a.base_sha if a else None, start_sha=a.start_sha if a else None,
+            head_sha=a.head_sha if a else None,
+        ))
+        previous: str | None = None
+        for message in thread.messages:
+            session.add(MRMessage(
+                conversation_id=cid, position=position, host_message_id=message.id,
+                host_thread_id=thread.id, in_reply_to=previous, author_id=message.author.id,
+                author_username=message.author.username, author_name=message.author.name,
+                actor_kind=_actor_kind(message, identity),
+                kind="system" if message.system else "comment", body=message.body,
+                created_at=message.created_at, updated_at=message.updated_at,
+            ))
+            session.add_all(
+                MRReaction(conversation_id=cid, host_message_id=message.id,
+                           host_reaction_id=r.id, name=r.name, user_id=r.user.id,
+                           username=r.user.username)
+                for r in message.reactions
+            )
+            position += 1
+            previous = message.id
+    session.add_all(
+        EventRow(conversation_id=cid, kind=e.kind, host_thread_id=e.thread_id,
+                 host_message_id=e.message_id, detail=e.detail, created_at=now)
+        for e in events
+    )
+    return cid
+
+
+def _anchor(row: MRThread) -> Anchor | None:
+    if row.new_path is None:
+        return None
+    return Anchor(new_path=row.new_path, old_path=row.old_path or row.new_path,
+                  new_line=row.new_line, old_line=row.old_line, base_sha=row.base_sha or "",
+                  start_sha=row.start_sha or "", head_sha=row.head_sha or "")
+
+
+def load(session: Session, key: MRKey) -> Snapshot | None:
+    row = conversation(session, key)
+    if row is None or row.id is None:
+        return None
+    cid = row.id
+    reactions: dict[str, list[Reaction]] = defaultdict(list)
+    for r in session.exec(select(MRReaction).where(MRReaction.conversation_id == cid)):
+        reactions[r.host_message_id].append(
+            Reaction(r.name, Actor(r.user_id, r.username), r.host_reaction_id))
+    messages: dict[str, list[Message]] = defaultdict(list)
+    for m in session.exec(select(MRMessage).where(MRMessage.conversation_id == cid)
+                          .order_by(col(MRMessage.position))):
+        messages[m.host_thread_id].append(Message(
+            id=m.host_message_id, thread_id=m.host_thread_id,
+            author=Actor(m.author_id, m.author_username, m.author_name), body=m.body,
+            created_at=m.created_at, updated_at=m.updated_at, system=m.kind == "system",
+            reactions=tuple(reactions.get(m.host_message_id, ())),
+        ))
+    threads = tuple(
+        Thread(id=t.host_thread_id, messages=tuple(messages.get(t.host_thread_id, ())),
+               anchor=_anchor(t), resolvable=t.resolvable, resolved=t.resolved,
+               individual=t.individual)
+        for t in session.exec(select(MRThread).where(MRThread.conversation_id == cid)
+                              .order_by(col(MRThread.position)))
+    )
+    commits = tuple(
+        Commit(c.sha, c.title, c.created_at, tuple(c.parent_ids.split()))
+        for c in session.exec(select(MRCommit).where(MRCommit.conversation_id == cid)
+                              .order_by(col(MRCommit.position)))
+    )
+    mr = MergeRequest(
+        key=key, title=row.title, description=row.description,
+        author=Actor(row.author_id, row.author_username), source_branch=row.source_branch,
+        target_branch=row.target_branch, state=row.state, head_sha=row.head_sha,
+        base_sha=row.base_sha, start_sha=row.start_sha, web_url=row.web_url,
+        created_at=row.created_at, updated_at=row.updated_at,
+    )
+    return Snapshot(mr=mr, threads=threads, commits=commits)
+
+
+def active_mrs(session: Session, host: str, since: datetime) -> set[MRKey]:
+    """Open MRs with human activity or a push since `since`: polled hot."""
+    rows = session.exec(select(MRConversation.repo, MRConversation.iid).where(
+        MRConversation.host == host, MRConversation.state == "opened",
+        MRConversation.last_activity_at >= since))
+    return {MRKey(host, repo, iid) for repo, iid in rows}
+
+
+def warm_mrs(session: Session, host: str, fetched_before: datetime) -> set[MRKey]:
+    """Open MRs the bot takes part in, not fetched since `fetched_before`.
+
+    GitLab does not bump an MR's updated_at for award emoji, so a reaction to the bot's
+    answer is only seen by re-fetching the MRs where the bot spoke, on the cold cycle.
+    """
+    rows = session.exec(
+        select(MRConversation.repo, MRConversation.iid).distinct()
+        .join(MRMessage, col(MRMessage.conversation_id) == col(MRConversation.id))
+        .where(MRConversation.host == host, MRConversation.state == "opened",
+               MRConversation.fetched_at < fetched_before,
+               MRMessage.actor_kind == ActorKind.SELF))
+    return {MRKey(host, repo, iid) for repo, iid in rows}
+
+
+def touch(session: Session, key: MRKey, now: datetime) -> None:
+    row = conversation(session, key)
+    if row is not None:
+        row.fetched_at = now
+        session.add(row)
+
+
+def ingest(
+    session: Session, snapshot: Snapshot, events: list[Event], requests: list[ReplyRequest],
+    identity: Identity, now: datetime,
+) -> list[str]:
+    """Persist a fetched snapshot, its events and the reply jobs they trigger, atomically:
+    a crash leaves either all of it or none (and the next poll derives it again)."""
+    save(session, snapshot, events, identity, now)
+    return jobs.enqueue(session, requests, now)

@@ -1,0 +1,59 @@
+"""Small pieces of daemon state: the bot's identity per host and the poll watermarks."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlmodel import Session, select
+
+from livereview.model import Identity
+from livereview.store.tables import PollWatermark, ProviderIdentity
+
+
+def save_identity(session: Session, identity: Identity, now: datetime) -> None:
+    row = session.exec(
+        select(ProviderIdentity).where(ProviderIdentity.host == identity.host)
+    ).first() or ProviderIdentity(host=identity.host, user_id="", username="", checked_at=now)
+    row.user_id, row.username, row.checked_at = identity.user_id, identity.username, now
+    session.add(row)
+
+
+def identity(session: Session, host: str) -> Identity | None:
+    row = session.exec(select(ProviderIdentity).where(ProviderIdentity.host == host)).first()
+    return Identity(host, row.user_id, row.username) if row else None
+
+
+def watermark(session: Session, host: str, scope: str, now: datetime) -> PollWatermark:
+    """The watermark for a host's listing scope, created (first seen = now) on first use."""
+    row = session.exec(
+        select(PollWatermark).where(PollWatermark.host == host, PollWatermark.scope == scope)
+    ).first()
+    if row is None:
+        row = PollWatermark(host=host, scope=scope, first_seen_at=now)
+        session.add(row)
+        session.flush()
+    return row
+
+
+def first_seen(
+    session: Session, host: str, repos: tuple[str, ...], now: datetime
+) -> dict[str, datetime]:
+    return {repo: watermark(session, host, repo, now).first_seen_at for repo in repos}
+
+
+def advance_watermark(session: Session, host: str, scope: str, listed_until: datetime) -> None:
+    row = watermark(session, host, scope, listed_until)
+    if row.listed_until is None or listed_until > row.listed_until:
+        row.listed_until = listed_until
+        session.add(row)
+
+
+def last_success(session: Session) -> dict[str, datetime]:
+    """The newest successful listing per host (for `health` and `check`)."""
+    result: dict[str, datetime] = {}
+    for row in session.exec(select(PollWatermark)):
+        if row.listed_until is not None and (
+            row.host not in result or row.listed_until > result[row.host]
+        ):
+            result[row.host] = row.listed_until
+    return result

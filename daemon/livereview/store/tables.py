@@ -1,0 +1,173 @@
+"""SQLModel tables: the persisted review model, events, reply jobs and poll watermarks.
+
+Rows only live here; `store/*` converts them to and from `model` dataclasses. Datetimes
+are timezone-aware (SQLModel's UTCDateTime stores UTC and hands back aware values).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import Text, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+
+class ProviderIdentity(SQLModel, table=True):
+    __tablename__ = "provider_identities"
+    id: int | None = Field(default=None, primary_key=True)
+    host: str = Field(unique=True)
+    user_id: str
+    username: str
+    checked_at: datetime
+
+
+class MRConversation(SQLModel, table=True):
+    __tablename__ = "mr_conversations"
+    __table_args__ = (UniqueConstraint("host", "repo", "iid"),)
+    id: int | None = Field(default=None, primary_key=True)
+    host: str = Field(index=True)
+    repo: str
+    iid: int
+    title: str
+    description: str = Field(sa_type=Text)
+    author_id: str
+    author_username: str
+    source_branch: str
+    target_branch: str
+    state: str
+    head_sha: str
+    base_sha: str
+    start_sha: str
+    web_url: str
+    created_at: datetime
+    updated_at: datetime  # the host's updated_at
+    fetched_at: datetime  # when we last fetched it
+    last_activity_at: datetime  # newest human message or push we saw (drives hot polling)
+
+
+class MRCommit(SQLModel, table=True):
+    __tablename__ = "mr_commits"
+    id: int | None = Field(default=None, primary_key=True)
+    conversation_id: int = Field(foreign_key="mr_conversations.id", index=True)
+    position: int
+    sha: str
+    title: str
+    created_at: datetime
+    parent_ids: str = ""  # space-separated
+
+
+class MRThread(SQLModel, table=True):
+    __tablename__ = "mr_threads"
+    id: int | None = Field(default=None, primary_key=True)
+    conversation_id: int = Field(foreign_key="mr_conversations.id", index=True)
+    position: int
+    host_thread_id: str
+    individual: bool = False
+    resolvable: bool = False
+    resolved: bool = False
+    new_path: str | None = None
+    old_path: str | None = None
+    new_line: int | None = None
+    old_line: int | None = None
+    base_sha: str | None = None
+    start_sha: str | None = None
+    head_sha: str | None = None
+
+
+class MRMessage(SQLModel, table=True):
+    __tablename__ = "mr_messages"
+    id: int | None = Field(default=None, primary_key=True)
+    conversation_id: int = Field(foreign_key="mr_conversations.id", index=True)
+    position: int
+    host_message_id: str
+    host_thread_id: str
+    in_reply_to: str | None = None  # the previous message of the thread
+    author_id: str
+    author_username: str
+    author_name: str = ""
+    actor_kind: str  # model.ActorKind
+    kind: str  # "comment" | "system"
+    body: str = Field(sa_type=Text)
+    created_at: datetime
+    updated_at: datetime
+
+
+class MRReaction(SQLModel, table=True):
+    __tablename__ = "mr_reactions"
+    id: int | None = Field(default=None, primary_key=True)
+    conversation_id: int = Field(foreign_key="mr_conversations.id", index=True)
+    host_message_id: str
+    host_reaction_id: str = ""
+    name: str
+    user_id: str
+    username: str
+
+
+class KnowledgeRef(SQLModel, table=True):
+    __tablename__ = "knowledge_refs"
+    id: int | None = Field(default=None, primary_key=True)
+    host: str
+    repo: str
+    host_message_id: str = Field(index=True)  # the posted reply that cited it
+    url: str
+    title: str = ""
+    snippet: str = Field(default="", sa_type=Text)
+    created_at: datetime
+
+
+class AIMemory(SQLModel, table=True):
+    __tablename__ = "ai_memory"
+    id: int | None = Field(default=None, primary_key=True)
+    key: str
+    value: str = Field(sa_type=Text)
+    scope: str = Field(index=True)  # "repo:<host>:<path>" | "group:<host>:<path>" | "global"
+    status: str = "proposed"  # proposed | active | rejected | archived
+    source_message_id: str = ""
+    created_by: str = ""
+    created_at: datetime
+    updated_at: datetime
+
+
+class EventRow(SQLModel, table=True):
+    __tablename__ = "events"
+    id: int | None = Field(default=None, primary_key=True)
+    conversation_id: int = Field(foreign_key="mr_conversations.id", index=True)
+    kind: str
+    host_thread_id: str = ""
+    host_message_id: str = ""
+    detail: str = ""
+    created_at: datetime
+
+
+class ReplyJobRow(SQLModel, table=True):
+    __tablename__ = "reply_jobs"
+    id: int | None = Field(default=None, primary_key=True)
+    key: str = Field(unique=True)  # host:repo:mr:message — the idempotency key
+    host: str
+    repo: str
+    iid: int
+    host_thread_id: str
+    host_message_id: str
+    reason: str
+    state: str = Field(index=True)  # pending | acked | answered | posted | skipped | failed
+    attempts: int = 0
+    next_attempt_at: datetime
+    last_error: str = ""
+    comment_created_at: datetime
+    created_at: datetime
+    updated_at: datetime
+    acked_at: datetime | None = None
+    answer: str | None = Field(default=None, sa_type=Text)
+    post_started_at: datetime | None = None
+    posted_message_id: str | None = None
+    posted_at: datetime | None = None
+
+
+class PollWatermark(SQLModel, table=True):
+    __tablename__ = "poll_watermarks"
+    __table_args__ = (UniqueConstraint("host", "scope"),)
+    id: int | None = Field(default=None, primary_key=True)
+    host: str
+    scope: str  # a repo path, or "*" for an instance-wide listing
+    first_seen_at: datetime  # the backfill baseline is measured from here
+    listed_until: datetime | None = None  # start time of the last successful listing
