@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import os
 import tomllib
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -115,20 +116,22 @@ class Settings:
 
 
 class _Table:
-    """Reads one TOML table, remembering which keys were used to reject unknown ones."""
+    """Reads one TOML table with typed getters; keys outside `allowed` are rejected."""
 
-    def __init__(self, data: Any, where: str) -> None:
+    def __init__(self, data: Any, where: str, allowed: Iterable[str] | None = None) -> None:
         if not isinstance(data, dict):
             raise ConfigError(f"{where}: must be a table")
         self.data: dict[str, Any] = data
         self.where = where
-        self.used: set[str] = set()
+        # A misspelt key is reported as such before anything it leaves "missing".
+        unknown = sorted(set(data) - set(allowed)) if allowed is not None else []
+        if unknown:
+            raise ConfigError(f"{self.key(unknown[0])}: unknown key")
 
     def key(self, name: str) -> str:
         return f"{self.where}.{name}" if self.where else name
 
     def get(self, name: str, kind: type[T], default: T) -> T:
-        self.used.add(name)
         value = self.data.get(name, default)
         if kind is float and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)
@@ -153,11 +156,6 @@ class _Table:
         if not all(isinstance(v, str) and v for v in value):
             raise ConfigError(f"{self.key(name)}: expected a list of non-empty strings")
         return tuple(value)
-
-    def done(self) -> None:
-        unknown = sorted(set(self.data) - self.used)
-        if unknown:
-            raise ConfigError(f"{self.key(unknown[0])}: unknown key")
 
 
 def _check_url(key: str, url: str) -> str:
@@ -236,7 +234,6 @@ def _daemon(table: _Table, env: dict[str, str]) -> DaemonSettings:
                           "bumps an MR's updated_at at most once a minute per note)")
     if settings.backfill_hours < 0:
         raise ConfigError(f"{table.key('backfill_hours')}: must be >= 0")
-    table.done()
     return settings
 
 
@@ -245,14 +242,12 @@ def _bot(table: _Table) -> BotSettings:
     for alias in aliases:
         if not alias.lstrip("@") or any(c.isspace() for c in alias):
             raise ConfigError(f"{table.key('mention_aliases')}: invalid alias {alias!r}")
-    settings = BotSettings(
+    return BotSettings(
         mention_aliases=tuple(a if a.startswith("@") else "@" + a for a in aliases),
         ack_reaction=table.get("ack_reaction", str, "eyes"),
         ignore_users=table.strings("ignore_users", ("ghost", "*-bot", "*[bot]")),
         max_reply_chars=int(table.positive("max_reply_chars", 6000)),
     )
-    table.done()
-    return settings
 
 
 def _ai(table: _Table, env: dict[str, str]) -> AISettings:
@@ -266,7 +261,7 @@ def _ai(table: _Table, env: dict[str, str]) -> AISettings:
                               f"{exc.strerror}") from None
     else:
         api_key = Secret(env.get(key_env, "")) if key_env else Secret("")
-    settings = AISettings(
+    return AISettings(
         base_url=_check_url(table.key("base_url"),
                             table.get("base_url", str, "https://api.openai.com/v1")),
         model=table.get("model", str, "gpt-4o-mini"),
@@ -275,8 +270,6 @@ def _ai(table: _Table, env: dict[str, str]) -> AISettings:
         max_output_tokens=int(table.positive("max_output_tokens", 800)),
         temperature=table.get("temperature", float, 0.2),
     )
-    table.done()
-    return settings
 
 
 def _host(table: _Table, env: dict[str, str]) -> HostSettings:
@@ -293,7 +286,7 @@ def _host(table: _Table, env: dict[str, str]) -> HostSettings:
     strategy = table.get("list_strategy", str, "auto")
     if strategy not in ("auto", "instance", "project"):
         raise ConfigError(f"{table.key('list_strategy')}: expected auto, instance or project")
-    settings = HostSettings(
+    return HostSettings(
         name=table.required("name"),
         type=host_type,
         url=_check_url(table.key("url"), table.required("url")),
@@ -304,17 +297,29 @@ def _host(table: _Table, env: dict[str, str]) -> HostSettings:
         request_timeout_seconds=table.positive("request_timeout_seconds", 30.0),
         list_strategy=strategy,
     )
-    table.done()
-    return settings
+
+
+def _keys(cls: type, *extra: str, drop: tuple[str, ...] = ()) -> set[str]:
+    return {f.name for f in fields(cls)} - set(drop) | set(extra)
+
+
+SECTION_KEYS = {
+    "daemon": _keys(DaemonSettings, "state_dir"),
+    "bot": _keys(BotSettings),
+    "ai": _keys(AISettings, "api_key_env", "api_key_file", drop=("api_key",)),
+}
+HOST_KEYS = _keys(HostSettings, "token_env", "token_file", drop=("token",))
+REPO_KEYS = _keys(RepoSettings)
 
 
 def parse(data: dict[str, Any], env: dict[str, str], source: Path | None = None) -> Settings:
-    root = _Table(data, "")
-    sections = {name: _Table(root.get(name, dict, {}), name) for name in ("daemon", "bot", "ai")}
+    root = _Table(data, "", allowed=(*SECTION_KEYS, "hosts", "repos"))
+    sections = {name: _Table(root.get(name, dict, {}), name, allowed)
+                for name, allowed in SECTION_KEYS.items()}
     hosts_raw = root.get("hosts", list, [])
     repos_raw = root.get("repos", list, [])
-    root.done()
-    hosts = tuple(_host(_Table(h, f"hosts[{i}]"), env) for i, h in enumerate(hosts_raw))
+    hosts = tuple(_host(_Table(h, f"hosts[{i}]", HOST_KEYS), env)
+                  for i, h in enumerate(hosts_raw))
     if not hosts:
         raise ConfigError("hosts: at least one [[hosts]] table is required")
     names = [h.name for h in hosts]
@@ -323,9 +328,8 @@ def parse(data: dict[str, Any], env: dict[str, str], source: Path | None = None)
             raise ConfigError(f"hosts[{i}].name: duplicate host name {name!r}")
     repos: list[RepoSettings] = []
     for i, raw in enumerate(repos_raw):
-        table = _Table(raw, f"repos[{i}]")
+        table = _Table(raw, f"repos[{i}]", REPO_KEYS)
         repo = RepoSettings(host=table.required("host"), path=table.required("path").strip("/"))
-        table.done()
         if repo.host not in names:
             raise ConfigError(f"repos[{i}].host: no [[hosts]] named {repo.host!r}")
         if repo in repos:

@@ -80,7 +80,8 @@ def _upsert_conversation(
     else:
         previous = row.last_activity_at
     row.title, row.description, row.state = mr.title, mr.description, mr.state
-    row.author_id, row.author_username = mr.author.id, mr.author.username
+    row.author_id, row.author_username, row.author_name = (
+        mr.author.id, mr.author.username, mr.author.name)
     row.source_branch, row.target_branch = mr.source_branch, mr.target_branch
     row.head_sha, row.base_sha, row.start_sha = mr.head_sha, mr.base_sha, mr.start_sha
     row.web_url, row.created_at, row.updated_at = mr.web_url, mr.created_at, mr.updated_at
@@ -181,7 +182,8 @@ def load(session: Session, key: MRKey) -> Snapshot | None:
     )
     mr = MergeRequest(
         key=key, title=row.title, description=row.description,
-        author=Actor(row.author_id, row.author_username), source_branch=row.source_branch,
+        author=Actor(row.author_id, row.author_username, row.author_name),
+        source_branch=row.source_branch,
         target_branch=row.target_branch, state=row.state, head_sha=row.head_sha,
         base_sha=row.base_sha, start_sha=row.start_sha, web_url=row.web_url,
         created_at=row.created_at, updated_at=row.updated_at,
@@ -227,3 +229,11 @@ def ingest(
     a crash leaves either all of it or none (and the next poll derives it again)."""
     save(session, snapshot, events, identity, now)
     return jobs.enqueue(session, requests, now)
+
+
+def fetch_marks(session: Session, host: str) -> dict[MRKey, tuple[datetime, datetime]]:
+    """Per stored MR of `host`: (the host's updated_at we saw, when we fetched it)."""
+    rows = session.exec(select(MRConversation.repo, MRConversation.iid,
+                               MRConversation.updated_at, MRConversation.fetched_at)
+                        .where(MRConversation.host == host))
+    return {MRKey(host, repo, iid): (updated, fetched) for repo, iid, updated, fetched in rows}

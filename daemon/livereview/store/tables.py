@@ -32,6 +32,7 @@ class MRConversation(SQLModel, table=True):
     description: str = Field(sa_type=Text)
     author_id: str
     author_username: str
+    author_name: str = ""
     source_branch: str
     target_branch: str
     state: str

@@ -61,6 +61,7 @@ def upgrade() -> None:
         sa.Column("description", sa.Text(), nullable=False),
         sa.Column("author_id", sa.String(), nullable=False),
         sa.Column("author_username", sa.String(), nullable=False),
+        sa.Column("author_name", sa.String(), nullable=False),
         sa.Column("source_branch", sa.String(), nullable=False),
         sa.Column("target_branch", sa.String(), nullable=False),
         sa.Column("state", sa.String(), nullable=False),

@@ -1,0 +1,161 @@
+"""What to poll when, for one host: list changed MRs, fetch them, diff, persist, trigger.
+
+Each cycle makes one listing request for all watched repos of the host (when the token
+may list the instance) with `updated_after` = the last successful listing minus an
+overlap: GitLab bumps an MR's `updated_at` at most once a minute per note, so a note can
+arrive "in the past" of the watermark. Re-fetching is harmless — the diff dedupes by id.
+MRs with recent activity or open jobs are fetched every cycle anyway (hot).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+import structlog
+
+from livereview.hosts.base import AuthFailed, Forbidden, Host, HostError, NotFound
+from livereview.metrics import Metrics
+from livereview.model import Identity, MRKey, Policy, Snapshot
+from livereview.settings import DaemonSettings
+from livereview.store import jobs, snapshots, state
+from livereview.store.db import Store
+from livereview.sync.diff import diff
+from livereview.triggers import reply_requests
+
+log = structlog.get_logger("livereview.poller")
+INSTANCE = "*"
+
+
+@dataclass
+class CycleReport:
+    listed: int = 0
+    fetched: int = 0
+    events: int = 0
+    jobs: int = 0
+    errors: int = 0
+    ok: bool = True
+    requests: int = 0
+    seconds: float = 0.0
+
+
+def _unchanged(stored: Snapshot | None, fresh: Snapshot, events: list[object]) -> bool:
+    return stored is not None and not events and stored.mr == fresh.mr
+
+
+@dataclass
+class HostPoller:
+    host: Host
+    identity: Identity
+    repos: tuple[str, ...]
+    store: Store
+    settings: DaemonSettings
+    policy: Policy
+    metrics: Metrics
+    on_new_jobs: Callable[[], None] = lambda: None
+    clock: Callable[[], datetime] = field(default=lambda: datetime.now().astimezone())
+    unhealthy: dict[str, str] = field(default_factory=dict)  # repo → reason
+
+    async def _baselines(self, now: datetime) -> dict[str, datetime]:
+        """Per repo: comments created before this are history, never answered."""
+        backfill = timedelta(hours=self.settings.backfill_hours)
+        first_seen = await self.store.run(state.first_seen, self.host.name, self.repos, now)
+        return {repo: at - backfill for repo, at in first_seen.items()}
+
+    async def sync_mr(self, key: MRKey, baseline: datetime) -> tuple[int, int]:
+        """Fetch one MR, persist what changed; returns (events, new jobs)."""
+        fresh = await self.host.fetch_mr(key.repo, key.iid)
+        stored = await self.store.run(snapshots.load, key)
+        events = diff(stored, fresh)
+        now = self.clock()
+        if _unchanged(stored, fresh, list(events)):
+            await self.store.run(snapshots.touch, key, now)
+            return 0, 0
+        requests = reply_requests(events, fresh, self.identity, self.policy, baseline)
+        created = await self.store.run(snapshots.ingest, fresh, events, requests,
+                                       self.identity, now)
+        for job_key in created:
+            log.info("reply_job_created", host=self.host.name, job_key=job_key)
+        if created:
+            self.on_new_jobs()
+        return len(events), len(created)
+
+    async def _targets(self, now: datetime, since: datetime | None, with_warm: bool
+                       ) -> tuple[set[MRKey], int]:
+        watched = set(self.repos) - set(self.unhealthy)
+        changed = await self.host.list_changed_mrs(tuple(sorted(watched)), since)
+        marks = await self.store.run(snapshots.fetch_marks, self.host.name)
+        overlap = timedelta(seconds=self.settings.watermark_overlap_seconds)
+        targets: set[MRKey] = set()
+        for mr in changed:
+            key = MRKey(self.host.name, mr.repo, mr.iid)
+            seen = marks.get(key)
+            # Notes that did not bump updated_at (throttled) were written within a minute
+            # after it: a fetch later than updated_at + overlap has them all.
+            if seen is None or seen[0] != mr.updated_at or seen[1] < mr.updated_at + overlap:
+                targets.add(key)
+        hot_since = now - timedelta(seconds=self.settings.hot_window_seconds)
+        targets |= await self.store.run(snapshots.active_mrs, self.host.name, hot_since)
+        targets |= await self.store.run(jobs.open_mrs, self.host.name)
+        if with_warm:
+            stale = now - timedelta(seconds=self.settings.poll_interval_seconds)
+            targets |= await self.store.run(snapshots.warm_mrs, self.host.name, stale)
+        return {t for t in targets if t.repo in watched}, len(changed)
+
+    async def _sync_one(self, key: MRKey, baseline: datetime, report: CycleReport) -> None:
+        try:
+            events, created = await self.sync_mr(key, baseline)
+        except NotFound:
+            log.info("mr_gone", host=self.host.name, repo=key.repo, mr=key.iid)
+            report.errors += 1
+            return
+        except HostError as exc:
+            log.warning("mr_fetch_failed", host=self.host.name, repo=key.repo, mr=key.iid,
+                        error=str(exc), error_type=type(exc).__name__)
+            report.errors += 1
+            return
+        report.fetched += 1
+        report.events += events
+        report.jobs += created
+
+    async def cycle(self, *, with_warm: bool = False) -> CycleReport:
+        """One poll cycle: never raises for host trouble, reports it instead."""
+        report = CycleReport()
+        started, started_clock = time.monotonic(), self.clock()
+        sent_before = self.host.requests_sent
+        watermark = await self.store.run(state.watermark, self.host.name, INSTANCE,
+                                         started_clock)
+        since = None
+        if watermark.listed_until is not None:
+            since = watermark.listed_until - timedelta(
+                seconds=self.settings.watermark_overlap_seconds)
+        try:
+            baselines = await self._baselines(started_clock)
+            targets, report.listed = await self._targets(started_clock, since, with_warm)
+        except (AuthFailed, Forbidden) as exc:
+            log.error("host_listing_denied", host=self.host.name, error=str(exc))
+            report.ok = False
+            return self._finish(report, started, sent_before)
+        except HostError as exc:
+            log.warning("host_listing_failed", host=self.host.name, error=str(exc),
+                        error_type=type(exc).__name__)
+            report.ok = False
+            return self._finish(report, started, sent_before)
+        await asyncio.gather(*(self._sync_one(k, baselines[k.repo], report)
+                               for k in sorted(targets, key=str)))
+        await self.store.run(state.advance_watermark, self.host.name, INSTANCE, started_clock)
+        self.metrics.last_poll_success.labels(self.host.name).set(time.time())
+        return self._finish(report, started, sent_before)
+
+    def _finish(self, report: CycleReport, started: float, sent_before: int) -> CycleReport:
+        report.seconds = time.monotonic() - started
+        report.requests = self.host.requests_sent - sent_before
+        self.metrics.poll_cycle.observe(report.seconds)
+        log.debug("poll_cycle", host=self.host.name, listed=report.listed,
+                  fetched=report.fetched, events=report.events, jobs=report.jobs,
+                  errors=report.errors, requests=report.requests,
+                  seconds=round(report.seconds, 3))
+        return report
