@@ -1,0 +1,121 @@
+"""End-to-end harness: a loopback fake GitLab, a loopback OpenAI-compatible endpoint, a
+config file pointing at both, and ways to run the real CLI (in-process `once`, or the
+`run` daemon as a subprocess)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from livereview.cli import main
+from livereview.sandbox.gitlab_server import FakeGitLabServer
+from livereview.sandbox.gitlab_state import FakeGitLab
+from livereview.sandbox.llm_server import FakeLLMServer
+
+TOKEN = "glpat-e2e-SECRET-token-4242"
+PROJECT = "acme/widgets"
+FILES = {"src/cache.py": (
+    "import threading\n\ncache = {}\n\n\ndef get(key):\n    return cache.get(key)\n",
+    "import threading\n\ncache = {}\nlock = threading.Lock()\n\n\ndef get(key):\n"
+    "    with lock:\n        return cache.get(key)\n",
+)}
+
+
+@dataclass
+class Sandbox:
+    gitlab: FakeGitLab
+    gitlab_server: FakeGitLabServer
+    llm: FakeLLMServer
+    config: Path
+    db: Path
+    iid: int
+
+    def once(self, *extra: str) -> int:
+        return main(["--config", str(self.config), *extra, "once"])
+
+    def bot_notes(self) -> list[dict[str, object]]:
+        return self.gitlab.notes_by("livereview")
+
+    def note(self, body: str, **kwargs: object) -> dict[str, object]:
+        return self.gitlab.add_note(PROJECT, self.iid, author="alice", body=body, **kwargs)  # type: ignore[arg-type]
+
+
+def write_config(path: Path, gitlab_url: str, llm_url: str, db: Path, **daemon: object) -> None:
+    settings = {"hot_poll_interval_seconds": 1, "poll_interval_seconds": 5,
+                "metrics_listen": "", "backfill_hours": 24, **daemon}
+    lines = ["[daemon]", f'database_url = "sqlite:///{db}"']
+    lines += [f"{k} = {v!r}" if isinstance(v, str) else f"{k} = {v}"
+              for k, v in settings.items()]
+    lines += ["", "[ai]", f'base_url = "{llm_url}"', 'model = "sandbox"', 'api_key_env = ""',
+              "timeout_seconds = 10", "", "[[hosts]]", 'name = "gl"', 'type = "gitlab"',
+              f'url = "{gitlab_url}"', 'token_env = "LIVEREVIEW_E2E_TOKEN"', "",
+              "[[repos]]", 'host = "gl"', f'path = "{PROJECT}"', ""]
+    path.write_text("\n".join(line.replace("'", '"') for line in lines), encoding="utf-8")
+
+
+@pytest.fixture
+def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sandbox]:
+    monkeypatch.setenv("LIVEREVIEW_E2E_TOKEN", TOKEN)
+    gitlab = FakeGitLab(token=TOKEN)
+    gitlab.add_user("alice", "Alice")
+    gitlab.add_project(PROJECT)
+    iid = gitlab.add_mr(PROJECT, title="Guard the cache with a lock",
+                        description="Concurrent readers saw torn writes.", author="bob",
+                        files=FILES)
+    with FakeGitLabServer(gitlab) as server, FakeLLMServer() as llm:
+        config, db = tmp_path / "livereview.toml", tmp_path / "state" / "livereview.db"
+        write_config(config, server.url, llm.url, db)
+        yield Sandbox(gitlab, server, llm, config, db, iid)
+
+
+def wait_for(predicate: Callable[[], bool], timeout: float = 20.0) -> float:
+    """Poll `predicate` until true; returns the seconds it took (fails the test on timeout)."""
+    start = time.monotonic()
+    while not predicate():
+        if time.monotonic() - start > timeout:
+            pytest.fail(f"condition not met within {timeout}s")
+        time.sleep(0.05)
+    return time.monotonic() - start
+
+
+@dataclass
+class Daemon:
+    process: subprocess.Popen[str]
+    log: Path
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 30.0) -> int:
+        self.process.send_signal(sig)
+        return self.process.wait(timeout=timeout)
+
+    def output(self) -> str:
+        return self.log.read_text(encoding="utf-8")
+
+
+@pytest.fixture
+def start_daemon(sandbox: Sandbox) -> Iterator[Callable[[], Daemon]]:
+    started: list[Daemon] = []
+
+    def start() -> Daemon:
+        log = sandbox.config.with_name(f"daemon-{len(started)}.log")
+        env = {**os.environ, "LIVEREVIEW_E2E_TOKEN": TOKEN, "PYTHONUNBUFFERED": "1"}
+        handle = log.open("w", encoding="utf-8")
+        process = subprocess.Popen(  # noqa: S603 - our own CLI
+            [sys.executable, "-m", "livereview", "--config", str(sandbox.config), "run"],
+            stdout=handle, stderr=subprocess.STDOUT, env=env, text=True)
+        daemon = Daemon(process, log)
+        started.append(daemon)
+        return daemon
+
+    yield start
+    for daemon in started:
+        if daemon.process.poll() is None:
+            daemon.process.kill()
+            daemon.process.wait()

@@ -1,0 +1,112 @@
+"""The operator's commands: init, check, pending, bad config — one clear line, right exit code."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from livereview.cli import main
+from livereview.settings import load
+from tests.e2e.conftest import TOKEN, Sandbox
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(  # noqa: S603 - our own CLI
+        [sys.executable, "-m", "livereview", *args], capture_output=True, text=True,
+        env={**os.environ, **(env or {})}, timeout=60, check=False)
+
+
+def test_init_writes_a_config_that_loads_once_its_token_is_set(tmp_path: Path) -> None:
+    target = tmp_path / "livereview.toml"
+    assert main(["init", str(target)]) == 0
+    settings = load(target, {"LIVEREVIEW_GITLAB_TOKEN": "x" * 20, "OPENAI_API_KEY": "k"})
+    assert settings.hosts[0].type == "gitlab"
+    assert main(["init", str(target)]) == 2  # never overwrites silently
+    shipped = Path(__file__).parents[2] / "livereview.toml.example"
+    assert shipped.read_text(encoding="utf-8") == target.read_text(encoding="utf-8")
+
+
+def test_check_prints_identity_and_repos(sandbox: Sandbox,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--config", str(sandbox.config), "check"]) == 0
+    out = capsys.readouterr().out
+    assert "@livereview" in out and "acme/widgets" in out and "FAIL" not in out
+
+
+def test_check_names_a_missing_repo_and_exits_1(sandbox: Sandbox,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    sandbox.config.write_text(sandbox.config.read_text().replace("acme/widgets", "acme/nope"))
+    assert main(["--config", str(sandbox.config), "check"]) == 1
+    assert "acme/nope  FAIL  not found (404)" in capsys.readouterr().out
+
+
+def test_check_with_a_rejected_token_exits_1_without_showing_it(sandbox: Sandbox) -> None:
+    bad = "glpat-WRONG-token-0000"
+    result = run_cli("--config", str(sandbox.config), "check",
+                     env={"LIVEREVIEW_E2E_TOKEN": bad})
+    assert result.returncode == 1
+    assert "token rejected (401)" in result.stdout
+    assert bad not in result.stdout + result.stderr
+
+
+def test_check_with_an_unreachable_host_exits_1(sandbox: Sandbox) -> None:
+    sandbox.gitlab_server.stop()
+    result = run_cli("--config", str(sandbox.config), "check", env={"LIVEREVIEW_E2E_TOKEN": TOKEN})
+    assert result.returncode == 1
+    assert "unreachable" in result.stdout
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (("poll_interval_seconds = 5", "poll_interval_seconds = 'often'"),
+     "daemon.poll_interval_seconds: expected float, got 'often'"),
+    (('type = "gitlab"', 'type = "gitlub"'), "hosts[0].type: expected one of"),
+    (("[[repos]]", "[[repos]]\nbranch = 'main'"), "repos[0].branch: unknown key"),
+    (('\nurl = "http', '\nurl = "ftp'), "hosts[0].url: expected an http(s) URL"),
+    (('base_url = "http', 'base_url = "ftp'), "ai.base_url: expected an http(s) URL"),
+    (("[daemon]", "[daemon]\nwatermark_overlap_seconds = 10"),
+     "daemon.watermark_overlap_seconds: must be >= 60"),
+    (("token_env", "tokenenv"), "hosts[0].tokenenv: unknown key"),
+])
+def test_bad_config_is_one_line_naming_the_key_and_exit_2(
+        sandbox: Sandbox, change: tuple[str, str], message: str) -> None:
+    sandbox.config.write_text(sandbox.config.read_text().replace(*change, 1))
+    result = run_cli("--config", str(sandbox.config), "check", env={"LIVEREVIEW_E2E_TOKEN": TOKEN})
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_missing_token_variable_is_named(sandbox: Sandbox) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "LIVEREVIEW_E2E_TOKEN"}
+    result = subprocess.run(  # noqa: S603
+        [sys.executable, "-m", "livereview", "--config", str(sandbox.config), "once"],
+        capture_output=True, text=True, env=env, timeout=60, check=False)
+    assert result.returncode == 2
+    assert result.stderr.strip() == ("livereview: config error: hosts[0].token_env: environment "
+                                     "variable LIVEREVIEW_E2E_TOKEN is not set")
+
+
+def test_missing_config_file_says_how_to_make_one(tmp_path: Path) -> None:
+    result = run_cli("--config", str(tmp_path / "none.toml"), "run")
+    assert result.returncode == 2
+    assert "livereview init" in result.stderr
+
+
+def test_pending_lists_failed_jobs_with_their_reason(sandbox: Sandbox,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    sandbox.note("@livereview is this lock needed?")
+    sandbox.config.write_text(sandbox.config.read_text().replace(
+        "[daemon]", "[daemon]\nmax_attempts = 1"))
+    from livereview.sandbox.llm_server import LLMFault
+    sandbox.llm.llm.faults.extend(LLMFault(status=500) for _ in range(3))
+    assert sandbox.once() == 0
+    capsys.readouterr()
+    assert main(["--config", str(sandbox.config), "pending"]) == 0
+    out = capsys.readouterr().out
+    assert "failed" in out and "acme/widgets" in out and "HTTP 500" in out
+    assert sandbox.bot_notes() == []  # never a half answer

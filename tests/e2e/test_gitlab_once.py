@@ -1,0 +1,141 @@
+"""`livereview once` against the fake GitLab and the fake LLM: what a user sees on the MR."""
+
+from __future__ import annotations
+
+import re
+import time
+from datetime import UTC, datetime, timedelta
+
+from livereview.triggers import replied_to
+from tests.e2e.conftest import PROJECT, Sandbox, write_config
+
+
+def replies_to(sandbox: Sandbox, note_id: object) -> list[dict[str, object]]:
+    return [n for n in sandbox.bot_notes() if replied_to(str(n["body"])) == str(note_id)]
+
+
+def discussion_of(sandbox: Sandbox, note_id: object) -> dict[str, object]:
+    return next(d for d in sandbox.gitlab.discussions(PROJECT, sandbox.iid)
+                if any(n["id"] == note_id for n in d["notes"]))
+
+
+def test_mention_in_general_comment_gets_eyes_and_one_reply_in_the_same_discussion(
+        sandbox: Sandbox) -> None:
+    note = sandbox.note("@livereview is this lock needed?")
+    assert sandbox.once() == 0
+    awards = sandbox.gitlab.awards_on(PROJECT, sandbox.iid, note["id"])
+    assert [(a["name"], a["user"]["username"]) for a in awards] == [("eyes", "livereview")]
+    [reply] = replies_to(sandbox, note["id"])
+    thread = discussion_of(sandbox, note["id"])
+    assert [n["id"] for n in thread["notes"]] == [note["id"], reply["id"]]
+    assert "sandbox answer engine" in str(reply["body"])
+    [prompt] = sandbox.llm.llm.prompts
+    user = prompt[-1]["content"]
+    assert "Guard the cache with a lock" in user and "is this lock needed?" in user
+
+
+def test_mention_on_a_diff_line_is_answered_in_that_thread_with_the_hunk(
+        sandbox: Sandbox) -> None:
+    note = sandbox.note("@livereview why hold the lock for a read?",
+                        position={"new_path": "src/cache.py", "new_line": 9})
+    assert sandbox.once() == 0
+    [reply] = replies_to(sandbox, note["id"])
+    thread = discussion_of(sandbox, note["id"])
+    assert thread["notes"][-1]["id"] == reply["id"]
+    user = sandbox.llm.llm.prompts[0][-1]["content"]
+    assert "src/cache.py:9" in user
+    assert re.search(r">>\s+9 \+\s+return cache.get\(key\)", user), user
+
+
+def test_a_reply_to_the_bots_answer_gets_another_answer(sandbox: Sandbox) -> None:
+    note = sandbox.note("@livereview is this lock needed?")
+    sandbox.once()
+    discussion = discussion_of(sandbox, note["id"])
+    follow_up = sandbox.note("But reads are atomic in CPython, no?",
+                             reply_to_discussion=str(discussion["id"]))
+    assert sandbox.once() == 0
+    [answer] = replies_to(sandbox, follow_up["id"])
+    assert discussion_of(sandbox, follow_up["id"])["notes"][-1]["id"] == answer["id"]
+    assert len(sandbox.bot_notes()) == 2
+    assert "you (livereview)" in sandbox.llm.llm.prompts[-1][-1]["content"]
+
+
+def test_nothing_for_self_system_old_or_unmentioned_notes(sandbox: Sandbox) -> None:
+    old = datetime.now(UTC) - timedelta(days=3)
+    for i in range(20):
+        sandbox.note(f"@livereview old question {i}", created_at=old)
+    sandbox.gitlab.add_note(PROJECT, sandbox.iid, author="livereview", body="@livereview me")
+    sandbox.gitlab.add_note(PROJECT, sandbox.iid, author="alice", body="@livereview",
+                            system=True)
+    sandbox.note("a plain comment, no mention")
+    sandbox.note("`@livereview` in code does not count")
+    assert sandbox.once() == 0
+    assert sandbox.bot_notes() == [n for n in sandbox.bot_notes() if n["body"] == "@livereview me"]
+    assert sandbox.llm.llm.prompts == []
+
+
+def test_restart_does_not_answer_twice(sandbox: Sandbox) -> None:
+    note = sandbox.note("@livereview is this lock needed?")
+    assert sandbox.once() == 0
+    assert sandbox.once() == 0
+    assert sandbox.once() == 0
+    assert len(replies_to(sandbox, note["id"])) == 1
+    assert len(sandbox.llm.llm.prompts) == 1
+
+
+def test_reply_posted_but_response_lost_is_adopted_not_posted_again(sandbox: Sandbox) -> None:
+    """A crash between the reply POST and the DB commit: GitLab has the note, we don't know."""
+    write_config(sandbox.config, sandbox.gitlab_server.url, sandbox.llm.url, sandbox.db,
+                 retry_base_seconds=0.05)
+    note = sandbox.note("@livereview is this lock needed?")
+    sandbox.gitlab.inject_fault("POST", r"/discussions/[0-9a-f]+/notes$", status=0,
+                                after_handling=True)
+    sandbox.once()
+    assert len(replies_to(sandbox, note["id"])) == 1  # it did reach GitLab
+    time.sleep(0.2)  # the retry is due
+    assert sandbox.once() == 0
+    assert len(replies_to(sandbox, note["id"])) == 1
+    assert len(sandbox.llm.llm.prompts) == 1  # the stored answer was reused, not regenerated
+
+
+def test_rate_limited_with_retry_after_waits_and_succeeds(sandbox: Sandbox) -> None:
+    note = sandbox.note("@livereview is this lock needed?")
+    sandbox.gitlab.inject_fault("GET", r"/merge_requests/\d+/discussions$", status=429,
+                                headers={"Retry-After": "1"}, body='{"message":"429 Too Many"}')
+    started = time.monotonic()
+    assert sandbox.once() == 0
+    assert time.monotonic() - started >= 0.9  # it waited as told, rather than hammering
+    discussion_gets = [r for r in sandbox.gitlab.requests
+                       if r[0] == "GET" and r[1].endswith("/discussions")]
+    assert len(discussion_gets) == 2
+    assert len(replies_to(sandbox, note["id"])) == 1
+
+
+def test_no_permission_to_react_still_replies(sandbox: Sandbox) -> None:
+    note = sandbox.note("@livereview is this lock needed?")
+    sandbox.gitlab.inject_fault("POST", r"/award_emoji$", status=403,
+                                body='{"message":"403 Forbidden"}')
+    assert sandbox.once() == 0
+    assert sandbox.gitlab.awards_on(PROJECT, sandbox.iid, note["id"]) == []
+    assert len(replies_to(sandbox, note["id"])) == 1
+
+
+def test_deleted_parent_gets_a_general_comment_quoting_the_question(sandbox: Sandbox) -> None:
+    note = sandbox.note("@livereview is this lock needed?")
+    sandbox.gitlab.inject_fault("POST", r"/discussions/[0-9a-f]+/notes$", status=404,
+                                body='{"message":"404 Not found"}')
+    assert sandbox.once() == 0
+    [reply] = replies_to(sandbox, note["id"])
+    assert str(reply["body"]).startswith("> @livereview is this lock needed?")
+
+
+def test_a_note_that_did_not_bump_updated_at_is_still_seen(sandbox: Sandbox) -> None:
+    """GitLab touches an MR at most once a minute per note: the overlap window catches it."""
+    first = sandbox.note("@livereview is this lock needed?")
+    assert sandbox.once() == 0
+    updated = sandbox.gitlab.find_mr(PROJECT, sandbox.iid).updated_at
+    second = sandbox.note("@livereview and what about writes?")
+    assert sandbox.gitlab.find_mr(PROJECT, sandbox.iid).updated_at == updated  # throttled
+    assert sandbox.once() == 0
+    assert len(replies_to(sandbox, first["id"])) == 1
+    assert len(replies_to(sandbox, second["id"])) == 1

@@ -1,0 +1,56 @@
+"""A planted token and API key never show up in logs, errors, the store or the metrics."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+
+import structlog
+
+from livereview import logging as logs
+from livereview.sandbox.llm_server import LLMFault
+from tests.e2e.conftest import TOKEN, Sandbox
+
+API_KEY = "sk-planted-API-key-0123456789"
+
+
+def test_token_and_api_key_appear_nowhere(sandbox: Sandbox) -> None:
+    sandbox.config.write_text(sandbox.config.read_text().replace(
+        'api_key_env = ""', 'api_key_env = "LIVEREVIEW_E2E_KEY"').replace(
+        'metrics_listen = ""', 'metrics_listen = ""\nlog_format = "json"'))
+    sandbox.note("@livereview is this lock needed?")
+    sandbox.llm.llm.faults.append(LLMFault(status=500))
+    sandbox.gitlab.inject_fault("GET", r"/merge_requests/\d+/commits$", status=500, times=1)
+    env = {**os.environ, "LIVEREVIEW_E2E_TOKEN": TOKEN, "LIVEREVIEW_E2E_KEY": API_KEY}
+    outputs = []
+    for command in ("check", "once", "once", "pending"):
+        result = subprocess.run(  # noqa: S603 - our own CLI
+            [sys.executable, "-m", "livereview", "--log-level", "DEBUG", "--config",
+             str(sandbox.config), command], capture_output=True, text=True, env=env,
+            timeout=60, check=False)
+        outputs.append(result.stdout + result.stderr)
+    everything = "\n".join(outputs)
+    assert "replied" in everything  # the run did real work
+    for secret in (TOKEN, API_KEY):
+        assert secret not in everything
+        for path in sandbox.db.parent.iterdir():
+            assert secret.encode() not in path.read_bytes()
+    assert all(TOKEN not in json.dumps(p) and API_KEY not in json.dumps(p)
+               for p in sandbox.llm.llm.prompts)
+
+
+def test_redactor_masks_secrets_in_nested_values_and_exceptions() -> None:
+    stream = io.StringIO()
+    logs.configure("json", [TOKEN, "short"], stream=stream)
+    try:
+        raise RuntimeError(f"GET https://x/api?private_token={TOKEN} failed")
+    except RuntimeError as exc:
+        structlog.get_logger("t").error("boom", error=exc, extra={"nested": [TOKEN]},
+                                        exc_info=True)
+    line = stream.getvalue()
+    assert TOKEN not in line
+    assert line.count(logs.REDACTED) >= 2
+    assert "short" in line or "boom" in line  # short values are not treated as secrets

@@ -1,0 +1,122 @@
+"""The shared HTTP client over httpx2.MockTransport: what is retried, what never is."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import httpx2
+import pytest
+
+from livereview.hosts.base import (
+    AuthFailed,
+    BadResponse,
+    Forbidden,
+    NotFound,
+    RateLimited,
+    Transient,
+)
+from livereview.hosts.http import HttpClient, RetryPolicy
+from livereview.metrics import Metrics
+
+FAST = RetryPolicy(attempts=3, base_delay=0.001, max_delay=5)
+
+
+def client(handler: Callable[[httpx2.Request], httpx2.Response], metrics: Metrics | None = None
+           ) -> HttpClient:
+    return HttpClient(base_url="https://gitlab.example", headers={"PRIVATE-TOKEN": "t" * 20},
+                      host_type="gitlab", metrics=metrics or Metrics(), retry=FAST,
+                      transport=httpx2.MockTransport(handler))
+
+
+def scripted(*responses: httpx2.Response | Exception) -> tuple[
+        Callable[[httpx2.Request], httpx2.Response], list[httpx2.Request]]:
+    seen: list[httpx2.Request] = []
+    queue = list(responses)
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        seen.append(request)
+        item = queue.pop(0)
+        if isinstance(item, Exception):
+            raise item
+        return item
+
+    return handler, seen
+
+
+async def test_get_retries_5xx_then_succeeds() -> None:
+    handler, seen = scripted(httpx2.Response(502), httpx2.Response(503),
+                             httpx2.Response(200, json=[1]))
+    assert await client(handler).json("GET", "/api/v4/user") == [1]
+    assert len(seen) == 3
+
+
+async def test_post_is_not_repeated_after_a_502_it_may_have_reached_the_host() -> None:
+    handler, seen = scripted(httpx2.Response(502), httpx2.Response(201, json={}))
+    with pytest.raises(Transient):
+        await client(handler).json("POST", "/notes", json={"body": "x"})
+    assert len(seen) == 1
+
+
+async def test_post_is_not_repeated_after_a_read_timeout() -> None:
+    handler, seen = scripted(httpx2.ReadTimeout("slow"), httpx2.Response(201, json={}))
+    with pytest.raises(Transient):
+        await client(handler).json("POST", "/notes", json={"body": "x"})
+    assert len(seen) == 1
+
+
+async def test_post_is_retried_when_the_connection_never_opened() -> None:
+    handler, seen = scripted(httpx2.ConnectError("refused"), httpx2.Response(201, json={"id": 1}))
+    assert await client(handler).json("POST", "/notes", json={"body": "x"}) == {"id": 1}
+    assert len(seen) == 2
+
+
+async def test_429_is_retried_even_for_post_and_counted() -> None:
+    metrics = Metrics()
+    handler, seen = scripted(httpx2.Response(429, headers={"Retry-After": "0"}),
+                             httpx2.Response(201, json={"id": 2}))
+    assert await client(handler, metrics).json("POST", "/notes", json={}) == {"id": 2}
+    assert len(seen) == 2
+    assert metrics.registry.get_sample_value(
+        "livereview_rate_limited_total", {"host_type": "gitlab"}) == 1
+    assert metrics.registry.get_sample_value(
+        "livereview_host_requests_total", {"host_type": "gitlab", "status_class": "4xx"}) == 1
+
+
+async def test_a_long_retry_after_goes_back_to_the_caller() -> None:
+    handler, seen = scripted(httpx2.Response(429, headers={"Retry-After": "120"}))
+    with pytest.raises(RateLimited) as caught:
+        await client(handler).json("GET", "/x")
+    assert caught.value.retry_after == 120
+    assert len(seen) == 1
+
+
+@pytest.mark.parametrize(("status", "error"), [
+    (401, AuthFailed), (403, Forbidden), (404, NotFound)])
+async def test_client_errors_are_typed_and_not_retried(status: int, error: type[Exception]) -> None:
+    handler, seen = scripted(httpx2.Response(status))
+    with pytest.raises(error):
+        await client(handler).json("GET", "/x")
+    assert len(seen) == 1
+
+
+async def test_an_html_error_page_from_a_proxy_is_a_bad_response() -> None:
+    handler, _ = scripted(httpx2.Response(200, text="<html>Sign in</html>",
+                                          headers={"Content-Type": "text/html"}))
+    with pytest.raises(BadResponse, match="expected JSON, got text/html"):
+        await client(handler).json("GET", "/x")
+
+
+async def test_pages_follow_x_next_page() -> None:
+    handler, seen = scripted(
+        httpx2.Response(200, json=[1, 2], headers={"X-Next-Page": "2"}),
+        httpx2.Response(200, json=[3], headers={"X-Next-Page": ""}))
+    items = [i async for page in client(handler).pages("/list", per_page=2) for i in page]
+    assert items == [1, 2, 3]
+    assert [r.url.params["page"] for r in seen] == ["1", "2"]
+
+
+async def test_errors_never_carry_the_token() -> None:
+    handler, _ = scripted(httpx2.Response(401))
+    with pytest.raises(AuthFailed) as caught:
+        await client(handler).json("GET", "/api/v4/user")
+    assert "t" * 20 not in str(caught.value)
