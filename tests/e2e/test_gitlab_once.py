@@ -139,3 +139,11 @@ def test_a_note_that_did_not_bump_updated_at_is_still_seen(sandbox: Sandbox) -> 
     assert sandbox.once() == 0
     assert len(replies_to(sandbox, first["id"])) == 1
     assert len(replies_to(sandbox, second["id"])) == 1
+
+
+def test_a_missing_repo_does_not_stop_the_others(sandbox: Sandbox) -> None:
+    sandbox.config.write_text(sandbox.config.read_text() + '\n[[repos]]\nhost = "gl"\n'
+                              'path = "acme/deleted"\n')
+    note = sandbox.note("@livereview is this lock needed?")
+    assert sandbox.once() == 0
+    assert len(replies_to(sandbox, note["id"])) == 1

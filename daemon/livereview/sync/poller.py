@@ -58,12 +58,33 @@ class HostPoller:
     on_new_jobs: Callable[[], None] = lambda: None
     clock: Callable[[], datetime] = field(default=lambda: datetime.now().astimezone())
     unhealthy: dict[str, str] = field(default_factory=dict)  # repo → reason
+    _repos_checked: bool = False
 
     async def _baselines(self, now: datetime) -> dict[str, datetime]:
         """Per repo: comments created before this are history, never answered."""
         backfill = timedelta(hours=self.settings.backfill_hours)
         first_seen = await self.store.run(state.first_seen, self.host.name, self.repos, now)
         return {repo: at - backfill for repo, at in first_seen.items()}
+
+    async def check_repos(self) -> None:
+        """Find watched repos that do not exist or may not be read, so one wrong path does
+        not stop the host's listing; they are checked again on every cold cycle."""
+        for repo in self.repos:
+            try:
+                reason = None if await self.host.repo_exists(repo) else "not found"
+            except (AuthFailed, Forbidden) as exc:
+                reason = str(exc)
+            except HostError as exc:  # unreachable right now: keep the last verdict
+                log.warning("repo_check_failed", host=self.host.name, repo=repo, error=str(exc))
+                continue
+            if reason is None:
+                if self.unhealthy.pop(repo, None) is not None:
+                    log.info("repo_recovered", host=self.host.name, repo=repo)
+            elif repo not in self.unhealthy:
+                log.error("repo_unhealthy", host=self.host.name, repo=repo, reason=reason)
+                self.unhealthy[repo] = reason
+        self.metrics.repo_unhealthy.labels(self.host.name).set(len(self.unhealthy))
+        self._repos_checked = True
 
     async def sync_mr(self, key: MRKey, baseline: datetime) -> tuple[int, int]:
         """Fetch one MR, persist what changed; returns (events, new jobs)."""
@@ -133,6 +154,8 @@ class HostPoller:
             since = watermark.listed_until - timedelta(
                 seconds=self.settings.watermark_overlap_seconds)
         try:
+            if not self._repos_checked or (with_warm and self.unhealthy):
+                await self.check_repos()
             baselines = await self._baselines(started_clock)
             targets, report.listed = await self._targets(started_clock, since, with_warm)
         except (AuthFailed, Forbidden) as exc:
