@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import time
@@ -44,6 +45,7 @@ class App:
     worker: Worker
     pollers: dict[str, HostPoller] = field(default_factory=dict)
     _last_warm: float = 0.0
+    _ticking: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     @classmethod
     def create(cls, settings: Settings, *, answerer: Answerer | None = None,
@@ -96,7 +98,8 @@ class App:
         warm = time.monotonic() - self._last_warm >= self.settings.daemon.poll_interval_seconds
         if warm:
             self._last_warm = time.monotonic()
-        await self.cycle(with_warm=warm)
+        async with self._ticking:
+            await self.cycle(with_warm=warm)
 
     async def once(self) -> dict[str, CycleReport]:
         reports = await self.cycle(with_warm=True)
@@ -129,6 +132,9 @@ class App:
         finally:
             scheduler.shutdown(wait=False)
             grace = self.settings.daemon.shutdown_grace_seconds
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(grace), self._ticking:
+                    pass  # let a poll cycle in progress commit what it fetched
             finished = await self.worker.finish_in_flight(grace)
             log.info("daemon_stopped", in_flight_finished=finished)
 

@@ -71,5 +71,8 @@ def configure(log_format: str = "auto", secrets: Iterable[str] = (), *, level: s
     )
     # Libraries log through the standard library; keep them quiet unless they warn.
     logging.basicConfig(level=logging.WARNING, stream=stream)
-    for noisy in ("httpx", "httpx2", "httpcore", "openai", "apscheduler"):
+    for noisy in ("httpx", "httpx2", "httpcore", "openai"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    # "maximum number of running instances reached" every hot tick while GitLab is slow
+    # says nothing livereview_poll_cycle_seconds does not; real scheduler errors still show.
+    logging.getLogger("apscheduler").setLevel(logging.ERROR)
