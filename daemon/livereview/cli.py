@@ -18,6 +18,7 @@ from livereview import __version__
 from livereview import logging as logs
 from livereview.app import App
 from livereview.check import check, render
+from livereview.demo import run_demo
 from livereview.model import JobState
 from livereview.settings import ConfigError, Settings, load
 from livereview.store import jobs
@@ -56,6 +57,9 @@ def parser() -> argparse.ArgumentParser:
     init = sub.add_parser("init", help="write a commented example config")
     init.add_argument("path", nargs="?", type=Path, default=Path("livereview.toml"))
     init.add_argument("--force", action="store_true", help="overwrite an existing file")
+    demo = sub.add_parser("demo", help="the whole loop in a sandbox: no account, no API key")
+    demo.add_argument("--llm", action="store_true",
+                      help="answer with the model of the config's [ai] section")
     pending = sub.add_parser("pending", help="comments still awaiting an answer, failed jobs")
     pending.add_argument("--repo", help="only this repo path")
     pending.add_argument("--json", action="store_true", help="machine-readable output")
@@ -123,10 +127,28 @@ async def _daemon(settings: Settings, command: str) -> int:
         await app.close()
 
 
+def _demo(args: argparse.Namespace) -> int:
+    ai = None
+    if args.llm:
+        try:
+            ai = _settings(args).ai
+        except ConfigError as exc:
+            print(f"livereview: config error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+    logs.configure("console", [ai.api_key.reveal()] if ai else [],
+                   level="WARNING" if args.log_level == "INFO" else args.log_level)
+    try:
+        return asyncio.run(run_demo(sys.stdout, ai))
+    except KeyboardInterrupt:
+        return EXIT_RUNTIME
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.command == "init":
         return _init(args)
+    if args.command == "demo":
+        return _demo(args)
     try:
         settings = _settings(args)
     except ConfigError as exc:

@@ -1,0 +1,168 @@
+"""`livereview demo`: the whole loop on one machine, no account, no API key.
+
+A sandbox GitLab (the same fake the tests use) serves a sample merge request on loopback;
+a scripted colleague asks questions in it; the real daemon — adapter, store, scheduler,
+worker — notices, acks and answers. Answers come from the sandbox answer engine (clearly
+labelled) unless `--llm` points the daemon at the configured model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from livereview.app import App
+from livereview.sandbox.gitlab_server import FakeGitLabServer
+from livereview.sandbox.gitlab_state import FakeGitLab
+from livereview.sandbox.llm_server import FakeLLMServer
+from livereview.settings import AISettings, Settings, parse
+from livereview.triggers import replied_to
+
+PROJECT = "demo/webshop"
+TOKEN = "glpat-demo-sandbox-token"  # noqa: S105 - the sandbox's own token
+OLD, NEW = (
+    "import threading\n\n_cache = {}\n\n\ndef price(sku):\n    return _cache.get(sku)\n",
+    "import threading\n\n_cache = {}\n_lock = threading.Lock()\n\n\ndef price(sku):\n"
+    "    with _lock:\n        return _cache.get(sku)\n",
+)
+DIFF_LINE = {"new_path": "shop/prices.py", "new_line": 9}
+SCRIPT = (  # where the colleague writes, and what
+    ("diff line", "@livereview is this lock needed for a read?"),
+    ("same thread", "But dict.get is atomic under the GIL, isn't it?"),  # no mention needed
+    ("general", "@livereview anything else you would change before this merges?"),
+)
+
+
+@dataclass
+class Timing:
+    question: str
+    ack: float | None = None
+    reply: float | None = None
+
+
+@dataclass
+class Demo:
+    gitlab: FakeGitLab
+    iid: int
+    out: TextIO
+    started: float = field(default_factory=time.monotonic)
+    timings: list[Timing] = field(default_factory=list)
+
+    def say(self, text: str) -> None:
+        print(f"[{time.monotonic() - self.started:6.2f}s] {text}", file=self.out, flush=True)
+
+    async def wait(self, what: Callable[[], bool], limit: float = 60.0) -> float | None:
+        start = time.monotonic()
+        while not what():
+            if time.monotonic() - start > limit:
+                return None
+            await asyncio.sleep(0.05)
+        return time.monotonic() - start
+
+    def reply_to(self, note_id: object) -> dict[str, Any] | None:
+        return next((n for n in self.gitlab.notes_by("livereview")
+                     if replied_to(str(n["body"])) == str(note_id)), None)
+
+    async def ask(self, where: str, body: str, thread: str | None) -> str:
+        kwargs: dict[str, Any] = {}
+        if where == "diff line":
+            kwargs["position"] = DIFF_LINE
+        elif where == "same thread" and thread:
+            kwargs["reply_to_discussion"] = thread
+        note = self.gitlab.add_note(PROJECT, self.iid, author="alice", body=body, **kwargs)
+        self.say(f"alice writes ({where}): “{body}”")
+        timing = Timing(body)
+        self.timings.append(timing)
+        timing.ack = await self.wait(lambda: bool(
+            self.gitlab.awards_on(PROJECT, self.iid, note["id"])))
+        if timing.ack is not None:
+            self.say(f"  👀 livereview acknowledged it ({timing.ack:.1f}s after it was written)")
+        waited = await self.wait(lambda: self.reply_to(note["id"]) is not None)
+        reply = self.reply_to(note["id"])
+        if waited is None or reply is None:
+            self.say("  no answer within 60s — see the log lines above")
+            return ""
+        timing.reply = (timing.ack or 0) + waited
+        text = str(reply["body"]).split("<!--")[0].strip()
+        self.say(f"  💬 livereview answered in the thread ({timing.reply:.1f}s):")
+        for line in text.splitlines()[:8]:
+            print(f"             │ {line}", file=self.out)
+        return str(next(d["id"] for d in self.gitlab.discussions(PROJECT, self.iid)
+                        if any(n["id"] == note["id"] for n in d["notes"])))
+
+    async def colleague(self) -> None:
+        thread: str | None = None
+        for where, body in SCRIPT:
+            await asyncio.sleep(1.0)
+            thread = await self.ask(where, body, thread)
+
+
+def sandbox_gitlab() -> tuple[FakeGitLab, int]:
+    gitlab = FakeGitLab(token=TOKEN)
+    gitlab.add_user("alice", "Alice Example")
+    gitlab.add_user("bob", "Bob Example")
+    gitlab.add_project(PROJECT)
+    iid = gitlab.add_mr(PROJECT, title="Guard the price cache with a lock",
+                        description="Checkout saw stale prices under load; this adds a lock.",
+                        author="bob", files={"shop/prices.py": (OLD, NEW)})
+    return gitlab, iid
+
+
+def demo_settings(gitlab_url: str, state: Path, ai: AISettings | None, llm_url: str) -> Settings:
+    settings = parse({
+        "daemon": {"database_url": f"sqlite:///{state / 'livereview.db'}",
+                   "hot_poll_interval_seconds": 1, "poll_interval_seconds": 10,
+                   "metrics_listen": ""},
+        "ai": {"base_url": llm_url, "model": "sandbox", "api_key_env": ""},
+        "hosts": [{"name": "sandbox", "type": "gitlab", "url": gitlab_url,
+                   "token_env": "DEMO_TOKEN"}],
+        "repos": [{"host": "sandbox", "path": PROJECT}],
+    }, {"DEMO_TOKEN": TOKEN})
+    if ai is None:
+        return settings
+    return Settings(settings.daemon, settings.bot, ai, settings.hosts, settings.repos)
+
+
+def summary(demo: Demo, state: Path, out: TextIO) -> None:
+    acks = [t.ack for t in demo.timings if t.ack is not None]
+    replies = [t.reply for t in demo.timings if t.reply is not None]
+    print("\nSummary", file=out)
+    print(f"  questions answered: {len(replies)} of {len(demo.timings)}", file=out)
+    if acks:
+        print(f"  time to 👀 ack:  median {statistics.median(acks):.1f}s, max {max(acks):.1f}s",
+              file=out)
+    if replies:
+        print(f"  time to reply:  median {statistics.median(replies):.1f}s, "
+              f"max {max(replies):.1f}s", file=out)
+    print(f"\nWhat happened is in the store: {state / 'livereview.db'}\n"
+          "Next: `livereview init` writes a config for your GitLab, `livereview check` tests "
+          "it,\n`livereview run` starts the daemon. README.md explains each setting.",
+          file=out)
+
+
+async def run_demo(out: TextIO, ai: AISettings | None = None) -> int:
+    gitlab, iid = sandbox_gitlab()
+    state = Path(tempfile.mkdtemp(prefix="livereview-demo-"))  # kept: the user may look
+    with FakeGitLabServer(gitlab) as server, FakeLLMServer() as llm:
+        settings = demo_settings(server.url, state, ai, llm.url)
+        engine = f"model {ai.model} at {ai.base_url}" if ai else "the sandbox answer engine"
+        demo = Demo(gitlab, iid, out)
+        demo.say(f"sandbox GitLab on {server.url}, MR !{iid} in {PROJECT}; answers from "
+                 f"{engine}; polling every {settings.daemon.hot_poll_interval_seconds:g}s")
+        app = App.create(settings)
+        stop = asyncio.Event()
+        daemon = asyncio.create_task(app.run(stop))
+        try:
+            await demo.colleague()
+        finally:
+            stop.set()
+            await daemon
+            await app.close()
+        summary(demo, state, out)
+        return 0 if all(t.reply is not None for t in demo.timings) else 1
