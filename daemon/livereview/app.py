@@ -23,6 +23,7 @@ from livereview.settings import Settings
 from livereview.store import jobs, state
 from livereview.store.db import Store
 from livereview.sync.poller import CycleReport, HostPoller
+from livereview.systemd import Notifier
 
 log = structlog.get_logger("livereview.app")
 
@@ -46,6 +47,7 @@ class App:
     pollers: dict[str, HostPoller] = field(default_factory=dict)
     _last_warm: float = 0.0
     _ticking: asyncio.Lock = field(default_factory=asyncio.Lock)
+    last_tick: float = 0.0
 
     @classmethod
     def create(cls, settings: Settings, *, answerer: Answerer | None = None,
@@ -95,11 +97,33 @@ class App:
         return {p.host.name: r for p, r in zip(pollers, reports, strict=True)}
 
     async def tick(self) -> None:
+        self.last_tick = time.monotonic()  # the scheduler heartbeat the watchdog checks
         warm = time.monotonic() - self._last_warm >= self.settings.daemon.poll_interval_seconds
         if warm:
             self._last_warm = time.monotonic()
         async with self._ticking:
             await self.cycle(with_warm=warm)
+
+    async def status_line(self) -> str:
+        """One line for systemd's STATUS=: hosts healthy, jobs waiting."""
+        counts = await self.store.run(jobs.counts)
+        open_jobs = sum(counts.get(s.value, 0) for s in JobState if s.open)
+        healthy = sum(1 for p in self.pollers.values() if p.healthy)
+        return (f"hosts healthy {healthy}/{len(self.hosts)}; jobs pending {open_jobs}, "
+                f"failed {counts.get(JobState.FAILED.value, 0)}")
+
+    async def _watchdog(self, notifier: Notifier, stop: asyncio.Event) -> None:
+        """Ping systemd's watchdog only while the scheduler heartbeat is fresh, so a stuck
+        poll loop gets the unit restarted; refresh STATUS= either way."""
+        period = notifier.watchdog_seconds
+        while not stop.is_set():
+            status = await self.status_line()
+            if period is not None and time.monotonic() - self.last_tick < period:
+                notifier.watchdog(status)
+            else:
+                notifier.status(status)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), timeout=(period or 20.0) / 2)
 
     async def once(self) -> dict[str, CycleReport]:
         reports = await self.cycle(with_warm=True)
@@ -116,20 +140,30 @@ class App:
         """The daemon: poll on a schedule, answer as jobs come; stop cleanly on SIGTERM."""
         stop = stop or asyncio.Event()
         _install_signal_handlers(stop)
+        notifier = Notifier()
         if self.settings.daemon.metrics_listen:
             self.metrics.serve(self.settings.daemon.metrics_listen)
+        for name in self.hosts:  # identities first: READY means "knows who it is"
+            await self._poller(name)
         scheduler = AsyncIOScheduler()
         scheduler.add_job(self.tick, "interval", id="poll",
                           seconds=self.settings.daemon.hot_poll_interval_seconds,
                           next_run_time=datetime.now(), coalesce=True, max_instances=1,
                           misfire_grace_time=int(self.settings.daemon.poll_interval_seconds))
         scheduler.start()
+        self.last_tick = time.monotonic()
+        notifier.ready(await self.status_line())
+        watchdog = asyncio.create_task(self._watchdog(notifier, stop))
         log.info("daemon_started", hosts=list(self.hosts), repos=len(self.settings.repos),
                  hot_interval=self.settings.daemon.hot_poll_interval_seconds,
-                 cold_interval=self.settings.daemon.poll_interval_seconds)
+                 cold_interval=self.settings.daemon.poll_interval_seconds,
+                 systemd=notifier.enabled)
         try:
             await self.worker.serve(stop)
         finally:
+            notifier.stopping()
+            stop.set()
+            await watchdog
             scheduler.shutdown(wait=False)
             grace = self.settings.daemon.shutdown_grace_seconds
             with contextlib.suppress(TimeoutError):

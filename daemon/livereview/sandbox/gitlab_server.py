@@ -11,6 +11,7 @@ import json
 import math
 import re
 import socket
+import sys
 import threading
 import time
 from collections.abc import Mapping
@@ -114,6 +115,12 @@ class _HTTPServer(ThreadingHTTPServer):
     def __init__(self, owner: FakeGitLabServer) -> None:
         self.owner = owner
         super().__init__(("127.0.0.1", 0), _Handler)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that hung up mid-response (a killed daemon, a timeout) is normal here.
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
 
 
 class FakeGitLabServer:

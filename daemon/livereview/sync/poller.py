@@ -59,12 +59,17 @@ class HostPoller:
     clock: Callable[[], datetime] = field(default=lambda: datetime.now().astimezone())
     unhealthy: dict[str, str] = field(default_factory=dict)  # repo → reason
     _repos_checked: bool = False
+    last_cycle_ok: bool = False
 
     async def _baselines(self, now: datetime) -> dict[str, datetime]:
         """Per repo: comments created before this are history, never answered."""
         backfill = timedelta(hours=self.settings.backfill_hours)
         first_seen = await self.store.run(state.first_seen, self.host.name, self.repos, now)
         return {repo: at - backfill for repo, at in first_seen.items()}
+
+    @property
+    def healthy(self) -> bool:
+        return self.last_cycle_ok and not self.unhealthy
 
     async def check_repos(self) -> None:
         """Find watched repos that do not exist or may not be read, so one wrong path does
@@ -174,6 +179,7 @@ class HostPoller:
         return self._finish(report, started, sent_before)
 
     def _finish(self, report: CycleReport, started: float, sent_before: int) -> CycleReport:
+        self.last_cycle_ok = report.ok
         report.seconds = time.monotonic() - started
         report.requests = self.host.requests_sent - sent_before
         self.metrics.poll_cycle.observe(report.seconds)
