@@ -165,31 +165,35 @@ def _check_url(key: str, url: str) -> str:
     return url.rstrip("/")
 
 
-def _secret(table: _Table, env: dict[str, str], *, required: bool) -> Secret:
-    env_name = table.get("token_env", str, "")
-    file_name = table.get("token_file", str, "")
-    if env_name and file_name:
-        raise ConfigError(f"{table.key('token_file')}: set token_env or token_file, not both")
+def _secret(table: _Table, env: dict[str, str], kind: str, *, default_env: str = "",
+            required: bool) -> Secret:
+    """A secret from `<kind>_env` (a variable) or `<kind>_file` (relative paths are read
+    from $CREDENTIALS_DIRECTORY, i.e. systemd's LoadCredential=)."""
+    env_key, file_key = f"{kind}_env", f"{kind}_file"
+    env_name = table.get(env_key, str, default_env)
+    file_name = table.get(file_key, str, "")
     if file_name:
+        if env_key in table.data:
+            raise ConfigError(f"{table.key(file_key)}: set {env_key} or {file_key}, not both")
         path = Path(file_name)
         if not path.is_absolute() and env.get("CREDENTIALS_DIRECTORY"):
             path = Path(env["CREDENTIALS_DIRECTORY"]) / path
         try:
             value = path.read_text(encoding="utf-8").strip()
         except OSError as exc:
-            raise ConfigError(f"{table.key('token_file')}: cannot read {path}: "
+            raise ConfigError(f"{table.key(file_key)}: cannot read {path}: "
                               f"{exc.strerror}") from None
         if not value:
-            raise ConfigError(f"{table.key('token_file')}: {path} is empty")
+            raise ConfigError(f"{table.key(file_key)}: {path} is empty")
         return Secret(value)
     if env_name:
         value = env.get(env_name, "")
         if not value:
-            raise ConfigError(f"{table.key('token_env')}: environment variable {env_name} is "
+            raise ConfigError(f"{table.key(env_key)}: environment variable {env_name} is "
                               "not set")
         return Secret(value)
     if required:
-        raise ConfigError(f"{table.key('token_env')}: is required (or token_file)")
+        raise ConfigError(f"{table.key(env_key)}: is required (or {file_key})")
     return Secret("")
 
 
@@ -251,16 +255,7 @@ def _bot(table: _Table) -> BotSettings:
 
 
 def _ai(table: _Table, env: dict[str, str]) -> AISettings:
-    key_env = table.get("api_key_env", str, "OPENAI_API_KEY")
-    key_file = table.get("api_key_file", str, "")
-    if key_file:
-        try:
-            api_key = Secret(Path(key_file).read_text(encoding="utf-8").strip())
-        except OSError as exc:
-            raise ConfigError(f"{table.key('api_key_file')}: cannot read {key_file}: "
-                              f"{exc.strerror}") from None
-    else:
-        api_key = Secret(env.get(key_env, "")) if key_env else Secret("")
+    api_key = _secret(table, env, "api_key", default_env="OPENAI_API_KEY", required=False)
     return AISettings(
         base_url=_check_url(table.key("base_url"),
                             table.get("base_url", str, "https://api.openai.com/v1")),
@@ -290,7 +285,7 @@ def _host(table: _Table, env: dict[str, str]) -> HostSettings:
         name=table.required("name"),
         type=host_type,
         url=_check_url(table.key("url"), table.required("url")),
-        token=_secret(table, env, required=True),
+        token=_secret(table, env, "token", required=True),
         ca_bundle=ca_bundle,
         username=table.get("username", str, "") or None,
         max_concurrent_requests=int(table.positive("max_concurrent_requests", 4)),
