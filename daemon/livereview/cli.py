@@ -11,17 +11,18 @@ import asyncio
 import json
 import os
 import sys
+from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
 
-from livereview import __version__
+from livereview import __version__, conversation
 from livereview import logging as logs
 from livereview.app import App
 from livereview.check import check, render
 from livereview.demo import run_demo
 from livereview.model import JobState
 from livereview.settings import ConfigError, Settings, load
-from livereview.store import jobs
+from livereview.store import jobs, state
 from livereview.store.db import Store
 from livereview.store.engine import StoreError
 
@@ -63,7 +64,55 @@ def parser() -> argparse.ArgumentParser:
     pending = sub.add_parser("pending", help="comments still awaiting an answer, failed jobs")
     pending.add_argument("--repo", help="only this repo path")
     pending.add_argument("--json", action="store_true", help="machine-readable output")
+    conv = sub.add_parser("conversation", help="the stored graph of one MR: threads, "
+                                               "messages, reactions, events, jobs")
+    conv.add_argument("url", help="the MR's web URL, e.g. https://gitlab.example/g/p/-/merge_requests/7")
+    conv.add_argument("--json", action="store_true", help="machine-readable output")
+    health = sub.add_parser("health", help="exit 0 if every host was polled recently "
+                                           "(container HEALTHCHECK)")
+    health.add_argument("--max-age", type=float, default=None, metavar="SECONDS",
+                        help="oldest acceptable successful poll (default: 5 cold cycles, "
+                             "at least 300 s)")
     return p
+
+
+def _conversation(settings: Settings, args: argparse.Namespace) -> int:
+    try:
+        key = conversation.parse_url(settings, args.url)
+        store = Store.open(settings.daemon.database_url)
+        try:
+            graph = conversation.load(store, key)
+        finally:
+            store.close()
+    except conversation.UnknownMR as exc:
+        print(f"livereview: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    print(json.dumps(conversation.as_dict(graph), indent=2) if args.json
+          else conversation.render(graph))
+    return EXIT_OK
+
+
+def _health(settings: Settings, args: argparse.Namespace) -> int:
+    store = Store.open(settings.daemon.database_url)
+    try:
+        last = store.transaction(state.last_success)
+    finally:
+        store.close()
+    max_age = args.max_age or max(300.0, 5 * settings.daemon.poll_interval_seconds)
+    now = datetime.now(UTC)
+    healthy = True
+    for host in settings.hosts:
+        at = last.get(host.name)
+        if at is None:
+            print(f"{host.name}: no successful poll yet")
+            healthy = False
+            continue
+        age = (now - at).total_seconds()
+        fresh = age <= max_age
+        healthy = healthy and fresh
+        print(f"{host.name}: last successful poll {age:.0f}s ago"
+              + ("" if fresh else f" (older than {max_age:.0f}s)"))
+    return EXIT_OK if healthy else EXIT_RUNTIME
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -161,6 +210,10 @@ def main(argv: list[str] | None = None) -> int:
             return asyncio.run(_check(settings))
         if args.command == "pending":
             return _pending(settings, args)
+        if args.command == "conversation":
+            return _conversation(settings, args)
+        if args.command == "health":
+            return _health(settings, args)
         return asyncio.run(_daemon(settings, args.command))
     except StoreError as exc:
         print(f"livereview: {exc}", file=sys.stderr)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -110,3 +111,32 @@ def test_pending_lists_failed_jobs_with_their_reason(sandbox: Sandbox,
     out = capsys.readouterr().out
     assert "failed" in out and "acme/widgets" in out and "HTTP 500" in out
     assert sandbox.bot_notes() == []  # never a half answer
+
+
+def test_conversation_shows_threads_actors_events_and_jobs(
+        sandbox: Sandbox, capsys: pytest.CaptureFixture[str]) -> None:
+    note = sandbox.note("@livereview is this lock needed?",
+                        position={"new_path": "src/cache.py", "new_line": 9})
+    assert sandbox.once() == 0
+    assert sandbox.once() == 0  # sees its own reply
+    url = f"{sandbox.gitlab_server.url}/acme/widgets/-/merge_requests/{sandbox.iid}"
+    capsys.readouterr()
+    assert main(["--config", str(sandbox.config), "conversation", url]) == 0
+    tree = capsys.readouterr().out
+    assert "on src/cache.py:9" in tree
+    assert f"#{note['id']} @alice (human)" in tree
+    assert "@livereview (bot (self))" in tree
+    assert "comment_added" in tree
+    assert f"posted    #{note['id']} (mention)" in tree
+    assert main(["--config", str(sandbox.config), "conversation", "--json", url]) == 0
+    graph = json.loads(capsys.readouterr().out)
+    [job] = graph["jobs"]
+    assert job["state"] == "posted"
+    assert [m["actor"] for m in graph["threads"][-1]["messages"]] == ["human", "bot (self)"]
+
+
+def test_conversation_of_an_unknown_url_is_a_clear_error(
+        sandbox: Sandbox, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--config", str(sandbox.config), "conversation",
+                 "https://elsewhere.example/a/b/-/merge_requests/1"]) == 2
+    assert "not a merge request URL of a configured host" in capsys.readouterr().err

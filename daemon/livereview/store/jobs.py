@@ -104,10 +104,13 @@ def counts(session: Session) -> dict[str, int]:
 
 
 def listing(session: Session, *, states: Iterable[str] | None = None,
-            repo: str | None = None) -> list[ReplyJobRow]:
+            repo: str | None = None, mr: MRKey | None = None) -> list[ReplyJobRow]:
     query = select(ReplyJobRow).order_by(col(ReplyJobRow.id))
     if states is not None:
         query = query.where(col(ReplyJobRow.state).in_(list(states)))
     if repo is not None:
         query = query.where(ReplyJobRow.repo == repo)
+    if mr is not None:
+        query = query.where(ReplyJobRow.host == mr.host, ReplyJobRow.repo == mr.repo,
+                            ReplyJobRow.iid == mr.iid)
     return list(session.exec(query))

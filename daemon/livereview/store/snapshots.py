@@ -237,3 +237,13 @@ def fetch_marks(session: Session, host: str) -> dict[MRKey, tuple[datetime, date
                                MRConversation.updated_at, MRConversation.fetched_at)
                         .where(MRConversation.host == host))
     return {MRKey(host, repo, iid): (updated, fetched) for repo, iid, updated, fetched in rows}
+
+
+def events_of(session: Session, key: MRKey, limit: int = 50) -> list[EventRow]:
+    """The newest events derived for one MR, oldest first."""
+    row = conversation(session, key)
+    if row is None:
+        return []
+    rows = session.exec(select(EventRow).where(EventRow.conversation_id == row.id)
+                        .order_by(col(EventRow.id).desc()).limit(limit))
+    return list(reversed(list(rows)))
