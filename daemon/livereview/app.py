@@ -7,6 +7,7 @@ import contextlib
 import os
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -48,6 +49,7 @@ class App:
     _last_warm: float = 0.0
     _ticking: asyncio.Lock = field(default_factory=asyncio.Lock)
     last_tick: float = 0.0
+    on_cycle: Callable[[dict[str, CycleReport]], None] | None = None  # the demo's live view
 
     @classmethod
     def create(cls, settings: Settings, *, answerer: Answerer | None = None,
@@ -102,7 +104,9 @@ class App:
         if warm:
             self._last_warm = time.monotonic()
         async with self._ticking:
-            await self.cycle(with_warm=warm)
+            reports = await self.cycle(with_warm=warm)
+        if self.on_cycle is not None:
+            self.on_cycle(reports)
 
     async def status_line(self) -> str:
         """One line for systemd's STATUS=: hosts healthy, jobs waiting."""

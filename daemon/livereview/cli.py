@@ -64,6 +64,8 @@ def parser() -> argparse.ArgumentParser:
     pending = sub.add_parser("pending", help="comments still awaiting an answer, failed jobs")
     pending.add_argument("--repo", help="only this repo path")
     pending.add_argument("--json", action="store_true", help="machine-readable output")
+    pending.add_argument("--include-replied", action="store_true",
+                         help="also list comments already answered (and skipped ones)")
     conv = sub.add_parser("conversation", help="the stored graph of one MR: threads, "
                                                "messages, reactions, events, jobs")
     conv.add_argument("url", help="the MR's web URL, e.g. https://gitlab.example/g/p/-/merge_requests/7")
@@ -144,7 +146,8 @@ async def _check(settings: Settings) -> int:
 def _pending(settings: Settings, args: argparse.Namespace) -> int:
     store = Store.open(settings.daemon.database_url)
     try:
-        states = [s.value for s in JobState if s.open] + [JobState.FAILED.value]
+        states = None if args.include_replied else (
+            [s.value for s in JobState if s.open] + [JobState.FAILED.value])
         rows = store.transaction(jobs.listing, states=states, repo=args.repo)
     finally:
         store.close()
@@ -160,7 +163,9 @@ def _pending(settings: Settings, args: argparse.Namespace) -> int:
         print("nothing pending")
     for item in items:
         error = f"  ({item['last_error']})" if item["last_error"] else ""
-        print(f"{item['state']:<9} {item['key']}  attempts={item['attempts']}{error}")
+        retry = (f"  next attempt {item['next_attempt_at']}"
+                 if item["state"] in ("pending", "acked", "answered") else "")
+        print(f"{item['state']:<9} {item['key']}  attempts={item['attempts']}{retry}{error}")
     return EXIT_OK
 
 

@@ -22,6 +22,7 @@ from livereview.sandbox.gitlab_server import FakeGitLabServer
 from livereview.sandbox.gitlab_state import FakeGitLab
 from livereview.sandbox.llm_server import FakeLLMServer
 from livereview.settings import AISettings, Settings, parse
+from livereview.sync.poller import CycleReport
 from livereview.triggers import replied_to
 
 PROJECT = "demo/webshop"
@@ -53,6 +54,14 @@ class Demo:
     out: TextIO
     started: float = field(default_factory=time.monotonic)
     timings: list[Timing] = field(default_factory=list)
+
+    def show_poll(self, reports: dict[str, CycleReport]) -> None:
+        """One line per poll cycle that found something (idle cycles are one request)."""
+        for report in reports.values():
+            if report.events or report.jobs:
+                self.say(f"  poll: {report.requests} requests, {report.fetched} MR fetched, "
+                         f"{report.events} new events, {report.jobs} reply job(s) "
+                         f"({report.seconds * 1000:.0f} ms)")
 
     def say(self, text: str) -> None:
         print(f"[{time.monotonic() - self.started:6.2f}s] {text}", file=self.out, flush=True)
@@ -156,6 +165,7 @@ async def run_demo(out: TextIO, ai: AISettings | None = None) -> int:
         demo.say(f"sandbox GitLab on {server.url}, MR !{iid} in {PROJECT}; answers from "
                  f"{engine}; polling every {settings.daemon.hot_poll_interval_seconds:g}s")
         app = App.create(settings)
+        app.on_cycle = demo.show_poll
         stop = asyncio.Event()
         daemon = asyncio.create_task(app.run(stop))
         try:

@@ -140,3 +140,18 @@ def test_conversation_of_an_unknown_url_is_a_clear_error(
     assert main(["--config", str(sandbox.config), "conversation",
                  "https://elsewhere.example/a/b/-/merge_requests/1"]) == 2
     assert "not a merge request URL of a configured host" in capsys.readouterr().err
+
+
+def test_pending_is_per_repo_and_can_include_replied(
+        sandbox: Sandbox, capsys: pytest.CaptureFixture[str]) -> None:
+    note = sandbox.note("@livereview is this lock needed?")
+    assert sandbox.once() == 0
+    capsys.readouterr()
+    assert main(["--config", str(sandbox.config), "pending"]) == 0
+    assert capsys.readouterr().out.strip() == "nothing pending"
+    assert main(["--config", str(sandbox.config), "pending", "--include-replied", "--json"]) == 0
+    [item] = json.loads(capsys.readouterr().out)
+    assert (item["state"], item["key"].endswith(f":{note['id']}")) == ("posted", True)
+    assert main(["--config", str(sandbox.config), "pending", "--include-replied",
+                 "--repo", "acme/other"]) == 0
+    assert capsys.readouterr().out.strip() == "nothing pending"
