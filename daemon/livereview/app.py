@@ -55,6 +55,7 @@ class App:
     def create(cls, settings: Settings, *, answerer: Answerer | None = None,
                metrics: Metrics | None = None) -> App:
         metrics = metrics or Metrics()
+        metrics.prepare({h.type for h in settings.hosts}, {h.name for h in settings.hosts})
         store = Store.open(settings.daemon.database_url)
         hosts = {h.name: connect(h, metrics) for h in settings.hosts}
         worker = Worker(store=store, hosts=hosts, identities={},

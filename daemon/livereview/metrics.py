@@ -47,6 +47,22 @@ class Metrics:
             "livereview_unhealthy_repos", "Watched repos that currently fail (403/404).",
             ["host"], registry=r)
 
+    def prepare(self, host_types: set[str], hosts: set[str]) -> None:
+        """Create every known label combination at zero, so that the first failure after a
+        start is an increase Prometheus can see, and dashboards list the host types."""
+        for host_type in host_types:
+            self.time_to_ack.labels(host_type)
+            self.time_to_reply.labels(host_type)
+            self.rate_limited.labels(host_type)
+            for outcome in ("posted", "retry", "failed", "skipped"):
+                self.replies.labels(host_type, outcome)
+            for outcome in ("ok", "forbidden", "not_found", "error"):
+                self.acks.labels(host_type, outcome)
+        for host in hosts:
+            self.repo_unhealthy.labels(host).set(0)
+        for kind in ("prompt", "completion"):
+            self.llm_tokens.labels(kind)
+
     def serve(self, listen: str) -> None:
         """Expose /metrics on HOST:PORT (a daemon thread of prometheus-client)."""
         host, _, port = listen.rpartition(":")
