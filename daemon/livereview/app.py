@@ -34,8 +34,12 @@ def now() -> datetime:
 
 
 def policy(settings: Settings) -> Policy:
-    return Policy(aliases=settings.bot.mention_aliases, ignore_users=settings.bot.ignore_users,
-                  backfill_hours=settings.daemon.backfill_hours)
+    bot = settings.bot
+    return Policy(aliases=bot.mention_aliases, ignore_users=bot.ignore_users,
+                  backfill_hours=settings.daemon.backfill_hours,
+                  max_consecutive_replies=bot.max_consecutive_replies,
+                  max_replies_per_mr_per_hour=bot.max_replies_per_mr_per_hour,
+                  automated_reply_seconds=bot.automated_reply_seconds)
 
 
 @dataclass
@@ -56,9 +60,9 @@ class App:
                metrics: Metrics | None = None) -> App:
         metrics = metrics or Metrics()
         metrics.prepare({h.type for h in settings.hosts}, {h.name for h in settings.hosts})
-        store = Store.open(settings.daemon.database_url)
+        store = Store.for_settings(settings.daemon)
         hosts = {h.name: connect(h, metrics) for h in settings.hosts}
-        worker = Worker(store=store, hosts=hosts, identities={},
+        worker = Worker(store=store, hosts=hosts, identities={}, policy=policy(settings),
                         answerer=answerer or OpenAIAnswerer(settings.ai, metrics),
                         daemon=settings.daemon, bot=settings.bot, metrics=metrics, clock=now)
         return cls(settings, store, metrics, hosts, worker)

@@ -81,7 +81,7 @@ def parser() -> argparse.ArgumentParser:
 def _conversation(settings: Settings, args: argparse.Namespace) -> int:
     try:
         key = conversation.parse_url(settings, args.url)
-        store = Store.open(settings.daemon.database_url)
+        store = Store.for_settings(settings.daemon)
         try:
             graph = conversation.load(store, key)
         finally:
@@ -95,7 +95,7 @@ def _conversation(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _health(settings: Settings, args: argparse.Namespace) -> int:
-    store = Store.open(settings.daemon.database_url)
+    store = Store.for_settings(settings.daemon)
     try:
         last = store.transaction(state.last_success)
     finally:
@@ -134,7 +134,7 @@ def _init(args: argparse.Namespace) -> int:
 
 
 async def _check(settings: Settings) -> int:
-    store = Store.open(settings.daemon.database_url)
+    store = Store.for_settings(settings.daemon)
     try:
         rows = await check(settings, store)
     finally:
@@ -144,7 +144,7 @@ async def _check(settings: Settings) -> int:
 
 
 def _pending(settings: Settings, args: argparse.Namespace) -> int:
-    store = Store.open(settings.daemon.database_url)
+    store = Store.for_settings(settings.daemon)
     try:
         states = None if args.include_replied else (
             [s.value for s in JobState if s.open] + [JobState.FAILED.value])

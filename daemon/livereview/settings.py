@@ -59,6 +59,7 @@ class DaemonSettings:
     step_timeout_seconds: float = 120.0
     job_timeout_seconds: float = 600.0
     shutdown_grace_seconds: float = 30.0
+    busy_timeout_seconds: float = 10.0
     log_format: str = "auto"  # auto | console | json
 
 
@@ -68,6 +69,10 @@ class BotSettings:
     ack_reaction: str = "eyes"
     ignore_users: tuple[str, ...] = ("ghost", "*-bot", "*[bot]")
     max_reply_chars: int = 6000
+    max_consecutive_replies: int = 5
+    max_replies_per_mr_per_hour: int = 30
+    automated_reply_seconds: float = 5.0
+    answer_closed_mrs: bool = False
 
 
 @dataclass(frozen=True)
@@ -231,6 +236,7 @@ def _daemon(table: _Table, env: dict[str, str]) -> DaemonSettings:
         step_timeout_seconds=table.positive("step_timeout_seconds", 120.0),
         job_timeout_seconds=table.positive("job_timeout_seconds", 600.0),
         shutdown_grace_seconds=table.positive("shutdown_grace_seconds", 30.0),
+        busy_timeout_seconds=table.positive("busy_timeout_seconds", 10.0),
         log_format=log_format,
     )
     if settings.watermark_overlap_seconds < 60:
@@ -251,6 +257,10 @@ def _bot(table: _Table) -> BotSettings:
         ack_reaction=table.get("ack_reaction", str, "eyes"),
         ignore_users=table.strings("ignore_users", ("ghost", "*-bot", "*[bot]")),
         max_reply_chars=int(table.positive("max_reply_chars", 6000)),
+        max_consecutive_replies=int(table.positive("max_consecutive_replies", 5)),
+        max_replies_per_mr_per_hour=int(table.positive("max_replies_per_mr_per_hour", 30)),
+        automated_reply_seconds=table.get("automated_reply_seconds", float, 5.0),
+        answer_closed_mrs=table.get("answer_closed_mrs", bool, False),
     )
 
 

@@ -8,10 +8,9 @@ messages already answered — is filtered here so the decision can be unit-teste
 
 from __future__ import annotations
 
-import fnmatch
 import re
 from collections.abc import Iterable
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from livereview.model import (
     Actor,
@@ -81,9 +80,16 @@ def mentions(body: str, aliases: Iterable[str]) -> bool:
     return any(_alias_pattern(alias).search(text) for alias in aliases if alias.strip("@ "))
 
 
+def _glob(pattern: str) -> re.Pattern[str]:
+    # Only * and ? are wildcards: "[" is literal, so "*[bot]" means GitHub's "[bot]" suffix
+    # (fnmatch would read it as a character class and ignore everyone ending in b, o or t).
+    body = re.escape(pattern.lower()).replace(r"\*", ".*").replace(r"\?", ".")
+    return re.compile(f"^{body}$")
+
+
 def is_ignored(actor: Actor, patterns: Iterable[str]) -> bool:
     name = actor.username.lower()
-    return any(fnmatch.fnmatchcase(name, p.lower()) for p in patterns)
+    return any(_glob(p).match(name) for p in patterns)
 
 
 def answered_ids(snapshot: Snapshot, identity: Identity) -> set[str]:
@@ -166,3 +172,39 @@ def reply_requests(
                                    message.created_at)
             requests.setdefault(request.key, request)
     return list(requests.values())
+
+
+def consecutive_bot_replies(thread: Thread, identity: Identity, policy: Policy) -> int:
+    """The bot's replies at the end of `thread` with no human in between.
+
+    Ignored users do not count as humans, nor does an answer that arrives within
+    `automated_reply_seconds` of the bot's previous message: people do not type that fast,
+    another bot answering us does.
+    """
+    count, last_bot_at = 0, None
+    for message in thread.messages:
+        if message.system:
+            continue
+        if identity.is_me(message.author):
+            count, last_bot_at = count + 1, message.created_at
+            continue
+        automated = last_bot_at is not None and (
+            message.created_at - last_bot_at).total_seconds() < policy.automated_reply_seconds
+        if not automated and not is_ignored(message.author, policy.ignore_users):
+            count = 0
+    return count
+
+
+def loop_guard(snapshot: Snapshot, thread: Thread, identity: Identity, policy: Policy,
+               now: datetime) -> str | None:
+    """Why the bot must not answer in `thread` now, or None (DESIGN.md §4 loop guards)."""
+    consecutive = consecutive_bot_replies(thread, identity, policy)
+    if consecutive >= policy.max_consecutive_replies:
+        return (f"loop guard: {consecutive} bot replies in this thread without a human in "
+                "between")
+    hour_ago = now - timedelta(hours=1)
+    recent = sum(1 for t in snapshot.threads for m in t.messages
+                 if identity.is_me(m.author) and m.created_at > hour_ago)
+    if recent >= policy.max_replies_per_mr_per_hour:
+        return f"reply budget: {recent} bot replies in this MR in the last hour"
+    return None

@@ -1,14 +1,24 @@
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from livereview.model import Event, EventKind, JobReason, Policy
+from livereview.model import Event, EventKind, JobReason, Policy, Thread
 from livereview.sync.diff import diff
-from livereview.triggers import mentions, prose, replied_to, reply_marker, reply_requests
+from livereview.triggers import (
+    consecutive_bot_replies,
+    is_ignored,
+    loop_guard,
+    mentions,
+    prose,
+    replied_to,
+    reply_marker,
+    reply_requests,
+)
 from tests.factories import ALICE, BOB, BOT, IDENTITY, KEY, T0, msg, snapshot, thread
 
 POLICY = Policy(aliases=("@livereview", "@lr"), ignore_users=("ghost", "*-bot"))
@@ -131,3 +141,53 @@ def test_message_before_the_bot_joined_is_not_a_thread_reply() -> None:
     jobs = decide(thread("t1", msg("1", body="plain"), msg("2", body="@livereview look", at=1),
                          msg("3", BOT, "ok" + reply_marker("2"), at=2)))
     assert jobs == []
+
+
+def _ping_pong(rounds: int, gap_seconds: float) -> Thread:
+    """alice and the bot alternating; alice answers `gap_seconds` after each bot reply."""
+    messages = [msg("0", body="@livereview start")]
+    at = T0
+    for i in range(rounds):
+        at += timedelta(seconds=30)
+        messages.append(replace(msg(f"b{i}", BOT, "answer"), created_at=at))
+        at += timedelta(seconds=gap_seconds)
+        messages.append(replace(msg(f"h{i}", ALICE, "again"), created_at=at))
+    return thread("t1", *messages)
+
+
+def test_a_fast_answering_partner_is_not_a_human_in_between() -> None:
+    policy = Policy(max_consecutive_replies=5, automated_reply_seconds=5)
+    fast = _ping_pong(5, gap_seconds=1)
+    assert consecutive_bot_replies(fast, IDENTITY, policy) == 5
+    assert loop_guard(snapshot(fast), fast, IDENTITY, policy, T0).startswith("loop guard")
+    slow = _ping_pong(5, gap_seconds=60)
+    assert consecutive_bot_replies(slow, IDENTITY, policy) == 0
+    assert loop_guard(snapshot(slow), slow, IDENTITY, policy, T0) is None
+
+
+def test_ignored_users_do_not_reset_the_count() -> None:
+    policy = Policy(ignore_users=("*-bot",), max_consecutive_replies=2,
+                    automated_reply_seconds=0)
+    other = ALICE.__class__("5", "ci-bot")
+    t = thread("t1", msg("1"), msg("2", BOT, at=1), msg("3", other, at=2), msg("4", BOT, at=3))
+    assert consecutive_bot_replies(t, IDENTITY, policy) == 2
+
+
+def test_reply_budget_per_mr_per_hour() -> None:
+    policy = Policy(max_replies_per_mr_per_hour=3)
+    threads = [thread(f"t{i}", msg(f"q{i}", thread=f"t{i}"),
+                      msg(f"a{i}", BOT, thread=f"t{i}", at=1)) for i in range(3)]
+    snap = snapshot(*threads)
+    now = T0 + timedelta(minutes=30)
+    assert loop_guard(snap, threads[0], IDENTITY, policy, now) == (
+        "reply budget: 3 bot replies in this MR in the last hour")
+    assert loop_guard(snap, threads[0], IDENTITY, policy, now + timedelta(hours=1)) is None
+
+
+@pytest.mark.parametrize(("username", "ignored"), [
+    ("dependabot[bot]", True), ("renovate-bot", True), ("ghost", True), ("GHOST", True),
+    ("bob", False), ("echo", False), ("robot", False), ("ghostly", False), ("[bot]x", False),
+])
+def test_ignore_patterns_are_globs_with_a_literal_bracket(username: str, ignored: bool) -> None:
+    actor = ALICE.__class__("9", username)
+    assert is_ignored(actor, ("ghost", "*-bot", "*[bot]")) is ignored

@@ -28,13 +28,14 @@ from livereview.hosts.base import (
     Transient,
 )
 from livereview.metrics import Metrics
-from livereview.model import Identity, JobState, ReplyJob, Snapshot, Thread
+from livereview.model import Identity, JobState, Policy, ReplyJob, Snapshot, Thread
 from livereview.reply import context
 from livereview.reply.llm import Answerer, LLMError
 from livereview.settings import BotSettings, DaemonSettings
 from livereview.store import jobs, snapshots
 from livereview.store.db import Store
-from livereview.triggers import replied_to, reply_marker
+from livereview.store.engine import StoreError
+from livereview.triggers import loop_guard, replied_to, reply_marker
 
 log = structlog.get_logger("livereview.worker")
 
@@ -54,6 +55,7 @@ class Worker:
     hosts: dict[str, Host]
     identities: dict[str, Identity]
     answerer: Answerer
+    policy: Policy
     daemon: DaemonSettings
     bot: BotSettings
     metrics: Metrics
@@ -128,9 +130,20 @@ class Worker:
             self.metrics.replies.labels(host_type, "failed").inc()
         except (Transient, LLMError, HostError, TimeoutError) as exc:
             await self._retry_later(job, exc, bound, host_type)
+        except StoreError as exc:
+            # Locked, read-only or full: nothing was marked done that was not done; the job
+            # resumes from its last committed state when the store is writable again.
+            bound.error("store_unavailable", error=str(exc))
 
     async def _retry_later(self, job: ReplyJob, exc: Exception, bound: Any,
                            host_type: str) -> None:
+        try:
+            await self._schedule_retry(job, exc, bound, host_type)
+        except StoreError as store_exc:
+            bound.error("store_unavailable", error=str(store_exc), while_handling=str(exc))
+
+    async def _schedule_retry(self, job: ReplyJob, exc: Exception, bound: Any,
+                              host_type: str) -> None:
         current = await self.store.run(jobs.get, job.id)
         attempts = current.attempts + 1
         reason = str(exc) or type(exc).__name__
@@ -160,9 +173,14 @@ class Worker:
         stored = await self.store.run(snapshots.load, job.mr)
         if stored is None:
             raise JobSkipped("the MR is not in the store")
-        if stored.mr.state != "opened":
+        if stored.mr.state != "opened" and not self.bot.answer_closed_mrs:
             raise JobSkipped(f"the MR is {stored.mr.state}")
         if job.state is JobState.PENDING:
+            thread = stored.thread(job.thread_id)
+            guard = thread and loop_guard(stored, thread, self.identities[job.mr.host],
+                                          self.policy, self.clock())
+            if guard:
+                raise JobSkipped(guard)
             await self._ack(job, host, bound)
             job = await self._set(job, state=JobState.ACKED, acked_at=self.clock())
         if job.state is JobState.ACKED:

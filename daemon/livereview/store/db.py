@@ -17,6 +17,7 @@ from sqlalchemy import Engine
 from sqlalchemy.exc import OperationalError
 from sqlmodel import Session
 
+from livereview.settings import DaemonSettings
 from livereview.store import engine as engines
 from livereview.store.engine import StoreError
 
@@ -30,10 +31,14 @@ class Store:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="livereview-store")
 
     @classmethod
-    def open(cls, database_url: str) -> Store:
-        engine = engines.create(database_url)
+    def open(cls, database_url: str, busy_timeout_seconds: float = 10.0) -> Store:
+        engine = engines.create(database_url, busy_timeout_seconds)
         engines.migrate(engine)
         return cls(engine)
+
+    @classmethod
+    def for_settings(cls, settings: DaemonSettings) -> Store:
+        return cls.open(settings.database_url, settings.busy_timeout_seconds)
 
     def transaction(
         self, fn: Callable[Concatenate[Session, P], R], *args: P.args, **kwargs: P.kwargs

@@ -18,20 +18,19 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
 
 MIGRATIONS = Path(__file__).with_name("migrations")
-BUSY_TIMEOUT_MS = 10_000
 
 
 class StoreError(Exception):
     """The database cannot be opened or used; the message says why."""
 
 
-def _sqlite_pragmas(engine: Engine) -> None:
+def _sqlite_pragmas(engine: Engine, busy_timeout_seconds: float) -> None:
     @event.listens_for(engine, "connect")
     def on_connect(dbapi_connection: sqlite3.Connection, _record: Any) -> None:
         # Hand transaction control to the "begin" hook below (pysqlite's own is lazy).
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
-        cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        cursor.execute(f"PRAGMA busy_timeout = {int(busy_timeout_seconds * 1000)}")
         cursor.execute("PRAGMA journal_mode = WAL")
         cursor.execute("PRAGMA synchronous = NORMAL")
         cursor.execute("PRAGMA foreign_keys = ON")
@@ -42,7 +41,7 @@ def _sqlite_pragmas(engine: Engine) -> None:
         connection.exec_driver_sql("BEGIN IMMEDIATE")
 
 
-def create(database_url: str) -> Engine:
+def create(database_url: str, busy_timeout_seconds: float = 10.0) -> Engine:
     url = make_url(database_url)
     if url.get_backend_name() == "sqlite":
         if url.database and url.database != ":memory:":
@@ -53,7 +52,7 @@ def create(database_url: str) -> Engine:
                 raise StoreError(f"database_url: cannot create {path.parent}: "
                                  f"{exc.strerror}") from None
         engine = create_engine(url, connect_args={"check_same_thread": False})
-        _sqlite_pragmas(engine)
+        _sqlite_pragmas(engine, busy_timeout_seconds)
         return engine
     return create_engine(url, pool_pre_ping=True)
 

@@ -1,0 +1,146 @@
+"""Faults an operator meets over months: the daemon answers once, late, or not at all — and
+says why — but never twice and never half."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+import pytest
+
+from livereview.sandbox.llm_server import LLMFault
+from livereview.triggers import replied_to
+from tests.e2e.conftest import PROJECT, TOKEN, Daemon, Sandbox, wait_for, write_config
+
+
+def answers(sandbox: Sandbox, note_id: object) -> list[dict[str, object]]:
+    return [n for n in sandbox.bot_notes() if replied_to(str(n["body"])) == str(note_id)]
+
+
+def quick_retries(sandbox: Sandbox, **extra: object) -> None:
+    write_config(sandbox.config, sandbox.gitlab_server.url, sandbox.llm.url, sandbox.db,
+                 retry_base_seconds=0.05, **extra)
+
+
+def job_states(sandbox: Sandbox) -> list[tuple[str, str]]:
+    with sqlite3.connect(sandbox.db) as db:
+        return list(db.execute("SELECT state, last_error FROM reply_jobs ORDER BY id"))
+
+
+def test_a_truncated_answer_is_never_posted_and_is_retried(sandbox: Sandbox) -> None:
+    quick_retries(sandbox)
+    note = sandbox.note("@livereview is this lock needed?")
+    sandbox.llm.llm.faults += [LLMFault(content="Yes, because", finish_reason="length"),
+                               LLMFault(content="")]
+    sandbox.once()
+    assert sandbox.bot_notes() == []
+    assert job_states(sandbox) == [("acked", "LLM answer was cut by the token limit")]
+    time.sleep(0.3)
+    sandbox.once()  # empty answer: still nothing posted
+    time.sleep(0.5)
+    assert sandbox.once() == 0
+    [reply] = answers(sandbox, note["id"])
+    assert "sandbox answer engine" in str(reply["body"])
+
+
+def test_an_mr_merged_while_its_job_waits_is_skipped_with_a_reason(sandbox: Sandbox) -> None:
+    quick_retries(sandbox)
+    sandbox.note("@livereview is this lock needed?")
+    sandbox.llm.llm.faults += [LLMFault(status=503)] * 3  # the call and the client's 2 retries
+    sandbox.once()
+    sandbox.gitlab.set_state(PROJECT, sandbox.iid, "merged")
+    time.sleep(0.3)
+    assert sandbox.once() == 0
+    assert sandbox.bot_notes() == []
+    assert job_states(sandbox) == [("skipped", "the MR is merged")]
+
+
+def test_answer_closed_mrs_still_answers(sandbox: Sandbox) -> None:
+    quick_retries(sandbox)
+    sandbox.config.write_text(sandbox.config.read_text() + "\n[bot]\nanswer_closed_mrs = true\n")
+    note = sandbox.note("@livereview is this lock needed?")
+    sandbox.llm.llm.faults += [LLMFault(status=503)] * 3  # the call and the client's 2 retries
+    sandbox.once()
+    sandbox.gitlab.set_state(PROJECT, sandbox.iid, "closed")
+    time.sleep(0.3)
+    assert sandbox.once() == 0
+    assert len(answers(sandbox, note["id"])) == 1
+
+
+def test_another_bot_answering_instantly_does_not_loop_forever(sandbox: Sandbox) -> None:
+    note = sandbox.note("@livereview is this lock needed?")
+    sandbox.once()
+    discussion = str(next(d["id"] for d in sandbox.gitlab.discussions(PROJECT, sandbox.iid)
+                          if d["notes"][0]["id"] == note["id"]))
+    for _ in range(8):  # an echo bot (not in ignore_users) answers every reply within 1 s
+        last = datetime.fromisoformat(str(sandbox.bot_notes()[-1]["created_at"]))
+        sandbox.gitlab.add_note(PROJECT, sandbox.iid, author="echo", body="Interesting!",
+                                reply_to_discussion=discussion,
+                                created_at=last + timedelta(seconds=1))
+        sandbox.once()
+    assert len(sandbox.bot_notes()) == 5  # bot.max_consecutive_replies
+    assert ("skipped", "loop guard: 5 bot replies in this thread without a human in "
+            "between") in job_states(sandbox)
+
+
+def test_a_forbidden_repo_is_unhealthy_and_recovers_by_itself(
+        sandbox: Sandbox, capsys: pytest.CaptureFixture[str]) -> None:
+    sandbox.gitlab.add_project("acme/gadgets")
+    other = sandbox.gitlab.add_mr("acme/gadgets", title="Other", author="bob",
+                                  files={"a.py": ("x = 1\n", "x = 2\n")})
+    sandbox.config.write_text(sandbox.config.read_text()
+                              + '\n[[repos]]\nhost = "gl"\npath = "acme/gadgets"\n')
+    blocked = sandbox.gitlab.add_note("acme/gadgets", other, author="alice",
+                                      body="@livereview over here?")
+    ok = sandbox.note("@livereview is this lock needed?")
+    sandbox.gitlab.inject_fault("GET", r"/projects/acme%2Fgadgets$", status=403,
+                                body='{"message":"403 Forbidden"}')
+    assert sandbox.once() == 0
+    assert len(answers(sandbox, ok["id"])) == 1  # the healthy repo goes on
+    assert answers(sandbox, blocked["id"]) == []
+    assert sandbox.once() == 0  # the token was fixed: the cold cycle re-checks the repo
+    assert len(answers(sandbox, blocked["id"])) == 1
+
+
+def test_a_second_sigterm_exits_at_once_and_loses_nothing(
+        sandbox: Sandbox, start_daemon: Callable[[], Daemon]) -> None:
+    sandbox.llm.llm.delay_seconds = 8.0  # the answer is slow: the job is in flight
+    note = sandbox.note("@livereview is this lock needed?")
+    daemon = start_daemon()
+    wait_for(lambda: bool(sandbox.gitlab.awards_on(PROJECT, sandbox.iid, note["id"])))
+    wait_for(lambda: len(sandbox.llm.llm.prompts) == 1)
+    daemon.process.send_signal(signal.SIGTERM)
+    time.sleep(0.3)
+    started = time.monotonic()
+    daemon.process.send_signal(signal.SIGTERM)
+    assert daemon.process.wait(timeout=5) == 1
+    assert time.monotonic() - started < 4  # did not wait for the 8 s answer
+    with sqlite3.connect(sandbox.db) as db:
+        assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    sandbox.llm.llm.delay_seconds = 0.0
+    assert sandbox.once() == 0
+    assert len(answers(sandbox, note["id"])) == 1
+
+
+def test_a_locked_database_is_one_clear_line_not_a_hang(sandbox: Sandbox) -> None:
+    quick_retries(sandbox, busy_timeout_seconds=0.5)
+    assert sandbox.once() == 0
+    holder = sqlite3.connect(sandbox.db, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")  # another process holds the write lock
+    try:
+        result = subprocess.run(  # noqa: S603 - our own CLI
+            [sys.executable, "-m", "livereview", "--config", str(sandbox.config), "once"],
+            capture_output=True, text=True, timeout=60, check=False,
+            env={**os.environ, "LIVEREVIEW_E2E_TOKEN": TOKEN})
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines()[-1].endswith("database is locked")
+    assert "Traceback" not in result.stderr
