@@ -13,8 +13,12 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 
 import pytest
+import structlog
 
+from livereview.app import App
+from livereview.metrics import Metrics
 from livereview.sandbox.llm_server import LLMFault
+from livereview.settings import load
 from livereview.triggers import replied_to
 from tests.e2e.conftest import PROJECT, TOKEN, Daemon, Sandbox, wait_for, write_config
 
@@ -144,3 +148,22 @@ def test_a_locked_database_is_one_clear_line_not_a_hang(sandbox: Sandbox) -> Non
     assert result.returncode == 1
     assert result.stderr.strip().splitlines()[-1].endswith("database is locked")
     assert "Traceback" not in result.stderr
+
+
+async def test_a_broken_host_is_logged_once_not_every_cycle(sandbox: Sandbox,
+                                                            monkeypatch: pytest.MonkeyPatch
+                                                            ) -> None:
+    monkeypatch.setenv("LIVEREVIEW_E2E_TOKEN", TOKEN)
+    app = App.create(load(sandbox.config), metrics=Metrics())
+    try:
+        await app.cycle()
+        sandbox.gitlab.inject_fault("GET", r"/api/v4/merge_requests$", status=401, times=5,
+                                    body='{"message":"401 Unauthorized"}')
+        with structlog.testing.capture_logs() as logs:
+            reports = [(await app.cycle())["gl"] for _ in range(6)]
+    finally:
+        await app.close()
+    assert [r.ok for r in reports] == [False] * 5 + [True]
+    assert [e["event"] for e in logs if "listing" in e["event"]] == [
+        "host_listing_failed", "host_listing_failed_recovered"]
+    assert "AuthFailed" in next(e["reason"] for e in logs if e["event"] == "host_listing_failed")

@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 
 import structlog
 
-from livereview.hosts.base import AuthFailed, Forbidden, Host, HostError, NotFound
+from livereview.hosts.base import AuthFailed, Forbidden, Host, HostError
 from livereview.metrics import Metrics
 from livereview.model import Identity, MRKey, Policy, Snapshot
 from livereview.settings import DaemonSettings
@@ -60,6 +60,7 @@ class HostPoller:
     unhealthy: dict[str, str] = field(default_factory=dict)  # repo → reason
     _repos_checked: bool = False
     last_cycle_ok: bool = False
+    _failing: dict[str, str] = field(default_factory=dict)  # subject → reason, logged once
 
     async def _baselines(self, now: datetime) -> dict[str, datetime]:
         """Per repo: comments created before this are history, never answered."""
@@ -131,18 +132,30 @@ class HostPoller:
             targets |= await self.store.run(snapshots.warm_mrs, self.host.name, stale)
         return {t for t in targets if t.repo in watched}, len(changed)
 
+    def _trouble(self, subject: str, event: str, exc: HostError | None, **fields: object
+                 ) -> None:
+        """Log a failure once when it starts or changes, and once when it is over — not
+        every cycle while a host stays broken (cycles run every few seconds)."""
+        previous = self._failing.get(subject)
+        if exc is None:
+            if previous is not None:
+                del self._failing[subject]
+                log.info(f"{event}_recovered", host=self.host.name, **fields)
+            return
+        reason = f"{type(exc).__name__}: {exc}"
+        if reason != previous:
+            self._failing[subject] = reason
+            log.warning(event, host=self.host.name, reason=reason, **fields)
+
     async def _sync_one(self, key: MRKey, baseline: datetime, report: CycleReport) -> None:
+        subject = f"mr:{key}"
         try:
             events, created = await self.sync_mr(key, baseline)
-        except NotFound:
-            log.info("mr_gone", host=self.host.name, repo=key.repo, mr=key.iid)
-            report.errors += 1
-            return
         except HostError as exc:
-            log.warning("mr_fetch_failed", host=self.host.name, repo=key.repo, mr=key.iid,
-                        error=str(exc), error_type=type(exc).__name__)
+            self._trouble(subject, "mr_fetch_failed", exc, repo=key.repo, mr=key.iid)
             report.errors += 1
             return
+        self._trouble(subject, "mr_fetch_failed", None, repo=key.repo, mr=key.iid)
         report.fetched += 1
         report.events += events
         report.jobs += created
@@ -163,15 +176,11 @@ class HostPoller:
                 await self.check_repos()
             baselines = await self._baselines(started_clock)
             targets, report.listed = await self._targets(started_clock, since, with_warm)
-        except (AuthFailed, Forbidden) as exc:
-            log.error("host_listing_denied", host=self.host.name, error=str(exc))
-            report.ok = False
-            return self._finish(report, started, sent_before)
         except HostError as exc:
-            log.warning("host_listing_failed", host=self.host.name, error=str(exc),
-                        error_type=type(exc).__name__)
+            self._trouble("listing", "host_listing_failed", exc)
             report.ok = False
             return self._finish(report, started, sent_before)
+        self._trouble("listing", "host_listing_failed", None)
         await asyncio.gather(*(self._sync_one(k, baselines[k.repo], report)
                                for k in sorted(targets, key=str)))
         await self.store.run(state.advance_watermark, self.host.name, INSTANCE, started_clock)
