@@ -120,3 +120,30 @@ async def test_errors_never_carry_the_token() -> None:
     with pytest.raises(AuthFailed) as caught:
         await client(handler).json("GET", "/api/v4/user")
     assert "t" * 20 not in str(caught.value)
+
+
+async def test_conditional_get_revalidates_with_the_etag_and_reuses_the_body() -> None:
+    seen: list[httpx2.Request] = []
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        seen.append(request)
+        if request.headers.get("If-None-Match") == 'W/"v1"':
+            return httpx2.Response(304, headers={"ETag": 'W/"v1"'})
+        return httpx2.Response(200, json=[{"id": 1}], headers={"ETag": 'W/"v1"'})
+
+    http = client(handler)
+    first = await http.json("GET", "/discussions", conditional=True, params={"page": 1})
+    second = await http.json("GET", "/discussions", conditional=True, params={"page": 1})
+    other_page = await http.json("GET", "/discussions", conditional=True, params={"page": 2})
+    assert first == second == other_page == [{"id": 1}]
+    assert [r.headers.get("If-None-Match") for r in seen] == [None, 'W/"v1"', None]
+    assert http.not_modified == 1
+
+
+async def test_unconditional_gets_and_posts_never_send_validators() -> None:
+    handler, seen = scripted(httpx2.Response(200, json={}, headers={"ETag": 'W/"a"'}),
+                             httpx2.Response(200, json={}, headers={"ETag": 'W/"a"'}))
+    http = client(handler)
+    await http.json("GET", "/x")
+    await http.json("GET", "/x")
+    assert all("If-None-Match" not in r.headers for r in seen)

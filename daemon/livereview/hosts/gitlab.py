@@ -219,9 +219,12 @@ class GitLab:
     async def fetch_mr(self, repo: str, iid: int) -> Snapshot:
         key = MRKey(self.name, repo, iid)
         base = self._mr_path(key)
-        data = await self.http.json("GET", base)
-        discussions = [d async for page in self.http.pages(f"{base}/discussions") for d in page]
-        commits = [c async for page in self.http.pages(f"{base}/commits") for c in page]
+        # Hot MRs are re-fetched every few seconds: revalidate rather than re-download.
+        data = await self.http.json("GET", base, conditional=True)
+        discussions = [d async for page in self.http.pages(f"{base}/discussions",
+                                                            conditional=True) for d in page]
+        commits = [c async for page in self.http.pages(f"{base}/commits", conditional=True)
+                   for c in page]
         return Snapshot(
             mr=_merge_request(key, data),
             threads=tuple(_thread(d) for d in discussions),

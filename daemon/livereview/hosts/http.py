@@ -12,6 +12,7 @@ import asyncio
 import random
 import ssl
 import time
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
@@ -109,6 +110,9 @@ class HttpClient:
         self._limit = asyncio.Semaphore(max_concurrency)
         self.rate_limit_remaining: int | None = None
         self.requests_sent = 0
+        self.not_modified = 0
+        self.validator_cache_size = 256
+        self._validated: OrderedDict[str, httpx2.Response] = OrderedDict()
         self._client = httpx2.AsyncClient(
             base_url=base_url,
             headers=dict(headers),
@@ -137,8 +141,34 @@ class HttpClient:
             self.requests_sent += 1
             return await self._client.request(method, path, **kwargs)
 
-    async def request(self, method: str, path: str, **kwargs: Any) -> httpx2.Response:
-        """Send one request, retrying temporary failures; raise a typed HostError."""
+    async def request(self, method: str, path: str, *, conditional: bool = False,
+                      **kwargs: Any) -> httpx2.Response:
+        """Send one request, retrying temporary failures; raise a typed HostError.
+
+        `conditional` GETs revalidate the last response for the same URL with its ETag: a
+        304 returns the remembered response (on GitHub a 304 costs no rate limit; on any
+        host it saves the body and its parsing).
+        """
+        if not conditional or method != "GET":
+            return await self._request(method, path, **kwargs)
+        key = f"{path}?{sorted((kwargs.get('params') or {}).items())}"
+        cached = self._validated.get(key)
+        if cached is not None:
+            kwargs["headers"] = {**kwargs.get("headers", {}),
+                                 "If-None-Match": cached.headers["ETag"]}
+        response = await self._request(method, path, **kwargs)
+        if response.status_code == 304 and cached is not None:
+            self.not_modified += 1
+            self._validated.move_to_end(key)
+            return cached
+        if response.headers.get("ETag"):
+            self._validated[key] = response
+            self._validated.move_to_end(key)
+            while len(self._validated) > self.validator_cache_size:
+                self._validated.popitem(last=False)
+        return response
+
+    async def _request(self, method: str, path: str, **kwargs: Any) -> httpx2.Response:
         safe_to_repeat = method in IDEMPOTENT
         for attempt in range(self.retry.attempts):
             last = attempt == self.retry.attempts - 1
@@ -157,7 +187,7 @@ class HttpClient:
                 wait = self.retry.backoff(attempt)
             else:
                 self._observe(response)
-                if response.status_code < 400:
+                if response.status_code < 400:  # including 304 Not Modified
                     return response
                 hint = retry_after(response, time.time())
                 rejected = response.status_code == 429 or (
@@ -171,8 +201,9 @@ class HttpClient:
             await asyncio.sleep(wait)
         raise AssertionError("unreachable: the last attempt returns or raises")
 
-    async def json(self, method: str, path: str, **kwargs: Any) -> Any:
-        response = await self.request(method, path, **kwargs)
+    async def json(self, method: str, path: str, *, conditional: bool = False,
+                   **kwargs: Any) -> Any:
+        response = await self.request(method, path, conditional=conditional, **kwargs)
         try:
             return response.json()
         except ValueError:
@@ -180,12 +211,14 @@ class HttpClient:
             raise BadResponse(f"{method} {path}: expected JSON, got {kind}") from None
 
     async def pages(
-        self, path: str, params: Mapping[str, Any] | None = None, per_page: int = 100
+        self, path: str, params: Mapping[str, Any] | None = None, per_page: int = 100,
+        *, conditional: bool = False,
     ) -> AsyncIterator[list[Any]]:
         """Yield every page of a GitLab-style paginated list (`X-Next-Page`)."""
         query = {**(params or {}), "per_page": per_page, "page": 1}
         while True:
-            response = await self.request("GET", path, params=query)
+            response = await self.request("GET", path, params=dict(query),
+                                          conditional=conditional)
             try:
                 items = response.json()
             except ValueError:

@@ -7,6 +7,7 @@ headers plus `Link`, `RateLimit-*` headers, `{"message": ...}` errors, HTTP/1.1 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import math
 import re
@@ -84,9 +85,19 @@ class _Handler(BaseHTTPRequestHandler):
             headers = {k.lower(): v for k, v in self.headers.items()}
             response = owner.dispatch(self.command, path, query, raw, headers)
         if fault is None:
-            self._send(*response)
+            self._send(*self._conditional(*response))
         else:
             self._fault(fault)
+
+    def _conditional(self, status: int, body: bytes, headers: Mapping[str, str]
+                     ) -> tuple[int, bytes, Mapping[str, str]]:
+        """GitLab sends a weak ETag on GET responses and answers If-None-Match with 304."""
+        if self.command != "GET" or status != 200:
+            return status, body, headers
+        etag = f'W/"{hashlib.md5(body, usedforsecurity=False).hexdigest()}"'
+        if self.headers.get("If-None-Match") == etag:
+            return 304, b"", {"ETag": etag, **self.server.owner.state.rate_limit_headers()}
+        return status, body, {**headers, "ETag": etag}
 
     def _fault(self, fault: Fault) -> None:
         if fault.status == 0:  # "connection reset": no status line at all
@@ -102,10 +113,10 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(status)
         for name, value in headers.items():
             self.send_header(name, value)
-        if status != 204:
+        if status not in (204, 304):
             self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        if status != 204:
+        if status not in (204, 304):
             self.wfile.write(body)
 
 
