@@ -10,7 +10,7 @@ import logging
 import os
 import sys
 from collections.abc import Iterable, MutableMapping
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 import structlog
 
@@ -41,6 +41,19 @@ class Redactor:
         return {k: self.scrub(v) for k, v in event.items()}
 
 
+class _CurrentStderr:
+    """Writes to whatever sys.stderr is at the time of writing (not at configure time)."""
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+    def isatty(self) -> bool:
+        return sys.stderr.isatty()
+
+
 def _wants_json(log_format: str, stream: TextIO) -> bool:
     if log_format != "auto":
         return log_format == "json"
@@ -52,7 +65,7 @@ def _wants_json(log_format: str, stream: TextIO) -> bool:
 
 def configure(log_format: str = "auto", secrets: Iterable[str] = (), *, level: str = "INFO",
               stream: TextIO | None = None) -> None:
-    stream = stream or sys.stderr
+    stream = stream or cast(TextIO, _CurrentStderr())
     as_json = _wants_json(log_format, stream)
     renderer: Any = (structlog.processors.JSONRenderer() if as_json
                      else structlog.dev.ConsoleRenderer(colors=stream.isatty()))
