@@ -24,3 +24,26 @@ async def test_a_hot_mr_is_revalidated_not_downloaded_again(
     http = app.hosts["gl"].http  # type: ignore[attr-defined]
     assert report.fetched == 1 and report.events == 0
     assert http.not_modified == 3  # the MR, its discussions and its commits: 304 each
+
+
+async def test_with_per_project_listing_mentions_arrive_through_the_todo_list(
+        sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch) -> None:
+    """When listing costs a request per repo it runs on the cold cycle only; GitLab's
+    to-do list (one request for the instance) brings mentions in on every hot cycle."""
+    monkeypatch.setenv("LIVEREVIEW_E2E_TOKEN", TOKEN)
+    sandbox.config.write_text(sandbox.config.read_text().replace(
+        'token_env = "LIVEREVIEW_E2E_TOKEN"',
+        'token_env = "LIVEREVIEW_E2E_TOKEN"\nlist_strategy = "project"'))
+    app = App.create(load(sandbox.config), metrics=Metrics())
+    try:
+        assert (await app.cycle(with_warm=True))["gl"].listed == 1
+        sandbox.note("@livereview is this lock needed?")
+        sandbox.gitlab.reset_requests()
+        hot = (await app.cycle())["gl"]
+    finally:
+        await app.close()
+    paths = [path for _, path, _ in sandbox.gitlab.requests]
+    assert not any(p.endswith("/merge_requests") for p in paths)  # no listing this cycle
+    assert "/api/v4/todos" in paths
+    assert hot.jobs == 1
+    assert [t.state for t in sandbox.gitlab.todos("livereview")] == ["done"]  # once fetched

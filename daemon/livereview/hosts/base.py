@@ -53,6 +53,7 @@ class Capabilities:
     resolve: bool = True
     threaded_general_comments: bool = True  # can a general comment be replied to in place?
     instance_wide_listing: bool = False
+    mention_inbox: bool = False  # the host queues mentions of the bot (GitLab to-dos)
 
 
 class Host(Protocol):
@@ -65,7 +66,18 @@ class Host(Protocol):
         """Requests sent so far (for cycle reports and benchmarks)."""
         ...
 
+    @property
+    def listing_is_cheap(self) -> bool:
+        """One request lists changes of every watched repo (else one per repo)."""
+        ...
+
     async def whoami(self) -> Identity: ...
+
+    async def mention_inbox(self, repos: tuple[str, ...]) -> dict[MRKey, list[str]]:
+        """MRs where the bot was mentioned since it last looked, with the inbox item ids."""
+        ...
+
+    async def clear_mentions(self, item_ids: list[str]) -> None: ...
 
     async def repo_exists(self, repo: str) -> bool: ...
 

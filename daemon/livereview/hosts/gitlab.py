@@ -129,7 +129,7 @@ def _project(repo: str) -> str:
 class GitLab:
     type = "gitlab"
     capabilities = Capabilities(reactions=True, resolve=True, threaded_general_comments=True,
-                                instance_wide_listing=True)
+                                instance_wide_listing=True, mention_inbox=True)
 
     def __init__(self, name: str, http: HttpClient, *, list_strategy: str = "auto") -> None:
         self.name = name
@@ -137,6 +137,10 @@ class GitLab:
         self.list_strategy = list_strategy  # auto | instance | project; auto settles on use
         self._project_ids: dict[str, int] = {}
         self._me: Identity | None = None
+
+    @property
+    def listing_is_cheap(self) -> bool:
+        return self.list_strategy != "project"
 
     @property
     def requests_sent(self) -> int:
@@ -212,6 +216,28 @@ class GitLab:
             return await self._list_projects(repos, since)
         self.list_strategy = "instance"
         return changed
+
+    async def mention_inbox(self, repos: tuple[str, ...]) -> dict[MRKey, list[str]]:
+        """The bot user's pending to-dos on MRs of `repos` (GitLab makes one for every note
+        that mentions the user: one request for the whole instance, and not subject to
+        the MR's throttled updated_at). https://docs.gitlab.com/api/todos/"""
+        watched = set(repos)
+        inbox: dict[MRKey, list[str]] = {}
+        params = {"type": "MergeRequest", "state": "pending"}
+        async for page in self.http.pages(f"{API}/todos", params):
+            for todo in page:
+                repo = (todo.get("project") or {}).get("path_with_namespace")
+                iid = (todo.get("target") or {}).get("iid")
+                if repo in watched and isinstance(iid, int):
+                    inbox.setdefault(MRKey(self.name, repo, iid), []).append(str(todo["id"]))
+        return inbox
+
+    async def clear_mentions(self, item_ids: list[str]) -> None:
+        for todo_id in item_ids:
+            try:
+                await self.http.json("POST", f"{API}/todos/{todo_id}/mark_as_done")
+            except NotFound:  # already done: GitLab closes to-dos when the bot acts on the MR
+                continue
 
     def _mr_path(self, key: MRKey) -> str:
         return f"{API}/projects/{_project(key.repo)}/merge_requests/{key.iid}"

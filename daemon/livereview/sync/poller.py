@@ -42,6 +42,15 @@ class CycleReport:
     seconds: float = 0.0
 
 
+@dataclass
+class Plan:
+    """What one cycle fetches, and why."""
+
+    targets: set[MRKey] = field(default_factory=set)
+    listed: int | None = None  # None: the listing did not run this cycle
+    inbox: dict[MRKey, list[str]] = field(default_factory=dict)  # mention items to clear
+
+
 def _unchanged(stored: Snapshot | None, fresh: Snapshot, events: list[object]) -> bool:
     return stored is not None and not events and stored.mr == fresh.mr
 
@@ -110,9 +119,8 @@ class HostPoller:
             self.on_new_jobs()
         return len(events), len(created)
 
-    async def _targets(self, now: datetime, since: datetime | None, with_warm: bool
-                       ) -> tuple[set[MRKey], int]:
-        watched = set(self.repos) - set(self.unhealthy)
+    async def _changed(self, watched: set[str], since: datetime | None) -> tuple[set[MRKey], int]:
+        """MRs the listing says changed, minus those already fetched after the change."""
         changed = await self.host.list_changed_mrs(tuple(sorted(watched)), since)
         marks = await self.store.run(snapshots.fetch_marks, self.host.name)
         overlap = timedelta(seconds=self.settings.watermark_overlap_seconds)
@@ -124,13 +132,26 @@ class HostPoller:
             # after it: a fetch later than updated_at + overlap has them all.
             if seen is None or seen[0] != mr.updated_at or seen[1] < mr.updated_at + overlap:
                 targets.add(key)
+        return targets, len(changed)
+
+    async def _plan(self, now: datetime, since: datetime | None, with_warm: bool) -> Plan:
+        watched = set(self.repos) - set(self.unhealthy)
+        plan = Plan()
+        # A listing that costs a request per repo runs on the cold cycle only when the
+        # host's mention inbox keeps mentions fast in between.
+        if self.host.listing_is_cheap or with_warm or not self.host.capabilities.mention_inbox:
+            plan.targets, plan.listed = await self._changed(watched, since)
+        if self.host.capabilities.mention_inbox:
+            plan.inbox = await self.host.mention_inbox(tuple(sorted(watched)))
+            plan.targets |= set(plan.inbox)
         hot_since = now - timedelta(seconds=self.settings.hot_window_seconds)
-        targets |= await self.store.run(snapshots.active_mrs, self.host.name, hot_since)
-        targets |= await self.store.run(jobs.open_mrs, self.host.name)
+        plan.targets |= await self.store.run(snapshots.active_mrs, self.host.name, hot_since)
+        plan.targets |= await self.store.run(jobs.open_mrs, self.host.name)
         if with_warm:
             stale = now - timedelta(seconds=self.settings.poll_interval_seconds)
-            targets |= await self.store.run(snapshots.warm_mrs, self.host.name, stale)
-        return {t for t in targets if t.repo in watched}, len(changed)
+            plan.targets |= await self.store.run(snapshots.warm_mrs, self.host.name, stale)
+        plan.targets = {t for t in plan.targets if t.repo in watched}
+        return plan
 
     def _trouble(self, subject: str, event: str, exc: HostError | None, **fields: object
                  ) -> None:
@@ -147,10 +168,13 @@ class HostPoller:
             self._failing[subject] = reason
             log.warning(event, host=self.host.name, reason=reason, **fields)
 
-    async def _sync_one(self, key: MRKey, baseline: datetime, report: CycleReport) -> None:
+    async def _sync_one(self, key: MRKey, baseline: datetime, report: CycleReport,
+                        inbox_items: list[str]) -> None:
         subject = f"mr:{key}"
         try:
             events, created = await self.sync_mr(key, baseline)
+            if inbox_items:  # the mentions are in the store now (and jobs made for them)
+                await self.host.clear_mentions(inbox_items)
         except HostError as exc:
             self._trouble(subject, "mr_fetch_failed", exc, repo=key.repo, mr=key.iid)
             report.errors += 1
@@ -175,15 +199,18 @@ class HostPoller:
             if not self._repos_checked or (with_warm and self.unhealthy):
                 await self.check_repos()
             baselines = await self._baselines(started_clock)
-            targets, report.listed = await self._targets(started_clock, since, with_warm)
+            plan = await self._plan(started_clock, since, with_warm)
         except HostError as exc:
             self._trouble("listing", "host_listing_failed", exc)
             report.ok = False
             return self._finish(report, started, sent_before)
         self._trouble("listing", "host_listing_failed", None)
-        await asyncio.gather(*(self._sync_one(k, baselines[k.repo], report)
-                               for k in sorted(targets, key=str)))
-        await self.store.run(state.advance_watermark, self.host.name, INSTANCE, started_clock)
+        report.listed = plan.listed or 0
+        await asyncio.gather(*(self._sync_one(k, baselines[k.repo], report, plan.inbox.get(k, []))
+                               for k in sorted(plan.targets, key=str)))
+        if plan.listed is not None:
+            await self.store.run(state.advance_watermark, self.host.name, INSTANCE,
+                                 started_clock)
         self.metrics.last_poll_success.labels(self.host.name).set(time.time())
         return self._finish(report, started, sent_before)
 
