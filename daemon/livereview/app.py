@@ -173,11 +173,15 @@ class App:
             notifier.stopping()
             stop.set()
             await watchdog
-            scheduler.shutdown(wait=False)
+            # No new ticks, but let a poll cycle in progress commit what it fetched: the
+            # executor's shutdown would cancel it mid-request (APScheduler 3 cancels running
+            # coroutine jobs whatever `wait` says), so it comes last.
+            scheduler.pause()
             grace = self.settings.daemon.shutdown_grace_seconds
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(grace), self._ticking:
-                    pass  # let a poll cycle in progress commit what it fetched
+                    pass
+            scheduler.shutdown(wait=False)
             finished = await self.worker.finish_in_flight(grace)
             log.info("daemon_stopped", in_flight_finished=finished)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -98,6 +99,12 @@ class _Server(ThreadingHTTPServer):
     def __init__(self, llm: FakeLLM) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.llm = llm
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that hung up mid-answer (a killed daemon, a timeout) is normal here.
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
 
 
 class FakeLLMServer:
