@@ -35,6 +35,14 @@ class Metrics:
         self.poll_cycle = Histogram(
             "livereview_poll_cycle_seconds", "Duration of one poll cycle of one host.",
             buckets=(0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120), registry=r)
+        self.poll_requests = Histogram(
+            "livereview_poll_requests", "Host requests made by one poll cycle of one host.",
+            buckets=(1, 2, 3, 5, 10, 20, 50, 100, 200, 500), registry=r)
+        self.list_strategy = Gauge(
+            "livereview_list_strategy",
+            "1 for the way each host's changed MRs are listed (instance: one request for "
+            "all repos; project: one per repo, on the cold cycle).",
+            ["host", "strategy"], registry=r)
         self.last_poll_success = Gauge(
             "livereview_last_poll_success_timestamp_seconds",
             "Unix time of the last successful poll cycle, per configured host name.",

@@ -37,6 +37,8 @@ KNOWN_METRICS: dict[str, tuple[str, frozenset[str]]] = {
     "livereview_host_requests_total": ("counter", frozenset({"host_type", "status_class"})),
     "livereview_rate_limited_total": ("counter", frozenset({"host_type"})),
     "livereview_poll_cycle_seconds": ("histogram", frozenset()),
+    "livereview_poll_requests": ("histogram", frozenset()),
+    "livereview_list_strategy": ("gauge", frozenset({"host", "strategy"})),
     "livereview_last_poll_success_timestamp_seconds": ("gauge", frozenset({"host"})),
     "livereview_jobs": ("gauge", frozenset({"state"})),
     "livereview_llm_tokens_total": ("counter", frozenset({"kind"})),
@@ -95,6 +97,8 @@ def exercised_metrics() -> Metrics:
     metrics.host_requests.labels("gitlab", "2xx").inc()
     metrics.rate_limited.labels("gitlab").inc()
     metrics.poll_cycle.observe(0.3)
+    metrics.poll_requests.observe(2)
+    metrics.list_strategy.labels("main", "instance").set(1)
     metrics.last_poll_success.labels("main").set(1_700_000_000)
     metrics.jobs.labels("pending").set(2)
     metrics.llm_tokens.labels("prompt").inc(1200)

@@ -219,6 +219,10 @@ class HostPoller:
         report.seconds = time.monotonic() - started
         report.requests = self.host.requests_sent - sent_before
         self.metrics.poll_cycle.observe(report.seconds)
+        self.metrics.poll_requests.observe(report.requests)
+        cheap = self.host.listing_is_cheap
+        self.metrics.list_strategy.labels(self.host.name, "instance").set(int(cheap))
+        self.metrics.list_strategy.labels(self.host.name, "project").set(int(not cheap))
         log.debug("poll_cycle", host=self.host.name, listed=report.listed,
                   fetched=report.fetched, events=report.events, jobs=report.jobs,
                   errors=report.errors, requests=report.requests,
