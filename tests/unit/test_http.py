@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 import httpx2
@@ -147,3 +148,25 @@ async def test_unconditional_gets_and_posts_never_send_validators() -> None:
     await http.json("GET", "/x")
     await http.json("GET", "/x")
     assert all("If-None-Match" not in r.headers for r in seen)
+
+
+async def test_slows_down_before_the_rate_limit_runs_out() -> None:
+    reset = int(time.time()) + 10
+    headers = {"RateLimit-Limit": "600", "RateLimit-Remaining": "5",
+               "RateLimit-Reset": str(reset)}
+    handler, _ = scripted(httpx2.Response(200, json={}, headers=headers))
+    http = client(handler)
+    assert http.pace(time.time()) == 0.0  # nothing known yet
+    await http.json("GET", "/x")
+    assert 1.5 <= http.pace(reset - 10) <= 2.0  # 10 s left, 5 requests: one every 2 s
+    assert http.pace(reset + 1) == 0.0  # the window has reset
+
+
+async def test_a_comfortable_budget_is_not_paced() -> None:
+    headers = {"X-RateLimit-Limit": "5000", "X-RateLimit-Remaining": "4000",
+               "X-RateLimit-Reset": str(int(time.time()) + 3600)}  # GitHub's names
+    handler, _ = scripted(httpx2.Response(200, json={}, headers=headers))
+    http = client(handler)
+    await http.json("GET", "/x")
+    assert http.rate_limit_remaining == 4000
+    assert http.pace(time.time()) == 0.0

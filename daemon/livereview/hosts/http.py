@@ -108,7 +108,8 @@ class HttpClient:
         self.metrics = metrics
         self.retry = retry or RetryPolicy()
         self._limit = asyncio.Semaphore(max_concurrency)
-        self.rate_limit_remaining: int | None = None
+        self._rate_limit: dict[str, int] = {}  # Remaining, Limit, Reset as last seen
+        self.paced_seconds = 0.0
         self.requests_sent = 0
         self.not_modified = 0
         self.validator_cache_size = 256
@@ -130,13 +131,36 @@ class HttpClient:
         self.metrics.host_requests.labels(self.host_type, status_class(status)).inc()
         if response is None:
             return
-        remaining = response.headers.get("RateLimit-Remaining")
-        if remaining and remaining.isdigit():
-            self.rate_limit_remaining = int(remaining)
+        # GitLab: RateLimit-*; GitHub: X-RateLimit-* (Reset is epoch seconds in both).
+        for name in ("Remaining", "Limit", "Reset"):
+            value = (response.headers.get(f"RateLimit-{name}")
+                     or response.headers.get(f"X-RateLimit-{name}") or "")
+            if value.isdigit():
+                self._rate_limit[name] = int(value)
         if status == 429:
             self.metrics.rate_limited.labels(self.host_type).inc()
 
+    @property
+    def rate_limit_remaining(self) -> int | None:
+        return self._rate_limit.get("Remaining")
+
+    def pace(self, now: float) -> float:
+        """Seconds to wait before the next request so the remaining rate-limit budget lasts
+        until it resets: nothing while more than 10% (at least 20 requests) is left."""
+        remaining, reset = self._rate_limit.get("Remaining"), self._rate_limit.get("Reset")
+        limit = self._rate_limit.get("Limit", 0)
+        if remaining is None or reset is None or remaining > max(20, limit // 10):
+            return 0.0
+        return min(30.0, max(0.0, reset - now) / max(remaining, 1))
+
     async def _send(self, method: str, path: str, **kwargs: Any) -> httpx2.Response:
+        wait = self.pace(time.time())
+        if wait > 0:
+            if self.paced_seconds == 0:
+                log.warning("rate_limit_low", host_type=self.host_type,
+                            remaining=self.rate_limit_remaining, pacing_seconds=round(wait, 2))
+            self.paced_seconds += wait
+            await asyncio.sleep(wait)
         async with self._limit:
             self.requests_sent += 1
             return await self._client.request(method, path, **kwargs)
