@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from livereview.hosts.base import AuthFailed, Forbidden, HostError
+from livereview.hosts.base import AuthFailed, Forbidden, Host, HostError
 from livereview.hosts.connect import connect
 from livereview.metrics import Metrics
 from livereview.settings import Settings
@@ -52,8 +52,21 @@ async def check(settings: Settings, store: Store) -> list[Row]:
                 continue
             rows.append(Row(where, repo, exists, "ok" if exists else
                             "not found (404): wrong path, or the bot user is not a member"))
+        rows.append(await _listing(where, host, settings.repos_of(host_settings.name)))
         await host.close()
     return rows
+
+
+async def _listing(where: str, host: Host, repos: tuple[str, ...]) -> Row:
+    """Try the listing once, so `auto` settles and the operator sees what it costs."""
+    try:
+        await host.list_changed_mrs(repos, datetime.now().astimezone())
+    except HostError as exc:
+        return Row(where, "listing", False, str(exc))
+    if host.listing_is_cheap:
+        return Row(where, "listing", True, "instance-wide: one request per cycle for all repos")
+    return Row(where, "listing", True, f"per project: {len(repos)} requests, on the cold "
+               "cycle (mentions arrive through the to-do list in between)")
 
 
 def render(rows: list[Row]) -> str:

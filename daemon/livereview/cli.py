@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import cProfile
 import json
 import os
 import sys
+import time
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
@@ -21,6 +23,7 @@ from livereview.app import App
 from livereview.check import check, render
 from livereview.demo import run_demo
 from livereview.model import JobState
+from livereview.profile import profile_report
 from livereview.settings import ConfigError, Settings, load
 from livereview.store import jobs, state
 from livereview.store.db import Store
@@ -53,7 +56,9 @@ def parser() -> argparse.ArgumentParser:
                    choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     sub.add_parser("run", help="run the daemon (polls, acks, answers) until SIGTERM")
-    sub.add_parser("once", help="one full poll cycle, answer what is due, exit")
+    once = sub.add_parser("once", help="one full poll cycle, answer what is due, exit")
+    once.add_argument("--profile", action="store_true",
+                      help="print where the cycle's time went (requests, phases, functions)")
     sub.add_parser("check", help="validate the config, reach every host and repo")
     init = sub.add_parser("init", help="write a commented example config")
     init.add_argument("path", nargs="?", type=Path, default=Path("livereview.toml"))
@@ -169,14 +174,21 @@ def _pending(settings: Settings, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-async def _daemon(settings: Settings, command: str) -> int:
+async def _daemon(settings: Settings, args: argparse.Namespace) -> int:
     app = App.create(settings)
     try:
-        if command == "once":
-            reports = await app.once()
-            return EXIT_OK if all(r.ok for r in reports.values()) and reports else EXIT_RUNTIME
-        await app.run()
-        return EXIT_OK
+        if args.command == "run":
+            await app.run()
+            return EXIT_OK
+        profiler = cProfile.Profile() if args.profile else None
+        started = time.perf_counter()
+        if profiler:
+            profiler.enable()
+        reports = await app.once()
+        if profiler:
+            profiler.disable()
+            print(profile_report(reports, time.perf_counter() - started, profiler))
+        return EXIT_OK if all(r.ok for r in reports.values()) and reports else EXIT_RUNTIME
     finally:
         await app.close()
 
@@ -219,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
             return _conversation(settings, args)
         if args.command == "health":
             return _health(settings, args)
-        return asyncio.run(_daemon(settings, args.command))
+        return asyncio.run(_daemon(settings, args))
     except StoreError as exc:
         print(f"livereview: {exc}", file=sys.stderr)
         return EXIT_RUNTIME

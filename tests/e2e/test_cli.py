@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -36,6 +37,7 @@ def test_check_prints_identity_and_repos(sandbox: Sandbox,
     assert main(["--config", str(sandbox.config), "check"]) == 0
     out = capsys.readouterr().out
     assert "@livereview" in out and "acme/widgets" in out and "FAIL" not in out
+    assert re.search(r"listing +ok +instance-wide: one request per cycle for all repos", out)
 
 
 def test_check_names_a_missing_repo_and_exits_1(sandbox: Sandbox,
@@ -155,3 +157,13 @@ def test_pending_is_per_repo_and_can_include_replied(
     assert main(["--config", str(sandbox.config), "pending", "--include-replied",
                  "--repo", "acme/other"]) == 0
     assert capsys.readouterr().out.strip() == "nothing pending"
+
+
+def test_once_profile_shows_where_the_cycle_time_went(
+        sandbox: Sandbox, capsys: pytest.CaptureFixture[str]) -> None:
+    sandbox.note("@livereview is this lock needed?")
+    assert main(["--config", str(sandbox.config), "once", "--profile"]) == 0
+    out = capsys.readouterr().out
+    assert "poll gl: " in out and "1 new jobs" in out
+    assert "top 20 livereview functions by cumulative time:" in out
+    assert "sync_mr" in out  # the fetch/diff/store phase is itemised
