@@ -41,8 +41,24 @@ class Prompt:
                 {"role": "user", "content": self.user}]
 
 
+def _file_section(diff_text: str, anchor: Anchor) -> str:
+    """Only the anchored file's part of a (possibly 10 MB, 3 000-file) diff, so parsing
+    stays proportional to one file."""
+    for path in dict.fromkeys((anchor.new_path, anchor.old_path)):
+        start = diff_text.find(f"\n+++ b/{path}\n")
+        if start < 0 and diff_text.startswith(f"+++ b/{path}\n"):
+            start = 0
+        if start < 0:
+            continue
+        header = diff_text.rfind("--- ", 0, start + 1)
+        end = diff_text.find("\n--- ", start + 1)
+        return diff_text[max(header, 0): end + 1 if end >= 0 else len(diff_text)]
+    return diff_text
+
+
 def hunk_at(diff_text: str, anchor: Anchor, context: int = HUNK_CONTEXT_LINES) -> str | None:
     """The lines of the diff around the anchored line, the line itself marked with `>>`."""
+    diff_text = _file_section(diff_text, anchor)
     try:
         patch = PatchSet(diff_text)
     except UnidiffParseError:
