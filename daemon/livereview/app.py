@@ -23,6 +23,7 @@ from livereview.reply.worker import Worker
 from livereview.settings import Settings
 from livereview.store import jobs, state
 from livereview.store.db import Store
+from livereview.store.engine import StoreError
 from livereview.sync.poller import CycleReport, HostPoller
 from livereview.systemd import Notifier
 
@@ -109,7 +110,11 @@ class App:
         if warm:
             self._last_warm = time.monotonic()
         async with self._ticking:
-            reports = await self.cycle(with_warm=warm)
+            try:
+                reports = await self.cycle(with_warm=warm)
+            except StoreError as exc:  # disk full, locked: poll again once it is writable
+                log.error("store_unavailable", error=str(exc))
+                return
         if self.on_cycle is not None:
             self.on_cycle(reports)
 

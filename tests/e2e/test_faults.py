@@ -9,8 +9,9 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
+from pathlib import Path
 
 import pytest
 import structlog
@@ -167,3 +168,57 @@ async def test_a_broken_host_is_logged_once_not_every_cycle(sandbox: Sandbox,
     assert [e["event"] for e in logs if "listing" in e["event"]] == [
         "host_listing_failed", "host_listing_failed_recovered"]
     assert "AuthFailed" in next(e["reason"] for e in logs if e["event"] == "host_listing_failed")
+
+
+@pytest.fixture
+def tiny_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 3 MB filesystem for the database, so the test can fill it up."""
+    mount = tmp_path / "tiny"
+    mount.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mount)],  # noqa: S603, S607
+                          capture_output=True, check=False)
+    if done.returncode != 0:
+        if os.environ.get("CI"):
+            pytest.fail(f"cannot mount a tmpfs: {done.stderr.decode().strip()}")
+        pytest.skip("cannot mount a tmpfs here (needs root)")
+    yield mount
+    subprocess.run(["umount", "-l", str(mount)], check=False)  # noqa: S603, S607
+
+
+def fill(disk: Path) -> Path:
+    filler = disk / "filler"
+    with filler.open("wb") as out:
+        try:
+            while True:
+                out.write(b"\0" * 65536)
+                out.flush()
+        except OSError:
+            pass
+    return filler
+
+
+def test_a_full_disk_loses_nothing_and_posts_nothing_twice(
+        sandbox: Sandbox, tiny_disk: Path, start_daemon: Callable[[], Daemon]) -> None:
+    db = tiny_disk / "livereview.db"
+    write_config(sandbox.config, sandbox.gitlab_server.url, sandbox.llm.url, db,
+                 retry_base_seconds=0.05, log_format="json")
+    first = sandbox.note("@livereview is this lock needed?")
+    daemon = start_daemon()
+    wait_for(lambda: len(answers(sandbox, first["id"])) == 1)
+    sandbox.llm.llm.delay_seconds = 2.0  # the next answer is in flight when the disk fills
+    second = sandbox.note("@livereview and for writes?")
+    wait_for(lambda: len(sandbox.llm.llm.prompts) == 2)
+    filler = fill(tiny_disk)
+    third = sandbox.note("@livereview one more?")  # arrives while nothing can be stored
+    time.sleep(4)
+    sandbox.llm.llm.delay_seconds = 0.0
+    filler.unlink()
+    wait_for(lambda: len(answers(sandbox, third["id"])) == 1, timeout=30)
+    wait_for(lambda: len(answers(sandbox, second["id"])) == 1, timeout=30)
+    assert daemon.stop() == 0
+    assert "database or disk is full" in daemon.output()
+    for note in (first, second, third):
+        assert len(answers(sandbox, note["id"])) == 1
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        assert {s for (s,) in conn.execute("SELECT state FROM reply_jobs")} == {"posted"}
