@@ -7,7 +7,7 @@ import time
 from datetime import UTC, datetime, timedelta
 
 from livereview.triggers import replied_to
-from tests.e2e.conftest import PROJECT, Sandbox, write_config
+from tests.e2e.conftest import FILES, PROJECT, Sandbox, write_config
 
 
 def replies_to(sandbox: Sandbox, note_id: object) -> list[dict[str, object]]:
@@ -147,3 +147,21 @@ def test_a_missing_repo_does_not_stop_the_others(sandbox: Sandbox) -> None:
     note = sandbox.note("@livereview is this lock needed?")
     assert sandbox.once() == 0
     assert len(replies_to(sandbox, note["id"])) == 1
+
+
+def test_a_thread_from_before_a_force_push_is_answered_with_its_own_version_of_the_code(
+        sandbox: Sandbox) -> None:
+    note = sandbox.note("why hold the lock for a read?",
+                        position={"new_path": "src/cache.py", "new_line": 9})
+    old, new = FILES["src/cache.py"]
+    sandbox.gitlab.push(PROJECT, sandbox.iid, force=True, title="rewrite",
+                        files={"src/cache.py": (old, "# header\n# more\n" + new.replace(
+                            "return cache.get(key)", "return cache.get(key, None)"))})
+    discussion = str(discussion_of(sandbox, note["id"])["id"])
+    ask = sandbox.note("@livereview still needed after the rebase?",
+                       reply_to_discussion=discussion)
+    assert sandbox.once() == 0
+    assert len(replies_to(sandbox, ask["id"])) == 1
+    user = sandbox.llm.llm.prompts[-1][-1]["content"]
+    assert "src/cache.py:9 of an earlier version" in user
+    assert re.search(r">>\s+9 \+\s+return cache.get\(key\)$", user, re.MULTILINE), user

@@ -89,8 +89,8 @@ class Host(Protocol):
 
     async def fetch_thread(self, key: MRKey, thread_id: str) -> Thread: ...
 
-    async def diff(self, key: MRKey) -> str:
-        """The MR's changes as one unified diff."""
+    async def diff(self, key: MRKey, head_sha: str | None = None) -> str:
+        """The MR's changes as one unified diff (at the version whose head was `head_sha`)."""
         ...
 
     async def file_content(self, repo: str, ref: str, path: str) -> str: ...

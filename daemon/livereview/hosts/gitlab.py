@@ -122,6 +122,14 @@ def _commit(data: dict[str, Any]) -> Commit:
     )
 
 
+def _unified(files: list[dict[str, Any]]) -> str:
+    return "".join(
+        f"--- a/{f['old_path']}\n+++ b/{f['new_path']}\n{f.get('diff') or ''}"
+        + ("" if (f.get("diff") or "").endswith("\n") else "\n")
+        for f in files
+    )
+
+
 def _project(repo: str) -> str:
     return quote(repo, safe="")
 
@@ -261,17 +269,21 @@ class GitLab:
         data = await self.http.json("GET", f"{self._mr_path(key)}/discussions/{thread_id}")
         return _thread(data)
 
-    async def diff(self, key: MRKey) -> str:
+    async def diff(self, key: MRKey, head_sha: str | None = None) -> str:
+        """The MR's changes as one unified diff: the current version, or the version whose
+        head was `head_sha` (a thread started before a push or force-push points there)."""
         base = self._mr_path(key)
+        if head_sha:
+            versions = [v async for page in self.http.pages(f"{base}/versions") for v in page]
+            match = next((v for v in versions if v.get("head_commit_sha") == head_sha), None)
+            if match is not None:
+                version = await self.http.json("GET", f"{base}/versions/{match['id']}")
+                return _unified(version.get("diffs") or [])
         try:
             files = [f async for page in self.http.pages(f"{base}/diffs") for f in page]
         except NotFound:  # GitLab < 15.7 has no /diffs; /changes is the older equivalent
             files = (await self.http.json("GET", f"{base}/changes")).get("changes", [])
-        return "".join(
-            f"--- a/{f['old_path']}\n+++ b/{f['new_path']}\n{f.get('diff') or ''}"
-            + ("" if (f.get("diff") or "").endswith("\n") else "\n")
-            for f in files
-        )
+        return _unified(files)
 
     async def file_content(self, repo: str, ref: str, path: str) -> str:
         response = await self.http.request(

@@ -143,6 +143,9 @@ def build(
     ]
     if thread.anchor is not None:
         where = f"{thread.anchor.new_path}:{thread.anchor.line}"
+        if thread.anchor.head_sha not in ("", mr.head_sha):
+            where += (f" of an earlier version (head {thread.anchor.head_sha[:8]}; the MR "
+                      f"is now at {mr.head_sha[:8]}, so the code may have changed since)")
         sections.append(f"## The thread is on {where}\n```diff\n{hunk}\n```" if hunk
                         else f"## The thread is on {where} (the diff hunk is not available)")
     new_commits = commits_since_bot(thread, commits, identity)

@@ -216,8 +216,13 @@ class Worker:
             raise JobSkipped("the thread is no longer in the MR")
         hunk = None
         if thread.anchor is not None:
+            # A thread started before a push points at an older version of the diff: its
+            # line numbers only make sense there.
+            outdated = thread.anchor.head_sha not in ("", stored.mr.head_sha)
             try:
-                hunk = context.hunk_at(await self._step(host.diff(job.mr)), thread.anchor)
+                diff = await self._step(host.diff(
+                    job.mr, thread.anchor.head_sha if outdated else None))
+                hunk = context.hunk_at(diff, thread.anchor)
             except NotFound:
                 bound.info("diff_unavailable")
         identity = self.identities[job.mr.host]
