@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from livereview.hosts.base import AuthFailed, Forbidden, Host, HostError
+from livereview.hosts.base import AuthFailed, Forbidden, Host, HostError, TLSFailed
 from livereview.hosts.connect import connect
 from livereview.metrics import Metrics
 from livereview.settings import Settings
@@ -32,6 +32,10 @@ async def check(settings: Settings, store: Store) -> list[Row]:
         except AuthFailed:
             rows.append(Row(where, "identity", False, "token rejected (401): check the token "
                             "and that it has the `api` scope"))
+            await host.close()
+            continue
+        except TLSFailed as exc:
+            rows.append(Row(where, "identity", False, str(exc)))
             await host.close()
             continue
         except HostError as exc:

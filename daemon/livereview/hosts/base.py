@@ -33,6 +33,10 @@ class Conflict(HostError):
     pass
 
 
+class TLSFailed(HostError):
+    """The host's certificate could not be verified: retrying will not help."""
+
+
 class Transient(HostError):
     """A temporary failure (5xx, timeout, reset): retrying later may succeed."""
 

@@ -30,6 +30,7 @@ from livereview.hosts.base import (
     HostError,
     NotFound,
     RateLimited,
+    TLSFailed,
     Transient,
 )
 from livereview.metrics import Metrics, status_class
@@ -69,6 +70,15 @@ def retry_after(response: httpx2.Response, now: float) -> float | None:
     reset = response.headers.get("RateLimit-Reset")
     if reset and reset.strip().isdigit() and response.status_code == 429:
         return max(0.0, float(reset) - now)
+    return None
+
+
+def _ssl_error(exc: BaseException) -> ssl.SSLError | None:
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, ssl.SSLError):
+            return seen
+        seen = seen.__cause__ or seen.__context__
     return None
 
 
@@ -199,8 +209,15 @@ class HttpClient:
             try:
                 response = await self._send(method, path, **kwargs)
             except (httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.PoolTimeout) as exc:
-                # Never reached the host: always safe to retry.
+                # Never reached the host: always safe to retry — unless TLS said no.
                 self._observe(None)
+                tls = _ssl_error(exc)
+                if tls is not None:
+                    raise TLSFailed(
+                        f"TLS verification of {self._client.base_url.host} failed "
+                        f"({getattr(tls, 'verify_message', '') or tls.reason or tls}): if it "
+                        "uses an internal CA, set this host's ca_bundle to the CA's PEM file"
+                    ) from None
                 if last:
                     raise Transient(f"{method} {path}: {type(exc).__name__}") from None
                 wait = self.retry.backoff(attempt)

@@ -12,6 +12,7 @@ import json
 import math
 import re
 import socket
+import ssl
 import sys
 import threading
 import time
@@ -137,9 +138,11 @@ class _HTTPServer(ThreadingHTTPServer):
 class FakeGitLabServer:
     """Serves a FakeGitLab at `url` (the API lives under `url + "/api/v4"`)."""
 
-    def __init__(self, state: FakeGitLab, *, latency_seconds: float = 0.0) -> None:
+    def __init__(self, state: FakeGitLab, *, latency_seconds: float = 0.0,
+                 tls: ssl.SSLContext | None = None) -> None:
         self.state = state
         self.latency_seconds = latency_seconds
+        self.tls = tls  # serve HTTPS with this server-side context
         self.routes = routes()
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -149,7 +152,11 @@ class FakeGitLabServer:
 
     def start(self) -> FakeGitLabServer:
         self._httpd = _HTTPServer(self)
-        self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
+        scheme = "http"
+        if self.tls is not None:
+            self._httpd.socket = self.tls.wrap_socket(self._httpd.socket, server_side=True)
+            scheme = "https"
+        self.url = f"{scheme}://127.0.0.1:{self._httpd.server_address[1]}"
         self.state.base_url = self.url
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={
             "poll_interval": 0.05}, name="fake-gitlab", daemon=True)
