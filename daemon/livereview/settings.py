@@ -156,6 +156,12 @@ class _Table:
             raise ConfigError(f"{self.key(name)}: must be > 0, got {value}")
         return value
 
+    def count(self, name: str, default: int) -> int:
+        value = self.get(name, int, default)
+        if value <= 0:
+            raise ConfigError(f"{self.key(name)}: must be > 0, got {value}")
+        return value
+
     def strings(self, name: str, default: tuple[str, ...]) -> tuple[str, ...]:
         value = self.get(name, list, list(default))
         if not all(isinstance(v, str) and v for v in value):
@@ -230,8 +236,8 @@ def _daemon(table: _Table, env: dict[str, str]) -> DaemonSettings:
         metrics_listen=listen,
         backfill_hours=table.get("backfill_hours", float, 24.0),
         watermark_overlap_seconds=table.get("watermark_overlap_seconds", float, 120.0),
-        max_concurrent_jobs=int(table.positive("max_concurrent_jobs", 4)),
-        max_attempts=int(table.positive("max_attempts", 6)),
+        max_concurrent_jobs=table.count("max_concurrent_jobs", 4),
+        max_attempts=table.count("max_attempts", 6),
         retry_base_seconds=table.positive("retry_base_seconds", 5.0),
         step_timeout_seconds=table.positive("step_timeout_seconds", 120.0),
         job_timeout_seconds=table.positive("job_timeout_seconds", 600.0),
@@ -249,6 +255,9 @@ def _daemon(table: _Table, env: dict[str, str]) -> DaemonSettings:
 
 def _bot(table: _Table) -> BotSettings:
     aliases = table.strings("mention_aliases", ("@livereview",))
+    if not aliases:
+        raise ConfigError(f"{table.key('mention_aliases')}: name at least one alias "
+                          "(nobody could summon the bot)")
     for alias in aliases:
         if not alias.lstrip("@") or any(c.isspace() for c in alias):
             raise ConfigError(f"{table.key('mention_aliases')}: invalid alias {alias!r}")
@@ -256,9 +265,9 @@ def _bot(table: _Table) -> BotSettings:
         mention_aliases=tuple(a if a.startswith("@") else "@" + a for a in aliases),
         ack_reaction=table.get("ack_reaction", str, "eyes"),
         ignore_users=table.strings("ignore_users", ("ghost", "*-bot", "*[bot]")),
-        max_reply_chars=int(table.positive("max_reply_chars", 6000)),
-        max_consecutive_replies=int(table.positive("max_consecutive_replies", 5)),
-        max_replies_per_mr_per_hour=int(table.positive("max_replies_per_mr_per_hour", 30)),
+        max_reply_chars=table.count("max_reply_chars", 6000),
+        max_consecutive_replies=table.count("max_consecutive_replies", 5),
+        max_replies_per_mr_per_hour=table.count("max_replies_per_mr_per_hour", 30),
         automated_reply_seconds=table.get("automated_reply_seconds", float, 5.0),
         answer_closed_mrs=table.get("answer_closed_mrs", bool, False),
     )
@@ -272,7 +281,7 @@ def _ai(table: _Table, env: dict[str, str]) -> AISettings:
         model=table.get("model", str, "gpt-4o-mini"),
         api_key=api_key,
         timeout_seconds=table.positive("timeout_seconds", 60.0),
-        max_output_tokens=int(table.positive("max_output_tokens", 800)),
+        max_output_tokens=table.count("max_output_tokens", 800),
         temperature=table.get("temperature", float, 0.2),
     )
 
@@ -298,7 +307,7 @@ def _host(table: _Table, env: dict[str, str]) -> HostSettings:
         token=_secret(table, env, "token", required=True),
         ca_bundle=ca_bundle,
         username=table.get("username", str, "") or None,
-        max_concurrent_requests=int(table.positive("max_concurrent_requests", 4)),
+        max_concurrent_requests=table.count("max_concurrent_requests", 4),
         request_timeout_seconds=table.positive("request_timeout_seconds", 30.0),
         list_strategy=strategy,
     )
