@@ -55,6 +55,7 @@ class App:
     _ticking: asyncio.Lock = field(default_factory=asyncio.Lock)
     last_tick: float = 0.0
     on_cycle: Callable[[dict[str, CycleReport]], None] | None = None  # the demo's live view
+    on_progress: Callable[[str, int, int], None] | None = None  # `once` on a terminal
 
     @classmethod
     def create(cls, settings: Settings, *, answerer: Answerer | None = None,
@@ -92,7 +93,8 @@ class App:
         self.pollers[name] = HostPoller(
             host=self.hosts[name], identity=identity, repos=self.settings.repos_of(name),
             store=self.store, settings=self.settings.daemon, policy=policy(self.settings),
-            metrics=self.metrics, on_new_jobs=self.worker.kick, clock=now)
+            metrics=self.metrics, on_new_jobs=self.worker.kick, on_progress=self.on_progress,
+            clock=now)
         return self.pollers[name]
 
     async def cycle(self, *, with_warm: bool = False) -> dict[str, CycleReport]:

@@ -16,6 +16,7 @@ import time
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
+from typing import TextIO
 
 from livereview import __version__, conversation
 from livereview import logging as logs
@@ -174,8 +175,25 @@ def _pending(settings: Settings, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+class Progress:
+    """A one-line progress counter on a terminal (first sight of many MRs takes a while);
+    silent when stderr is not a terminal or logs are JSON."""
+
+    def __init__(self, stream: TextIO, minimum: int = 10) -> None:
+        self.stream, self.minimum = stream, minimum
+
+    def __call__(self, host: str, done: int, total: int) -> None:
+        if total < self.minimum:
+            return
+        end = "\n" if done >= total else ""
+        self.stream.write(f"\r{host}: fetched {done}/{total} merge requests{end}")
+        self.stream.flush()
+
+
 async def _daemon(settings: Settings, args: argparse.Namespace) -> int:
     app = App.create(settings)
+    if sys.stderr.isatty() and settings.daemon.log_format != "json":
+        app.on_progress = Progress(sys.stderr)
     try:
         if args.command == "run":
             await app.run()

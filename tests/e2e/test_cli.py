@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import re
 import subprocess
 import sys
@@ -167,3 +168,37 @@ def test_once_profile_shows_where_the_cycle_time_went(
     assert "poll gl: " in out and "1 new jobs" in out
     assert "top 20 livereview functions by cumulative time:" in out
     assert "sync_mr" in out  # the fetch/diff/store phase is itemised
+
+
+def _once_on_a_terminal(sandbox: Sandbox) -> str:
+    """Run `once` with stderr on a pseudo-terminal; return what the terminal showed."""
+    controller, terminal = pty.openpty()
+    process = subprocess.Popen(  # noqa: S603 - our own CLI
+        [sys.executable, "-m", "livereview", "--config", str(sandbox.config), "once"],
+        stdout=subprocess.DEVNULL, stderr=terminal,
+        env={**os.environ, "LIVEREVIEW_E2E_TOKEN": TOKEN})
+    os.close(terminal)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(controller, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        shown += chunk
+    assert process.wait(timeout=60) == 0
+    os.close(controller)
+    return shown.decode(errors="replace")
+
+
+def test_once_shows_progress_on_a_terminal_and_not_in_json_mode(sandbox: Sandbox) -> None:
+    for i in range(11):
+        sandbox.gitlab.add_mr("acme/widgets", title=f"change {i}", author="bob",
+                              files={f"f{i}.py": ("a\n", "b\n")})
+    assert "gl: fetched 12/12 merge requests" in _once_on_a_terminal(sandbox)
+    sandbox.config.write_text(sandbox.config.read_text().replace(
+        "[daemon]", '[daemon]\nlog_format = "json"'))
+    for i in range(11):
+        sandbox.gitlab.add_mr("acme/widgets", title=f"more {i}", author="bob")
+    assert "fetched" not in _once_on_a_terminal(sandbox)

@@ -40,6 +40,7 @@ class CycleReport:
     ok: bool = True
     requests: int = 0
     seconds: float = 0.0
+    planned: int = 0  # MRs this cycle set out to fetch
 
 
 @dataclass
@@ -65,6 +66,7 @@ class HostPoller:
     policy: Policy
     metrics: Metrics
     on_new_jobs: Callable[[], None] = lambda: None
+    on_progress: Callable[[str, int, int], None] | None = None  # (host, done, total)
     clock: Callable[[], datetime] = field(default=lambda: datetime.now().astimezone())
     unhealthy: dict[str, str] = field(default_factory=dict)  # repo → reason
     _repos_checked: bool = False
@@ -183,6 +185,8 @@ class HostPoller:
         report.fetched += 1
         report.events += events
         report.jobs += created
+        if self.on_progress is not None:
+            self.on_progress(self.host.name, report.fetched + report.errors, report.planned)
 
     async def cycle(self, *, with_warm: bool = False) -> CycleReport:
         """One poll cycle: never raises for host trouble, reports it instead."""
@@ -205,7 +209,7 @@ class HostPoller:
             report.ok = False
             return self._finish(report, started, sent_before)
         self._trouble("listing", "host_listing_failed", None)
-        report.listed = plan.listed or 0
+        report.listed, report.planned = plan.listed or 0, len(plan.targets)
         await asyncio.gather(*(self._sync_one(k, baselines[k.repo], report, plan.inbox.get(k, []))
                                for k in sorted(plan.targets, key=str)))
         if plan.listed is not None:
