@@ -51,7 +51,7 @@ class App:
     hosts: dict[str, Host]
     worker: Worker
     pollers: dict[str, HostPoller] = field(default_factory=dict)
-    _last_warm: float = 0.0
+    _last_cold: float = 0.0
     _ticking: asyncio.Lock = field(default_factory=asyncio.Lock)
     last_tick: float = 0.0
     on_cycle: Callable[[dict[str, CycleReport]], None] | None = None  # the demo's live view
@@ -97,10 +97,10 @@ class App:
             clock=now)
         return self.pollers[name]
 
-    async def cycle(self, *, with_warm: bool = False) -> dict[str, CycleReport]:
+    async def cycle(self, *, cold: bool = False) -> dict[str, CycleReport]:
         """One poll cycle over every host, concurrently; a failing host does not stop others."""
         pollers = [p for n in self.hosts if (p := await self._poller(n)) is not None]
-        reports = await asyncio.gather(*(p.cycle(with_warm=with_warm) for p in pollers))
+        reports = await asyncio.gather(*(p.cycle(cold=cold) for p in pollers))
         counts = await self.store.run(jobs.counts)
         for job_state in JobState:
             self.metrics.jobs.labels(job_state.value).set(counts.get(job_state.value, 0))
@@ -108,12 +108,12 @@ class App:
 
     async def tick(self) -> None:
         self.last_tick = time.monotonic()  # the scheduler heartbeat the watchdog checks
-        warm = time.monotonic() - self._last_warm >= self.settings.daemon.poll_interval_seconds
-        if warm:
-            self._last_warm = time.monotonic()
+        cold = time.monotonic() - self._last_cold >= self.settings.daemon.poll_interval_seconds
+        if cold:
+            self._last_cold = time.monotonic()
         async with self._ticking:
             try:
-                reports = await self.cycle(with_warm=warm)
+                reports = await self.cycle(cold=cold)
             except StoreError as exc:  # disk full, locked: poll again once it is writable
                 log.error("store_unavailable", error=str(exc))
                 return
@@ -142,7 +142,7 @@ class App:
                 await asyncio.wait_for(stop.wait(), timeout=(period or 20.0) / 2)
 
     async def once(self) -> dict[str, CycleReport]:
-        reports = await self.cycle(with_warm=True)
+        reports = await self.cycle(cold=True)
         await self.worker.drain()
         return reports
 

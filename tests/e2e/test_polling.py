@@ -36,7 +36,7 @@ async def test_with_per_project_listing_mentions_arrive_through_the_todo_list(
         'token_env = "LIVEREVIEW_E2E_TOKEN"\nlist_strategy = "project"'))
     app = App.create(load(sandbox.config), metrics=Metrics())
     try:
-        assert (await app.cycle(with_warm=True))["gl"].listed == 1
+        assert (await app.cycle(cold=True))["gl"].listed == 1
         sandbox.note("@livereview is this lock needed?")
         sandbox.gitlab.reset_requests()
         hot = (await app.cycle())["gl"]

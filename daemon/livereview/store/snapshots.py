@@ -199,21 +199,6 @@ def active_mrs(session: Session, host: str, since: datetime) -> set[MRKey]:
     return {MRKey(host, repo, iid) for repo, iid in rows}
 
 
-def warm_mrs(session: Session, host: str, fetched_before: datetime) -> set[MRKey]:
-    """Open MRs the bot takes part in, not fetched since `fetched_before`.
-
-    GitLab does not bump an MR's updated_at for award emoji, so a reaction to the bot's
-    answer is only seen by re-fetching the MRs where the bot spoke, on the cold cycle.
-    """
-    rows = session.exec(
-        select(MRConversation.repo, MRConversation.iid).distinct()
-        .join(MRMessage, col(MRMessage.conversation_id) == col(MRConversation.id))
-        .where(MRConversation.host == host, MRConversation.state == "opened",
-               MRConversation.fetched_at < fetched_before,
-               MRMessage.actor_kind == ActorKind.SELF))
-    return {MRKey(host, repo, iid) for repo, iid in rows}
-
-
 def touch(session: Session, key: MRKey, now: datetime) -> None:
     row = conversation(session, key)
     if row is not None:

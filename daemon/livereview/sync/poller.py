@@ -136,22 +136,22 @@ class HostPoller:
                 targets.add(key)
         return targets, len(changed)
 
-    async def _plan(self, now: datetime, since: datetime | None, with_warm: bool) -> Plan:
+    async def _plan(self, now: datetime, since: datetime | None, cold: bool) -> Plan:
         watched = set(self.repos) - set(self.unhealthy)
         plan = Plan()
-        # A listing that costs a request per repo runs on the cold cycle only when the
-        # host's mention inbox keeps mentions fast in between.
-        if self.host.listing_is_cheap or with_warm or not self.host.capabilities.mention_inbox:
+        # A listing that costs a request per repo runs on the cold cycle only, and the host's
+        # mention inbox keeps mentions fast in between. A cheap listing runs every cycle and
+        # already sees every mention (the overlap covers GitLab's throttled updated_at), so
+        # the inbox would only double the idle cost.
+        inbox = self.host.capabilities.mention_inbox and not self.host.listing_is_cheap
+        if self.host.listing_is_cheap or cold or not inbox:
             plan.targets, plan.listed = await self._changed(watched, since)
-        if self.host.capabilities.mention_inbox:
+        if inbox:
             plan.inbox = await self.host.mention_inbox(tuple(sorted(watched)))
             plan.targets |= set(plan.inbox)
         hot_since = now - timedelta(seconds=self.settings.hot_window_seconds)
         plan.targets |= await self.store.run(snapshots.active_mrs, self.host.name, hot_since)
         plan.targets |= await self.store.run(jobs.open_mrs, self.host.name)
-        if with_warm:
-            stale = now - timedelta(seconds=self.settings.poll_interval_seconds)
-            plan.targets |= await self.store.run(snapshots.warm_mrs, self.host.name, stale)
         plan.targets = {t for t in plan.targets if t.repo in watched}
         return plan
 
@@ -188,7 +188,7 @@ class HostPoller:
         if self.on_progress is not None:
             self.on_progress(self.host.name, report.fetched + report.errors, report.planned)
 
-    async def cycle(self, *, with_warm: bool = False) -> CycleReport:
+    async def cycle(self, *, cold: bool = False) -> CycleReport:
         """One poll cycle: never raises for host trouble, reports it instead."""
         report = CycleReport()
         started, started_clock = time.monotonic(), self.clock()
@@ -200,10 +200,10 @@ class HostPoller:
             since = watermark.listed_until - timedelta(
                 seconds=self.settings.watermark_overlap_seconds)
         try:
-            if not self._repos_checked or (with_warm and self.unhealthy):
+            if not self._repos_checked or (cold and self.unhealthy):
                 await self.check_repos()
             baselines = await self._baselines(started_clock)
-            plan = await self._plan(started_clock, since, with_warm)
+            plan = await self._plan(started_clock, since, cold)
         except HostError as exc:
             self._trouble("listing", "host_listing_failed", exc)
             report.ok = False
