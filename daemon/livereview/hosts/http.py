@@ -1,9 +1,10 @@
 """One shared async HTTP client for every host adapter.
 
 Retries live here and only here, for temporary failures only: connection errors, 5xx and
-429, with exponential backoff and full jitter, honoring `Retry-After` and GitLab's
-`RateLimit-Reset`. A request that may have reached the host (a POST that timed out or got
-a 502) is *not* retried: the reply job re-reads the thread and adopts what was posted.
+429 (and GitHub's rate-limit 403s), with exponential backoff and full jitter, honoring
+`Retry-After` and `RateLimit-Reset` / `X-RateLimit-Reset`. A request that may have reached
+the host (a POST that timed out or got a 502) is *not* retried: the reply job re-reads the
+thread and adopts what was posted.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import random
 import ssl
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Any
@@ -57,8 +58,29 @@ def ssl_context(ca_bundle: str | None) -> ssl.SSLContext:
     return truststore.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
 
 
+def _header(response: httpx2.Response, name: str) -> str:
+    """GitLab's `RateLimit-*` or GitHub's `X-RateLimit-*` header, stripped ('' if absent)."""
+    return (response.headers.get(f"RateLimit-{name}")
+            or response.headers.get(f"X-RateLimit-{name}") or "").strip()
+
+
+def rate_limited(response: httpx2.Response) -> bool:
+    """A 429, or a 403 that is GitHub's way of saying "slow down": the primary limit spent
+    (`X-RateLimit-Remaining: 0`) or a secondary limit (`Retry-After`, or a message saying so).
+    https://docs.github.com/en/rest/using-the-rest-api/rate-limits-for-the-rest-api#exceeding-the-rate-limit
+    """
+    if response.status_code == 429:
+        return True
+    if response.status_code != 403:
+        return False
+    if response.headers.get("Retry-After") or _header(response, "Remaining") == "0":
+        return True
+    return "rate limit" in response.text.lower()
+
+
 def retry_after(response: httpx2.Response, now: float) -> float | None:
-    """Seconds to wait, from `Retry-After` (seconds or HTTP date) or `RateLimit-Reset`."""
+    """Seconds to wait, from `Retry-After` (seconds or HTTP date) or, once a rate limit is
+    spent, `RateLimit-Reset` / `X-RateLimit-Reset` (epoch seconds)."""
     value = response.headers.get("Retry-After")
     if value:
         if value.strip().isdigit():
@@ -67,8 +89,9 @@ def retry_after(response: httpx2.Response, now: float) -> float | None:
             return max(0.0, parsedate_to_datetime(value).timestamp() - now)
         except (TypeError, ValueError):
             pass
-    reset = response.headers.get("RateLimit-Reset")
-    if reset and reset.strip().isdigit() and response.status_code == 429:
+    reset = _header(response, "Reset")
+    spent = response.status_code == 429 or _header(response, "Remaining") == "0"
+    if reset.isdigit() and spent and rate_limited(response):
         return max(0.0, float(reset) - now)
     return None
 
@@ -87,14 +110,14 @@ def _error(method: str, path: str, response: httpx2.Response, wait: float | None
     what = f"{method} {path}: HTTP {status}"
     if status == 401:
         return AuthFailed(f"{what} (token rejected or expired)")
+    if rate_limited(response):
+        return RateLimited(what, wait if wait is not None else 60.0)
     if status == 403:
         return Forbidden(f"{what} (the token may not do this)")
     if status == 404:
         return NotFound(what)
     if status in (409, 422):
         return Conflict(what)
-    if status == 429:
-        return RateLimited(what, wait if wait is not None else 60.0)
     if status >= 500:
         return Transient(what)
     return HostError(what)
@@ -141,13 +164,14 @@ class HttpClient:
         self.metrics.host_requests.labels(self.host_type, status_class(status)).inc()
         if response is None:
             return
-        # GitLab: RateLimit-*; GitHub: X-RateLimit-* (Reset is epoch seconds in both).
-        for name in ("Remaining", "Limit", "Reset"):
-            value = (response.headers.get(f"RateLimit-{name}")
-                     or response.headers.get(f"X-RateLimit-{name}") or "")
-            if value.isdigit():
-                self._rate_limit[name] = int(value)
-        if status == 429:
+        # GitLab: RateLimit-*; GitHub: X-RateLimit-* (Reset is epoch seconds in both). GitHub
+        # counts GraphQL apart (X-RateLimit-Resource: graphql): pace on the REST budget.
+        if response.headers.get("X-RateLimit-Resource", "core") == "core":
+            for name in ("Remaining", "Limit", "Reset"):
+                value = _header(response, name)
+                if value.isdigit():
+                    self._rate_limit[name] = int(value)
+        if status in (403, 429) and rate_limited(response):
             self.metrics.rate_limited.labels(self.host_type).inc()
 
     @property
@@ -231,9 +255,12 @@ class HttpClient:
                 if response.status_code < 400:  # including 304 Not Modified
                     return response
                 hint = retry_after(response, time.time())
-                rejected = response.status_code == 429 or (
-                    response.status_code == 503 and hint is not None)
-                retryable = response.status_code in RETRY_STATUS and (safe_to_repeat or rejected)
+                limited = rate_limited(response)  # refused before any work: safe to repeat
+                if limited and hint is None and response.status_code == 403:
+                    hint = 60.0  # GitHub: "otherwise, wait for at least one minute"
+                rejected = limited or (response.status_code == 503 and hint is not None)
+                retryable = (response.status_code in RETRY_STATUS or limited) and (
+                    safe_to_repeat or rejected)
                 if not retryable or last or (hint is not None and hint > self.retry.max_delay):
                     raise _error(method, path, response, hint)
                 wait = hint if hint is not None else self.retry.backoff(attempt)
@@ -254,9 +281,11 @@ class HttpClient:
     async def pages(
         self, path: str, params: Mapping[str, Any] | None = None, per_page: int = 100,
         *, conditional: bool = False,
-    ) -> AsyncIterator[list[Any]]:
-        """Yield every page of a GitLab-style paginated list (`X-Next-Page`)."""
-        query = {**(params or {}), "per_page": per_page, "page": 1}
+    ) -> AsyncGenerator[list[Any], None]:
+        """Yield every page of a paginated list: GitLab's `X-Next-Page`, else the `Link`
+        header's rel="next" (GitHub; its query may hold a page number or a cursor). The next
+        request keeps `path` and takes the link's query, so URLs stay stable for ETags."""
+        query: dict[str, Any] = {**(params or {}), "per_page": per_page, "page": 1}
         while True:
             response = await self.request("GET", path, params=dict(query),
                                           conditional=conditional)
@@ -267,7 +296,13 @@ class HttpClient:
             if not isinstance(items, list):
                 raise BadResponse(f"GET {path}: expected a JSON list")
             yield items
-            next_page = response.headers.get("X-Next-Page", "").strip()
-            if not next_page.isdigit() or not items:
+            if not items:
                 return
-            query["page"] = int(next_page)
+            next_page = response.headers.get("X-Next-Page", "").strip()
+            if next_page.isdigit():
+                query["page"] = int(next_page)
+                continue
+            link = response.links.get("next", {}).get("url")
+            if not link:
+                return
+            query = dict(httpx2.URL(link).params.multi_items())
