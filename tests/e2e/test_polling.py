@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from livereview.app import App
@@ -47,3 +49,26 @@ async def test_with_per_project_listing_mentions_arrive_through_the_todo_list(
     assert "/api/v4/todos" in paths
     assert hot.jobs == 1
     assert [t.state for t in sandbox.gitlab.todos("livereview")] == ["done"]  # once fetched
+
+
+async def test_a_freed_job_slot_starts_the_next_job_at_once(
+        sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With one job at a time and nothing else to wake the worker, every job must still
+    start as soon as the previous one is done (it used to wait for the next idle tick)."""
+    monkeypatch.setenv("LIVEREVIEW_E2E_TOKEN", TOKEN)
+    sandbox.config.write_text(sandbox.config.read_text().replace(
+        "[daemon]", "[daemon]\nmax_concurrent_jobs = 1"))
+    notes = [sandbox.note(f"@livereview question {i}?") for i in range(5)]
+    app = App.create(load(sandbox.config), metrics=Metrics())
+    app.worker.idle_wait_seconds = 3600.0  # only wake-ups can start jobs
+    stop = asyncio.Event()
+    daemon = asyncio.create_task(app.run(stop))
+    try:
+        async with asyncio.timeout(60):
+            while len(sandbox.bot_notes()) < len(notes):
+                await asyncio.sleep(0.05)
+    finally:
+        stop.set()
+        await daemon
+        await app.close()
+    assert len(sandbox.bot_notes()) == 5

@@ -60,6 +60,7 @@ class Worker:
     bot: BotSettings
     metrics: Metrics
     clock: Callable[[], datetime] = field(default=lambda: datetime.now().astimezone())
+    idle_wait_seconds: float = 1.0  # look for due retries this often when nothing wakes us
     _running: dict[int, asyncio.Task[None]] = field(default_factory=dict)
     _wake: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -82,6 +83,7 @@ class Worker:
 
     def _forget(self, job_id: int, _task: asyncio.Task[None]) -> None:
         self._running.pop(job_id, None)
+        self._wake.set()  # a slot is free: start the next due job now, not at the next tick
 
     async def serve(self, stop: asyncio.Event) -> None:
         """Run jobs as they come, until `stop` is set; then let in-flight jobs finish."""
@@ -89,7 +91,8 @@ class Worker:
             self._wake.clear()
             await self.run_due()
             waits = [asyncio.create_task(self._wake.wait()), asyncio.create_task(stop.wait())]
-            await asyncio.wait(waits, timeout=1.0, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait(waits, timeout=self.idle_wait_seconds,
+                               return_when=asyncio.FIRST_COMPLETED)
             for w in waits:
                 w.cancel()
 
