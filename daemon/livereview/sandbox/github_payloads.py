@@ -10,12 +10,10 @@ and `commit-comparison` schemas of github/rest-api-description).
 from __future__ import annotations
 
 import base64
-import functools
 import hashlib
 import threading
-from collections.abc import Callable
 from datetime import datetime
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import Any
 
 from .github_model import (
     JSON,
@@ -36,21 +34,6 @@ from .github_model import (
     node_id,
     not_found,
 )
-
-_S = TypeVar("_S", bound="GitHubPayloads")
-_P = ParamSpec("_P")
-_R = TypeVar("_R")
-
-
-def locked(fn: Callable[Concatenate[_S, _P], _R]) -> Callable[Concatenate[_S, _P], _R]:
-    """Run the method holding `self.lock` (every public method of the fake does)."""
-
-    def wrapper(self: _S, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
-        with self.lock:
-            return fn(self, *args, **kwargs)
-
-    functools.update_wrapper(wrapper, fn)
-    return wrapper
 
 
 def _rollup(url: str, reactions: list[Reaction]) -> JSON:

@@ -8,7 +8,6 @@ beyond "the token is valid", drafts, multi-line comments, pending reviews, sugge
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -30,17 +29,18 @@ from .github_model import (
     User,
     invalid,
     locate,
+    locked,
     node_id,
     not_found,
 )
-from .github_payloads import GitHubPayloads, locked
+from .github_payloads import GitHubPayloads
+from .github_traffic import GitHubTraffic
 from .gitlab_model import sha1
 
-_RATE_DOCS = "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api"
 _REVIEW_COMMENT_DOCS = "https://docs.github.com/rest/pulls/comments#create-a-review-comment-for-a-pull-request"
 
 
-class FakeGitHub(GitHubPayloads):
+class FakeGitHub(GitHubPayloads, GitHubTraffic):
     """A small GitHub: users, repos, pull requests, commits, comments, reviews, reactions."""
 
     def __init__(self, *, token: str = "ghp_fake-token",  # noqa: S107 - a fake's token
@@ -350,94 +350,3 @@ class FakeGitHub(GitHubPayloads):
                 out += [(c.id, self.review_comment_json(c)) for c in issue.review_comments
                         if c.user.login == login]
         return [json for _, json in sorted(out, key=lambda pair: pair[0])]
-
-    # ---- tokens, faults, request log, rate limits -------------------------------------------
-    @locked
-    def user_for_token(self, authorization: str | None) -> User:
-        """`Authorization: Bearer <token>` or `token <token>`."""
-        scheme, _, token = (authorization or "").partition(" ")
-        if scheme.lower() not in ("bearer", "token") or not token:
-            raise GitHubError(401, "Requires authentication",
-                              "https://docs.github.com/rest/users/users#get-the-authenticated-user")
-        login = self.tokens.get(token.strip())
-        if login is None:
-            raise GitHubError(401, "Bad credentials", "https://docs.github.com/rest")
-        return self._user(login)
-
-    @locked
-    def inject_fault(self, method: str, path_regex: str, *, status: int, body: str | bytes = "",
-                     headers: dict[str, str] | None = None, times: int = 1,
-                     after_handling: bool = False) -> None:
-        """Answer the next `times` matching requests (method or "*", regex searched in the raw
-        path) with `status`/`body`; status 0 drops the connection without a response;
-        `after_handling` does the work first, then answers with the fault."""
-        data = body.encode() if isinstance(body, str) else body
-        self._faults.append(Fault(method.upper(), re.compile(path_regex), status, data,
-                                  dict(headers or {}), times, after_handling))
-
-    @locked
-    def secondary_rate_limit(self, method: str, path_regex: str, *, retry_after: int = 1,
-                             times: int = 1) -> None:
-        """GitHub's answer to too many content-creating requests: 403 with Retry-After."""
-        body = ('{"message":"You have exceeded a secondary rate limit. Please wait a few '
-                'minutes before you try again.","documentation_url":"https://docs.github.com/'
-                'rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits",'
-                '"status":"403"}')
-        self.inject_fault(method, path_regex, status=403, body=body, times=times,
-                          headers={"Retry-After": str(retry_after)})
-
-    @locked
-    def take_fault(self, method: str, path: str) -> Fault | None:
-        for fault in self._faults:
-            if fault.method in {"*", method.upper()} and fault.pattern.search(path):
-                fault.times -= 1
-                if fault.times <= 0:
-                    self._faults.remove(fault)
-                return fault
-        return None
-
-    @locked
-    def record_request(self, method: str, path: str, query: dict[str, str]) -> None:
-        self.requests.append((method, path, dict(query)))
-
-    @locked
-    def reset_requests(self) -> None:
-        self.requests.clear()
-
-    def _window(self, resource: str) -> list[int]:
-        window = self._limits[resource]
-        now = int(self.now().timestamp())
-        if now >= window[2]:
-            window[1], window[2] = 0, now + 3600
-        return window
-
-    @locked
-    def check_rate_limit(self, resource: str) -> None:
-        """403 once the hour's budget is spent (the primary rate limit)."""
-        limit, used, _ = self._window(resource)
-        if used >= limit:
-            raise GitHubError(403, "API rate limit exceeded for user. (But here's the good news:"
-                              " Authenticated requests get a higher rate limit.)",
-                              f"{_RATE_DOCS}#about-the-primary-rate-limit",
-                              headers=self.rate_limit_headers(resource))
-
-    @locked
-    def charge(self, resource: str) -> None:
-        """Count one request; a 304 Not Modified is not charged (GitHub's rule)."""
-        self._window(resource)[1] += 1
-
-    @locked
-    def spend_rate_limit(self, resource: str = "core", remaining: int = 0) -> None:
-        window = self._window(resource)
-        window[1] = window[0] - remaining
-
-    @locked
-    def rate_limit_used(self, resource: str = "core") -> int:
-        return self._window(resource)[1]
-
-    @locked
-    def rate_limit_headers(self, resource: str = "core") -> dict[str, str]:
-        limit, used, reset = self._window(resource)
-        return {"X-RateLimit-Limit": str(limit), "X-RateLimit-Remaining": str(max(0, limit - used)),
-                "X-RateLimit-Reset": str(reset), "X-RateLimit-Used": str(used),
-                "X-RateLimit-Resource": resource}
