@@ -18,7 +18,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TextIO
 
-from livereview import __version__, conversation
+from livereview import __version__, conversation, lesson_commands
 from livereview import logging as logs
 from livereview.app import App
 from livereview.check import check, render
@@ -76,6 +76,7 @@ def parser() -> argparse.ArgumentParser:
                                                "messages, reactions, events, jobs")
     conv.add_argument("url", help="the MR's web URL, e.g. https://gitlab.example/g/p/-/merge_requests/7")
     conv.add_argument("--json", action="store_true", help="machine-readable output")
+    lesson_commands.add_parser(sub)
     health = sub.add_parser("health", help="exit 0 if every host was polled recently "
                                            "(container HEALTHCHECK)")
     health.add_argument("--max-age", type=float, default=None, metavar="SECONDS",
@@ -247,6 +248,8 @@ def main(argv: list[str] | None = None) -> int:
             return _pending(settings, args)
         if args.command == "conversation":
             return _conversation(settings, args)
+        if args.command == "lessons":
+            return lesson_commands.run(settings, args)
         if args.command == "health":
             return _health(settings, args)
         return asyncio.run(_daemon(settings, args))

@@ -217,17 +217,22 @@ class ReplyJob:
     attempts: int
     comment_created_at: datetime
     answer: str | None = None
+    answer_meta: str | None = None  # JSON of the structured answer (mode, lesson, citations)
     post_started: bool = False
     last_error: str = ""
 
 
 @dataclass(frozen=True, slots=True)
 class Lesson:
-    key: str
-    value: str
-    scope: str
-    status: str = "proposed"
-    source_message_id: str = ""
+    """A rule the bot learned when a human convincingly disagreed (governed: DESIGN §5)."""
+
+    key: str  # the principle, e.g. "Locks around dict reads"
+    value: str  # the short actionable rule
+    scope: str  # "repo:<host>:<path>" | "group:<host>:<path>" | "global"
+    status: str = "proposed"  # proposed | active | rejected | archived
+    source_message_id: str = ""  # the bot's concession
+    id: int = 0
+    created_by: str = ""  # the human whose argument it was
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,8 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 HOST_TYPES = ("gitlab", "github", "bitbucket-cloud", "bitbucket-server", "local")
-SUPPORTED_HOST_TYPES = ("gitlab",)
+SUPPORTED_HOST_TYPES = ("gitlab", "github")
+GITHUB_API = "https://api.github.com"
 T = TypeVar("T")
 
 
@@ -105,12 +106,18 @@ class RepoSettings:
 
 
 @dataclass(frozen=True)
+class LessonsSettings:
+    require_approval: bool = True  # a conceded lesson waits for `livereview lessons approve`
+
+
+@dataclass(frozen=True)
 class Settings:
     daemon: DaemonSettings
     bot: BotSettings
     ai: AISettings
     hosts: tuple[HostSettings, ...]
     repos: tuple[RepoSettings, ...]
+    lessons: LessonsSettings = field(default_factory=LessonsSettings)
     source: Path | None = None
 
     def host(self, name: str) -> HostSettings:
@@ -286,6 +293,19 @@ def _ai(table: _Table, env: dict[str, str]) -> AISettings:
     )
 
 
+def _host_url(table: _Table, host_type: str) -> str:
+    if host_type != "github":
+        return _check_url(table.key("url"), table.required("url"))
+    url = _check_url(table.key("url"), table.get("url", str, GITHUB_API))
+    # The REST base, not the web UI: api.github.com (api.SUBDOMAIN.ghe.com on GHE.com), or
+    # https://HOST/api/v3 on GitHub Enterprise Server.
+    host, path = urlsplit(url).hostname or "", urlsplit(url).path
+    if not path and not host.startswith("api."):
+        raise ConfigError(f"{table.key('url')}: expected the API base, {GITHUB_API} or "
+                          f"https://HOST/api/v3 for GitHub Enterprise Server, got {url!r}")
+    return url
+
+
 def _host(table: _Table, env: dict[str, str]) -> HostSettings:
     host_type = table.required("type")
     if host_type not in HOST_TYPES:
@@ -303,7 +323,7 @@ def _host(table: _Table, env: dict[str, str]) -> HostSettings:
     return HostSettings(
         name=table.required("name"),
         type=host_type,
-        url=_check_url(table.key("url"), table.required("url")),
+        url=_host_url(table, host_type),
         token=_secret(table, env, "token", required=True),
         ca_bundle=ca_bundle,
         username=table.get("username", str, "") or None,
@@ -321,6 +341,7 @@ SECTION_KEYS = {
     "daemon": _keys(DaemonSettings, "state_dir"),
     "bot": _keys(BotSettings),
     "ai": _keys(AISettings, "api_key_env", "api_key_file", drop=("api_key",)),
+    "lessons": _keys(LessonsSettings),
 }
 HOST_KEYS = _keys(HostSettings, "token_env", "token_file", drop=("token",))
 REPO_KEYS = _keys(RepoSettings)
@@ -357,6 +378,8 @@ def parse(data: dict[str, Any], env: dict[str, str], source: Path | None = None)
         ai=_ai(sections["ai"], env),
         hosts=hosts,
         repos=tuple(repos),
+        lessons=LessonsSettings(
+            require_approval=sections["lessons"].get("require_approval", bool, True)),
         source=source,
     )
 

@@ -4,20 +4,35 @@ from __future__ import annotations
 
 import httpx2
 
+from livereview import __version__
 from livereview.hosts.base import Host
+from livereview.hosts.github import GitHub
+from livereview.hosts.github_graphql import graphql_url
 from livereview.hosts.gitlab import GitLab
 from livereview.hosts.http import HttpClient
 from livereview.metrics import Metrics
 from livereview.settings import HostSettings
 
 
+def _headers(settings: HostSettings) -> dict[str, str]:
+    token = settings.token.reveal()
+    if settings.type == "github":
+        # https://docs.github.com/en/rest/using-the-rest-api/getting-started-with-the-rest-api
+        return {"Authorization": f"Bearer {token}", "Accept": "application/vnd.github+json",
+                "X-GitHub-Api-Version": "2022-11-28",
+                "User-Agent": f"livereview/{__version__}"}
+    return {"PRIVATE-TOKEN": token}
+
+
 def connect(settings: HostSettings, metrics: Metrics,
             transport: httpx2.AsyncBaseTransport | None = None) -> Host:
-    if settings.type != "gitlab":
+    if settings.type not in ("gitlab", "github"):
         raise ValueError(f"host type {settings.type} is not supported")
     http = HttpClient(
-        base_url=settings.url, headers={"PRIVATE-TOKEN": settings.token.reveal()},
+        base_url=settings.url, headers=_headers(settings),
         host_type=settings.type, metrics=metrics, timeout=settings.request_timeout_seconds,
         ca_bundle=settings.ca_bundle, max_concurrency=settings.max_concurrent_requests,
         transport=transport)
+    if settings.type == "github":
+        return GitHub(settings.name, http, graphql_url=graphql_url(settings.url))
     return GitLab(settings.name, http, list_strategy=settings.list_strategy)

@@ -9,13 +9,22 @@ it bounded; whatever is cut is said to be cut.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 
 from unidiff.errors import UnidiffParseError
 from unidiff.patch import PatchSet
 
-from livereview.model import Anchor, Commit, Identity, MergeRequest, Message, Thread
+from livereview.model import (
+    Anchor,
+    Commit,
+    Identity,
+    Lesson,
+    MergeRequest,
+    Message,
+    Thread,
+)
 
 HUNK_CONTEXT_LINES = 8
 _CONTROL = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
@@ -28,6 +37,11 @@ def clean(text: str) -> str:
 
 def system_prompt() -> str:
     return resources.files("livereview").joinpath("prompts/system.md").read_text("utf-8")
+
+
+def prompt_version() -> str:
+    match = re.search(r"prompt version: (\S+)", system_prompt().splitlines()[0])
+    return match.group(1) if match else "unknown"
 
 
 @dataclass(frozen=True)
@@ -128,6 +142,7 @@ def build(
     *,
     hunk: str | None = None,
     commits: tuple[Commit, ...] = (),
+    lessons: Sequence[Lesson] = (),
     budget_chars: int = 24_000,
     keep_last: int = 10,
 ) -> Prompt:
@@ -152,6 +167,10 @@ def build(
     if new_commits:
         sections.append("## Commits pushed since you last wrote here\n" + "\n".join(
             f"- {c.sha[:8]} {clean(c.title)}" for c in new_commits[:20]))
+    if lessons:
+        sections.append("## Lessons this team taught you (follow them)\n" + "\n".join(
+            f"- [L{lesson.id}] {clean(lesson.key)}: {clean(lesson.value)}"
+            for lesson in lessons[:20]))
     window, omitted = _thread_window(thread, trigger_id, identity, keep_last)
     if omitted:
         truncated.append(f"{omitted} older messages of the thread")

@@ -9,6 +9,7 @@ instead of posting a second one.
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,12 +28,17 @@ from livereview.hosts.base import (
     RateLimited,
     Transient,
 )
+from livereview.lessons import applicable, repo_scope
 from livereview.metrics import Metrics
-from livereview.model import Identity, JobState, Policy, ReplyJob, Snapshot, Thread
+from livereview.model import Identity, JobState, Lesson, Policy, ReplyJob, Snapshot, Thread
 from livereview.reply import context
+from livereview.reply.answer import StructuredAnswer
+from livereview.reply.answer import parse as parse_answer
+from livereview.reply.answer import render as render_answer
 from livereview.reply.llm import Answerer, LLMError
-from livereview.settings import BotSettings, DaemonSettings
+from livereview.settings import BotSettings, DaemonSettings, LessonsSettings
 from livereview.store import jobs, snapshots
+from livereview.store import lessons as lesson_rows
 from livereview.store.db import Store
 from livereview.store.engine import StoreError
 from livereview.triggers import loop_guard, replied_to, reply_marker
@@ -56,6 +62,7 @@ class Worker:
     identities: dict[str, Identity]
     answerer: Answerer
     policy: Policy
+    lessons: LessonsSettings
     daemon: DaemonSettings
     bot: BotSettings
     metrics: Metrics
@@ -187,8 +194,9 @@ class Worker:
             await self._ack(job, host, bound)
             job = await self._set(job, state=JobState.ACKED, acked_at=self.clock())
         if job.state is JobState.ACKED:
-            answer = await self._compose(job, host, stored, bound)
-            job = await self._set(job, state=JobState.ANSWERED, answer=answer)
+            answer, meta, lessons_used = await self._compose(job, host, stored, bound)
+            job = await self._set(job, state=JobState.ANSWERED, answer=answer,
+                                  answer_meta=meta, lessons_used=lessons_used)
         if job.state is JobState.ANSWERED:
             await self._post(job, host, stored, bound)
 
@@ -213,7 +221,10 @@ class Worker:
         else:
             bound.info("ack_skipped", outcome=outcome)
 
-    async def _compose(self, job: ReplyJob, host: Host, stored: Snapshot, bound: Any) -> str:
+    async def _compose(self, job: ReplyJob, host: Host, stored: Snapshot, bound: Any
+                       ) -> tuple[str, str, str]:
+        """The reply's body (with the hidden marker), its metadata (JSON) and the ids of
+        the lessons its prompt contained."""
         thread = stored.thread(job.thread_id)
         if thread is None:
             raise JobSkipped("the thread is no longer in the MR")
@@ -229,15 +240,23 @@ class Worker:
             except NotFound:
                 bound.info("diff_unavailable")
         identity = self.identities[job.mr.host]
+        active = await self.store.run(lesson_rows.everything, "active")
+        used = applicable(active, job.mr.host, job.mr.repo)
         prompt = context.build(stored.mr, thread, job.message_id, identity, hunk=hunk,
-                               commits=stored.commits)
+                               commits=stored.commits, lessons=used)
         answer = await self._step(self.answerer.answer(prompt))
+        question = stored.messages().get(job.message_id)
+        structured = parse_answer(answer.text, question.body if question else "")
         bound.info("answer_written", model=answer.model, chars=len(answer.text),
-                   prompt_tokens=answer.prompt_tokens, truncated=list(prompt.truncated))
-        text = answer.text
+                   prompt_tokens=answer.prompt_tokens, truncated=list(prompt.truncated),
+                   prompt_version=context.prompt_version(), mode=structured.mode,
+                   structured=structured.structured, concede=structured.concede,
+                   lessons_used=[lesson.id for lesson in used])
+        text = render_answer(structured)
         if len(text) > self.bot.max_reply_chars:
             text = text[: self.bot.max_reply_chars].rstrip() + "\n\n*(answer shortened)*"
-        return f"{text}\n\n{reply_marker(job.message_id)}"
+        return (f"{text}\n\n{reply_marker(job.message_id)}", json.dumps(structured.meta()),
+                " ".join(str(lesson.id) for lesson in used))
 
     async def _adopt(self, job: ReplyJob, host: Host) -> str | None:
         """The id of a reply to this job's message already on the host, if any."""
@@ -257,11 +276,13 @@ class Worker:
 
     async def _post(self, job: ReplyJob, host: Host, stored: Snapshot, bound: Any) -> None:
         assert job.answer is not None
+        question = stored.messages().get(job.message_id)
+        asked_by = question.author.username if question else ""
         if job.post_started:
             adopted = await self._adopt(job, host)
             if adopted is not None:
                 bound.info("reply_adopted", posted_message_id=adopted)
-                await self._posted(job, host, adopted, bound)
+                await self._posted(job, host, adopted, bound, asked_by)
                 return
         await self._set(job, post_started_at=self.clock())
         try:
@@ -272,11 +293,24 @@ class Worker:
             quoted = _quote(question.body) + "\n\n" if question else ""
             bound.info("parent_gone", fallback="general_comment")
             message = await self._step(host.comment(job.mr, quoted + job.answer))
-        await self._posted(job, host, message.id, bound)
+        await self._posted(job, host, message.id, bound, asked_by)
 
-    async def _posted(self, job: ReplyJob, host: Host, message_id: str, bound: Any) -> None:
+    async def _posted(self, job: ReplyJob, host: Host, message_id: str, bound: Any,
+                      asked_by: str) -> None:
         now = self.clock()
-        await self._set(job, state=JobState.POSTED, posted_message_id=message_id, posted_at=now)
+        meta = StructuredAnswer.from_meta("", json.loads(job.answer_meta or "{}"))
+        candidate = None
+        if meta.concede and meta.lesson:
+            candidate = Lesson(
+                key=meta.lesson[0], value=meta.lesson[1],
+                scope=repo_scope(job.mr.host, job.mr.repo), created_by=asked_by,
+                status="proposed" if self.lessons.require_approval else "active")
+        lesson = await self.store.run(
+            jobs.mark_posted, job.id, message_id, now, lesson=candidate,
+            citations=[(c.ref, c.title) for c in meta.citations])
+        if lesson is not None:
+            bound.info("lesson_learned", lesson_id=lesson.id, status=lesson.status,
+                       scope=lesson.scope)
         seconds = (now - job.comment_created_at).total_seconds()
         self.metrics.time_to_reply.labels(host.type).observe(max(0.0, seconds))
         self.metrics.replies.labels(host.type, "posted").inc()

@@ -8,13 +8,15 @@ the same message is a no-op.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import func
 from sqlmodel import Session, col, select
 
-from livereview.model import JobReason, JobState, MRKey, ReplyJob, ReplyRequest
+from livereview.model import JobReason, JobState, Lesson, MRKey, ReplyJob, ReplyRequest
+from livereview.store import lessons as lesson_rows
 from livereview.store.tables import ReplyJobRow
 
 
@@ -25,6 +27,7 @@ def to_model(row: ReplyJobRow) -> ReplyJob:
         thread_id=row.host_thread_id, message_id=row.host_message_id,
         reason=JobReason(row.reason), state=JobState(row.state), attempts=row.attempts,
         comment_created_at=row.comment_created_at, answer=row.answer,
+        answer_meta=row.answer_meta,
         post_started=row.post_started_at is not None, last_error=row.last_error,
     )
 
@@ -114,3 +117,22 @@ def listing(session: Session, *, states: Iterable[str] | None = None,
         query = query.where(ReplyJobRow.host == mr.host, ReplyJobRow.repo == mr.repo,
                             ReplyJobRow.iid == mr.iid)
     return list(session.exec(query))
+
+
+def mark_posted(session: Session, /, job_id: int, message_id: str, now: datetime, *,
+                citations: list[tuple[str, str]], lesson: Lesson | None) -> Lesson | None:
+    """The reply is on the host: record it, its citations and — if the bot conceded — the
+    lesson it proposed (its source is the posted reply), in one transaction. Returns the
+    lesson if it is new (a duplicate is merged into the existing one)."""
+    row = session.get(ReplyJobRow, job_id)
+    if row is None:
+        raise LookupError(f"reply job {job_id} vanished")
+    row.state, row.posted_message_id, row.posted_at, row.updated_at = (
+        JobState.POSTED, message_id, now, now)
+    session.add(row)
+    lesson_rows.cite(session, row.host, row.repo, message_id, citations, now)
+    if lesson is None:
+        return None
+    stored, new = lesson_rows.propose(session, replace(lesson, source_message_id=message_id),
+                                      now)
+    return stored if new else None

@@ -159,6 +159,8 @@ class ReplyJobRow(SQLModel, table=True):
     updated_at: datetime
     acked_at: datetime | None = None
     answer: str | None = Field(default=None, sa_type=Text)
+    answer_meta: str | None = Field(default=None, sa_type=Text)  # JSON: mode, lesson, citations
+    lessons_used: str = ""  # space-separated ai_memory ids the answer's prompt contained
     post_started_at: datetime | None = None
     posted_message_id: str | None = None
     posted_at: datetime | None = None

@@ -1,0 +1,117 @@
+"""The little GraphQL the GitHub adapter needs: review threads (their node ids and whether
+they are resolved — REST has neither), resolveReviewThread / unresolveReviewThread, and
+addReaction for review bodies (REST has no reactions endpoint for reviews).
+
+GraphQL lives at https://api.github.com/graphql, and on GitHub Enterprise Server at
+https://HOST/api/graphql beside the REST base https://HOST/api/v3.
+https://docs.github.com/en/graphql/guides/forming-calls-with-graphql#the-graphql-endpoint
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from livereview.hosts.base import BadResponse, Forbidden, HostError, NotFound, RateLimited
+from livereview.hosts.http import HttpClient
+
+REVIEW_THREADS = """
+query ReviewThreads($owner: String!, $name: String!, $number: Int!, $after: String) {
+  repository(owner: $owner, name: $name) {
+    pullRequest(number: $number) {
+      reviewThreads(first: 100, after: $after) {
+        nodes { id isResolved comments(first: 1) { nodes { databaseId } } }
+        pageInfo { hasNextPage endCursor }
+      }
+    }
+  }
+}"""
+
+SET_RESOLVED = """
+mutation SetResolved($threadId: ID!) {
+  %s(input: {threadId: $threadId}) { thread { id isResolved } }
+}"""
+
+ADD_REACTION = """
+mutation AddReaction($subjectId: ID!, $content: ReactionContent!) {
+  addReaction(input: {subjectId: $subjectId, content: $content}) { reaction { content } }
+}"""
+
+# REST reaction names → GraphQL's ReactionContent enum.
+REACTION_ENUM = {"+1": "THUMBS_UP", "-1": "THUMBS_DOWN", "laugh": "LAUGH", "hooray": "HOORAY",
+                 "confused": "CONFUSED", "heart": "HEART", "rocket": "ROCKET", "eyes": "EYES"}
+
+
+def graphql_url(api_url: str) -> str:
+    """The GraphQL endpoint beside a REST base: …/api/v3 → …/api/graphql, else …/graphql."""
+    base = api_url.rstrip("/")
+    if base.endswith("/api/v3"):
+        return base[: -len("/v3")] + "/graphql"
+    return base + "/graphql"
+
+
+@dataclass(frozen=True)
+class ThreadState:
+    node_id: str
+    resolved: bool
+
+
+def _fail(errors: list[Any], what: str) -> HostError:
+    first = errors[0] if errors and isinstance(errors[0], dict) else {}
+    kind, message = first.get("type", ""), str(first.get("message", ""))[:200]
+    text = f"GraphQL {what}: {kind or 'error'}: {message}"
+    if kind == "NOT_FOUND":
+        return NotFound(text)
+    if kind in ("FORBIDDEN", "INSUFFICIENT_SCOPES"):
+        return Forbidden(text)
+    if kind == "RATE_LIMITED":
+        return RateLimited(text, 60.0)
+    return BadResponse(text)
+
+
+class GraphQL:
+    def __init__(self, http: HttpClient, url: str) -> None:
+        self.http = http
+        self.url = url
+
+    async def run(self, what: str, query: str, variables: dict[str, Any]) -> dict[str, Any]:
+        """`data` of one query; GraphQL errors (HTTP 200 with `errors`) become HostErrors."""
+        answer = await self.http.json("POST", self.url,
+                                      json={"query": query, "variables": variables})
+        if not isinstance(answer, dict):
+            raise BadResponse(f"GraphQL {what}: expected a JSON object")
+        if answer.get("errors"):
+            raise _fail(answer["errors"], what)
+        data = answer.get("data")
+        if not isinstance(data, dict):
+            raise BadResponse(f"GraphQL {what}: no data")
+        return data
+
+    async def review_threads(self, repo: str, number: int) -> dict[int, ThreadState]:
+        """Per review thread, keyed by its first comment's REST id: node id and resolution."""
+        owner, name = repo.split("/", 1)
+        threads: dict[int, ThreadState] = {}
+        after: str | None = None
+        while True:
+            data = await self.run("reviewThreads", REVIEW_THREADS, {
+                "owner": owner, "name": name, "number": number, "after": after})
+            pull = ((data.get("repository") or {}).get("pullRequest") or {})
+            page = pull.get("reviewThreads") or {}
+            for node in page.get("nodes") or []:
+                first = ((node.get("comments") or {}).get("nodes") or [{}])[0]
+                if isinstance(first.get("databaseId"), int):
+                    threads[first["databaseId"]] = ThreadState(str(node["id"]),
+                                                               bool(node.get("isResolved")))
+            info = page.get("pageInfo") or {}
+            if not info.get("hasNextPage"):
+                return threads
+            after = info.get("endCursor")
+
+    async def set_resolved(self, thread_node_id: str, resolved: bool) -> bool:
+        field = "resolveReviewThread" if resolved else "unresolveReviewThread"
+        data = await self.run(field, SET_RESOLVED % field, {"threadId": thread_node_id})
+        return bool(((data.get(field) or {}).get("thread") or {}).get("isResolved"))
+
+    async def add_reaction(self, subject_node_id: str, content: str) -> None:
+        await self.run("addReaction", ADD_REACTION, {"subjectId": subject_node_id,
+                                                     "content": REACTION_ENUM[content]})

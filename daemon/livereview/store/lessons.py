@@ -1,0 +1,100 @@
+"""Lessons (ai_memory rows) and knowledge references ⇄ model; governance transitions."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlmodel import Session, col, select
+
+from livereview.lessons import STATUSES, duplicate_of, valid_scope
+from livereview.model import Lesson
+from livereview.store.tables import AIMemory, KnowledgeRef
+
+EXPORT_FIELDS = ("key", "value", "scope", "status", "source_message_id", "created_by")
+
+
+def _model(row: AIMemory) -> Lesson:
+    assert row.id is not None
+    return Lesson(key=row.key, value=row.value, scope=row.scope, status=row.status,
+                  source_message_id=row.source_message_id, id=row.id,
+                  created_by=row.created_by)
+
+
+def everything(session: Session, status: str | None = None) -> list[Lesson]:
+    query = select(AIMemory).order_by(col(AIMemory.id))
+    if status is not None:
+        query = query.where(AIMemory.status == status)
+    return [_model(row) for row in session.exec(query)]
+
+
+def get(session: Session, lesson_id: int) -> Lesson | None:
+    row = session.get(AIMemory, lesson_id)
+    return _model(row) if row else None
+
+
+def propose(session: Session, lesson: Lesson, now: datetime) -> tuple[Lesson, bool]:
+    """Store a candidate, or merge it into the same principle already known in its scope.
+    Returns the stored lesson and whether it was new."""
+    twin = duplicate_of(lesson, everything(session))
+    if twin is not None:
+        row = session.get(AIMemory, twin.id)
+        assert row is not None
+        if len(lesson.value) > len(row.value):  # keep the more complete wording
+            row.value = lesson.value
+        row.updated_at = now
+        session.add(row)
+        return _model(row), False
+    row = AIMemory(key=lesson.key, value=lesson.value, scope=lesson.scope,
+                   status=lesson.status, source_message_id=lesson.source_message_id,
+                   created_by=lesson.created_by, created_at=now, updated_at=now)
+    session.add(row)
+    session.flush()
+    return _model(row), True
+
+
+def set_status(session: Session, lesson_id: int, status: str, now: datetime) -> Lesson:
+    if status not in STATUSES:
+        raise ValueError(f"unknown lesson status {status!r}")
+    row = session.get(AIMemory, lesson_id)
+    if row is None:
+        raise LookupError(f"no lesson {lesson_id}")
+    row.status, row.updated_at = status, now
+    session.add(row)
+    return _model(row)
+
+
+def export(session: Session) -> list[dict[str, str]]:
+    return [{name: str(getattr(lesson, name)) for name in EXPORT_FIELDS}
+            for lesson in everything(session)]
+
+
+def import_(session: Session, items: list[Any], now: datetime) -> tuple[int, int]:
+    """Add exported lessons (from git review); returns (added, merged)."""
+    added = merged = 0
+    for index, item in enumerate(items):
+        if not isinstance(item, dict) or not item.get("key") or not item.get("value"):
+            raise ValueError(f"lessons[{index}]: needs a key and a value")
+        scope, status = str(item.get("scope", "global")), str(item.get("status", "proposed"))
+        if not valid_scope(scope):
+            raise ValueError(f"lessons[{index}].scope: expected repo:<host>:<path>, "
+                             f"group:<host>:<path> or global, got {scope!r}")
+        if status not in STATUSES:
+            raise ValueError(f"lessons[{index}].status: expected one of {', '.join(STATUSES)}")
+        _, new = propose(session, Lesson(
+            key=str(item["key"]), value=str(item["value"]), scope=scope, status=status,
+            source_message_id=str(item.get("source_message_id", "")),
+            created_by=str(item.get("created_by", ""))), now)
+        added, merged = added + new, merged + (not new)
+    return added, merged
+
+
+def cite(session: Session, host: str, repo: str, message_id: str,
+         citations: list[tuple[str, str]], now: datetime) -> None:
+    session.add_all(KnowledgeRef(host=host, repo=repo, host_message_id=message_id, url=ref,
+                                 title=title, created_at=now) for ref, title in citations)
+
+
+def citations_of(session: Session, message_id: str) -> list[KnowledgeRef]:
+    return list(session.exec(select(KnowledgeRef).where(
+        KnowledgeRef.host_message_id == message_id)))
