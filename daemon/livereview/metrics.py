@@ -59,6 +59,8 @@ class Metrics:
         """Create every known label combination at zero, so that the first failure after a
         start is an increase Prometheus can see, and dashboards list the host types."""
         for host_type in host_types:
+            for status in ("2xx", "3xx", "4xx", "5xx", "error"):
+                self.host_requests.labels(host_type, status)
             self.time_to_ack.labels(host_type)
             self.time_to_reply.labels(host_type)
             self.rate_limited.labels(host_type)

@@ -59,6 +59,7 @@ def test_daemon_acks_then_answers_in_thread_and_stops_cleanly_on_sigterm(
     assert 'livereview_last_poll_success_timestamp_seconds{host="gl"}' in metrics
     # Pre-created at zero, so the first failure after a start is a visible increase.
     assert 'livereview_replies_total{host_type="gitlab",outcome="failed"} 0.0' in metrics
+    assert 'livereview_host_requests_total{host_type="gitlab",status_class="5xx"} 0.0' in metrics
 
     assert daemon.stop(signal.SIGTERM) == 0
     output = daemon.output()
