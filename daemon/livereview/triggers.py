@@ -87,6 +87,13 @@ def _glob(pattern: str) -> re.Pattern[str]:
     return re.compile(f"^{body}$")
 
 
+def asks_to_resolve(body: str, aliases: Iterable[str]) -> bool:
+    """`@livereview resolve` (any alias, any case) written as prose."""
+    text = prose(body)
+    return any(re.search(_alias_pattern(alias).pattern + r"[\s,:]+resolve\b", text,
+                         re.IGNORECASE) for alias in aliases if alias.strip("@ "))
+
+
 def is_ignored(actor: Actor, patterns: Iterable[str]) -> bool:
     name = actor.username.lower()
     return any(_glob(p).match(name) for p in patterns)

@@ -165,3 +165,12 @@ def test_a_thread_from_before_a_force_push_is_answered_with_its_own_version_of_t
     user = sandbox.llm.llm.prompts[-1][-1]["content"]
     assert "src/cache.py:9 of an earlier version" in user
     assert re.search(r">>\s+9 \+\s+return cache.get\(key\)$", user, re.MULTILINE), user
+
+
+def test_livereview_resolve_answers_and_resolves_the_discussion(sandbox: Sandbox) -> None:
+    note = sandbox.note("I renamed it as you said. @livereview resolve",
+                        position={"new_path": "src/cache.py", "new_line": 9})
+    assert sandbox.once() == 0
+    assert len(replies_to(sandbox, note["id"])) == 1
+    thread = discussion_of(sandbox, note["id"])
+    assert all(n["resolved"] for n in thread["notes"] if n.get("resolvable"))

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from livereview.model import Event, EventKind, JobReason, Policy, Thread
 from livereview.sync.diff import diff
 from livereview.triggers import (
+    asks_to_resolve,
     consecutive_bot_replies,
     is_ignored,
     loop_guard,
@@ -191,3 +192,12 @@ def test_reply_budget_per_mr_per_hour() -> None:
 def test_ignore_patterns_are_globs_with_a_literal_bracket(username: str, ignored: bool) -> None:
     actor = ALICE.__class__("9", username)
     assert is_ignored(actor, ("ghost", "*-bot", "*[bot]")) is ignored
+
+
+@pytest.mark.parametrize(("body", "asked"), [
+    ("@livereview resolve", True), ("Fixed. @LiveReview, resolve please", True),
+    ("@lr: resolve", True), ("@livereview resolved?", False), ("resolve @livereview", False),
+    ("`@livereview resolve`", False), ("> @livereview resolve", False),
+])
+def test_resolve_command(body: str, asked: bool) -> None:
+    assert asks_to_resolve(body, POLICY.aliases) is asked

@@ -41,7 +41,7 @@ from livereview.store import jobs, snapshots
 from livereview.store import lessons as lesson_rows
 from livereview.store.db import Store
 from livereview.store.engine import StoreError
-from livereview.triggers import loop_guard, replied_to, reply_marker
+from livereview.triggers import asks_to_resolve, loop_guard, replied_to, reply_marker
 
 log = structlog.get_logger("livereview.worker")
 
@@ -294,6 +294,24 @@ class Worker:
             bound.info("parent_gone", fallback="general_comment")
             message = await self._step(host.comment(job.mr, quoted + job.answer))
         await self._posted(job, host, message.id, bound, asked_by)
+        await self._resolve_if_asked(job, host, stored, bound)
+
+    async def _resolve_if_asked(self, job: ReplyJob, host: Host, stored: Snapshot,
+                                bound: Any) -> None:
+        """`@livereview resolve`, or the model judging the point addressed when asked to
+        resolve: mark the discussion resolved where the host allows it."""
+        thread, question = stored.thread(job.thread_id), stored.messages().get(job.message_id)
+        meta = StructuredAnswer.from_meta("", json.loads(job.answer_meta or "{}"))
+        asked = question is not None and asks_to_resolve(question.body, self.policy.aliases)
+        if not (asked or meta.resolve) or thread is None or not thread.resolvable \
+                or thread.resolved or not host.capabilities.resolve:
+            return
+        try:
+            await self._step(host.resolve(job.mr, job.thread_id))
+        except (HostError, TimeoutError) as exc:
+            bound.warning("resolve_failed", reason=str(exc) or type(exc).__name__)
+            return
+        bound.info("thread_resolved", asked=asked)
 
     async def _posted(self, job: ReplyJob, host: Host, message_id: str, bound: Any,
                       asked_by: str) -> None:
