@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from livereview.model import Lesson
+from livereview.model import Identity, Lesson, Snapshot
 
 STATUSES = ("proposed", "active", "rejected", "archived")
 
@@ -50,3 +50,12 @@ def duplicate_of(candidate: Lesson, existing: Iterable[Lesson]) -> Lesson | None
     return next((lesson for lesson in existing
                  if lesson.scope == candidate.scope and normalized(lesson.key) == key
                  and lesson.status != "rejected"), None)
+
+
+THUMBS_DOWN = frozenset({"thumbsdown", "-1"})  # GitLab's and GitHub's names for 👎
+
+
+def turned_down(snapshot: Snapshot, sources: frozenset[str], identity: Identity) -> set[str]:
+    """The concessions among `sources` that a human gave a 👎 — their lessons are dropped."""
+    return {m.id for t in snapshot.threads for m in t.messages if m.id in sources
+            and any(r.name in THUMBS_DOWN and not identity.is_me(r.user) for r in m.reactions)}

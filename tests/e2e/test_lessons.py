@@ -97,3 +97,21 @@ def test_bad_lesson_commands_are_one_line_and_exit_2(
     bad.write_text('[[lessons]]\nkey = "k"\nvalue = "v"\nscope = "team"\n')
     assert main(["--config", str(sandbox.config), "lessons", "import", str(bad)]) == 2
     assert "lessons[0].scope: expected repo:<host>:<path>" in capsys.readouterr().err
+
+
+def test_a_thumbs_down_on_the_concession_archives_its_proposed_lesson(
+        sandbox: Sandbox, capsys: pytest.CaptureFixture[str]) -> None:
+    question = sandbox.note("@livereview is this lock needed?")
+    sandbox.once()
+    discussion = next(d["id"] for d in sandbox.gitlab.discussions(PROJECT, sandbox.iid)
+                      if d["notes"][0]["id"] == question["id"])
+    sandbox.llm.llm.faults.append(LLMFault(status=200, content=CONCESSION))
+    sandbox.note("I disagree: dict.get is atomic in CPython.",
+                 reply_to_discussion=str(discussion))
+    sandbox.once()
+    concession = sandbox.bot_notes()[-1]
+    assert "proposed" in lessons(sandbox, capsys, "list")
+    sandbox.gitlab.award(PROJECT, sandbox.iid, int(concession["id"]), user="bob",
+                         name="thumbsdown")  # award emoji do not bump the MR
+    assert sandbox.once() == 0
+    assert "L1    archived" in lessons(sandbox, capsys, "list")

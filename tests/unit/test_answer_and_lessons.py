@@ -70,3 +70,19 @@ def test_duplicates_are_the_same_principle_in_the_same_scope() -> None:
     assert duplicate_of(Lesson("locks around dict reads", "w", "repo:gl:a/b"), known) == known[0]
     assert duplicate_of(Lesson("locks around dict reads", "w", "repo:gl:c/d"), known) is None
     assert duplicate_of(Lesson("early returns", "w", "repo:gl:a/b"), known) is None
+
+
+def test_only_a_humans_thumbs_down_on_a_watched_concession_counts() -> None:
+    from dataclasses import replace
+
+    from livereview.lessons import turned_down
+    from livereview.model import Reaction
+    from tests.factories import ALICE, BOT, IDENTITY, msg, snapshot, thread
+
+    down = Reaction("thumbsdown", ALICE)
+    snap = snapshot(thread("t1", msg("1"), replace(msg("2", BOT), reactions=(down,)),
+                           replace(msg("3", BOT), reactions=(Reaction("thumbsdown", BOT),)),
+                           replace(msg("4", BOT), reactions=(Reaction("thumbsup", ALICE),)),
+                           replace(msg("5", BOT), reactions=(Reaction("-1", ALICE),))))
+    assert turned_down(snap, frozenset({"2", "3", "4", "5"}), IDENTITY) == {"2", "5"}
+    assert turned_down(snap, frozenset({"3"}), IDENTITY) == set()

@@ -176,7 +176,10 @@ class GitHub:
         return found
 
     # ---- reading a PR -----------------------------------------------------------------------
-    async def fetch_mr(self, repo: str, iid: int) -> Snapshot:
+    async def fetch_mr(self, repo: str, iid: int,
+                       reactions_for: frozenset[str] = frozenset()) -> Snapshot:
+        # reactions_for (👎 on a concession) is not read on GitHub yet: its comments carry
+        # reaction counts, not who reacted.
         key = MRKey(self.name, repo, iid)
         base = self._pull(key)
         # Hot PRs are re-fetched every few seconds: each list is revalidated by its ETag.

@@ -6,6 +6,7 @@ https://docs.gitlab.com/api/discussions/, https://docs.gitlab.com/api/emoji_reac
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
@@ -29,6 +30,7 @@ from livereview.model import (
     MergeRequest,
     Message,
     MRKey,
+    Reaction,
     Snapshot,
     Thread,
 )
@@ -250,7 +252,21 @@ class GitLab:
     def _mr_path(self, key: MRKey) -> str:
         return f"{API}/projects/{_project(key.repo)}/merge_requests/{key.iid}"
 
-    async def fetch_mr(self, repo: str, iid: int) -> Snapshot:
+    async def _with_reactions(self, key: MRKey, thread: Thread, ids: frozenset[str]) -> Thread:
+        """GitLab's discussions carry no award emoji: read them for the notes asked for."""
+        messages = []
+        for message in thread.messages:
+            if message.id in ids:
+                awards = await self.http.json(
+                    "GET", f"{self._mr_path(key)}/notes/{message.id}/award_emoji")
+                message = replace(message, reactions=tuple(
+                    Reaction(str(a["name"]), _actor(a.get("user")), str(a["id"]))
+                    for a in awards))
+            messages.append(message)
+        return replace(thread, messages=tuple(messages))
+
+    async def fetch_mr(self, repo: str, iid: int,
+                       reactions_for: frozenset[str] = frozenset()) -> Snapshot:
         key = MRKey(self.name, repo, iid)
         base = self._mr_path(key)
         # Hot MRs are re-fetched every few seconds: revalidate rather than re-download.
@@ -259,9 +275,14 @@ class GitLab:
                                                             conditional=True) for d in page]
         commits = [c async for page in self.http.pages(f"{base}/commits", conditional=True)
                    for c in page]
+        threads = [_thread(d) for d in discussions]
+        if reactions_for:
+            threads = [await self._with_reactions(key, t, reactions_for)
+                       if any(m.id in reactions_for for m in t.messages) else t
+                       for t in threads]
         return Snapshot(
             mr=_merge_request(key, data),
-            threads=tuple(_thread(d) for d in discussions),
+            threads=tuple(threads),
             commits=tuple(_commit(c) for c in commits),
         )
 

@@ -8,8 +8,8 @@ from typing import Any
 from sqlmodel import Session, col, select
 
 from livereview.lessons import STATUSES, duplicate_of, valid_scope
-from livereview.model import Lesson
-from livereview.store.tables import AIMemory, KnowledgeRef
+from livereview.model import Lesson, MRKey
+from livereview.store.tables import AIMemory, KnowledgeRef, ReplyJobRow
 
 EXPORT_FIELDS = ("key", "value", "scope", "status", "source_message_id", "created_by")
 
@@ -98,3 +98,30 @@ def cite(session: Session, host: str, repo: str, message_id: str,
 def citations_of(session: Session, message_id: str) -> list[KnowledgeRef]:
     return list(session.exec(select(KnowledgeRef).where(
         KnowledgeRef.host_message_id == message_id)))
+
+
+def watched_concessions(session: Session, host: str) -> dict[MRKey, frozenset[str]]:
+    """Per MR of `host`: the bot's concessions whose proposed lesson a 👎 may still archive
+    (their award emoji are read when the MR is fetched)."""
+    # The concession is a reply the bot posted: its job names the MR.
+    rows = session.exec(
+        select(ReplyJobRow.repo, ReplyJobRow.iid, AIMemory.source_message_id)
+        .join(AIMemory, col(AIMemory.source_message_id) == col(ReplyJobRow.posted_message_id))
+        .where(ReplyJobRow.host == host, AIMemory.status == "proposed"))
+    watched: dict[MRKey, set[str]] = {}
+    for repo, iid, message_id in rows:
+        watched.setdefault(MRKey(host, repo, iid), set()).add(message_id)
+    return {key: frozenset(ids) for key, ids in watched.items()}
+
+
+def archive_from(session: Session, source_message_ids: set[str], now: datetime
+                 ) -> list[Lesson]:
+    """Archive the proposed lessons whose concession a human turned down (👎)."""
+    rows = session.exec(select(AIMemory).where(
+        col(AIMemory.source_message_id).in_(source_message_ids), AIMemory.status == "proposed"))
+    archived = []
+    for row in rows:
+        row.status, row.updated_at = "archived", now
+        session.add(row)
+        archived.append(_model(row))
+    return archived

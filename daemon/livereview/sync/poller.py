@@ -18,10 +18,12 @@ from datetime import datetime, timedelta
 import structlog
 
 from livereview.hosts.base import AuthFailed, Forbidden, Host, HostError
+from livereview.lessons import turned_down
 from livereview.metrics import Metrics
 from livereview.model import Identity, MRKey, Policy, Snapshot
 from livereview.settings import DaemonSettings
 from livereview.store import jobs, snapshots, state
+from livereview.store import lessons as lesson_rows
 from livereview.store.db import Store
 from livereview.sync.diff import diff
 from livereview.triggers import reply_requests
@@ -50,6 +52,7 @@ class Plan:
     targets: set[MRKey] = field(default_factory=set)
     listed: int | None = None  # None: the listing did not run this cycle
     inbox: dict[MRKey, list[str]] = field(default_factory=dict)  # mention items to clear
+    concessions: dict[MRKey, frozenset[str]] = field(default_factory=dict)  # 👎 to watch
 
 
 def _unchanged(stored: Snapshot | None, fresh: Snapshot, events: list[object]) -> bool:
@@ -103,12 +106,18 @@ class HostPoller:
         self.metrics.repo_unhealthy.labels(self.host.name).set(len(self.unhealthy))
         self._repos_checked = True
 
-    async def sync_mr(self, key: MRKey, baseline: datetime) -> tuple[int, int]:
+    async def sync_mr(self, key: MRKey, baseline: datetime,
+                      concessions: frozenset[str] = frozenset()) -> tuple[int, int]:
         """Fetch one MR, persist what changed; returns (events, new jobs)."""
-        fresh = await self.host.fetch_mr(key.repo, key.iid)
+        fresh = await self.host.fetch_mr(key.repo, key.iid, reactions_for=concessions)
         stored = await self.store.run(snapshots.load, key)
         events = diff(stored, fresh)
         now = self.clock()
+        down = turned_down(fresh, concessions, self.identity)
+        if down:
+            for lesson in await self.store.run(lesson_rows.archive_from, down, now):
+                log.info("lesson_archived", lesson_id=lesson.id, reason="a human gave the "
+                         "concession a thumbs down", repo=key.repo, mr=key.iid)
         if _unchanged(stored, fresh, list(events)):
             await self.store.run(snapshots.touch, key, now)
             return 0, 0
@@ -152,6 +161,10 @@ class HostPoller:
         hot_since = now - timedelta(seconds=self.settings.hot_window_seconds)
         plan.targets |= await self.store.run(snapshots.active_mrs, self.host.name, hot_since)
         plan.targets |= await self.store.run(jobs.open_mrs, self.host.name)
+        plan.concessions = await self.store.run(lesson_rows.watched_concessions,
+                                                self.host.name)
+        if cold:  # a 👎 on a concession does not bump the MR: look on the cold cycle
+            plan.targets |= set(plan.concessions)
         plan.targets = {t for t in plan.targets if t.repo in watched}
         return plan
 
@@ -171,10 +184,11 @@ class HostPoller:
             log.warning(event, host=self.host.name, reason=reason, **fields)
 
     async def _sync_one(self, key: MRKey, baseline: datetime, report: CycleReport,
-                        inbox_items: list[str]) -> None:
-        subject = f"mr:{key}"
+                        plan: Plan) -> None:
+        subject, inbox_items = f"mr:{key}", plan.inbox.get(key, [])
         try:
-            events, created = await self.sync_mr(key, baseline)
+            events, created = await self.sync_mr(key, baseline,
+                                                 plan.concessions.get(key, frozenset()))
             if inbox_items:  # the mentions are in the store now (and jobs made for them)
                 await self.host.clear_mentions(inbox_items)
         except HostError as exc:
@@ -210,7 +224,7 @@ class HostPoller:
             return self._finish(report, started, sent_before)
         self._trouble("listing", "host_listing_failed", None)
         report.listed, report.planned = plan.listed or 0, len(plan.targets)
-        await asyncio.gather(*(self._sync_one(k, baselines[k.repo], report, plan.inbox.get(k, []))
+        await asyncio.gather(*(self._sync_one(k, baselines[k.repo], report, plan)
                                for k in sorted(plan.targets, key=str)))
         if plan.listed is not None:
             await self.store.run(state.advance_watermark, self.host.name, INSTANCE,
