@@ -65,7 +65,7 @@ class App:
         store = Store.for_settings(settings.daemon)
         hosts = {h.name: connect(h, metrics) for h in settings.hosts}
         worker = Worker(store=store, hosts=hosts, identities={}, policy=policy(settings),
-                        lessons=settings.lessons,
+                        lessons=settings.lessons, knowledge=settings.knowledge(),
                         answerer=answerer or OpenAIAnswerer(settings.ai, metrics),
                         daemon=settings.daemon, bot=settings.bot, metrics=metrics, clock=now)
         return cls(settings, store, metrics, hosts, worker)

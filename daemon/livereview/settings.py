@@ -103,6 +103,7 @@ class HostSettings:
 class RepoSettings:
     host: str
     path: str
+    knowledge: tuple[str, ...] = ()  # files of the repo (CONTRIBUTING.md, docs/adr/…) or URLs
 
 
 @dataclass(frozen=True)
@@ -122,6 +123,9 @@ class Settings:
 
     def host(self, name: str) -> HostSettings:
         return next(h for h in self.hosts if h.name == name)
+
+    def knowledge(self) -> dict[tuple[str, str], tuple[str, ...]]:
+        return {(r.host, r.path): r.knowledge for r in self.repos if r.knowledge}
 
     def repos_of(self, host: str) -> tuple[str, ...]:
         return tuple(r.path for r in self.repos if r.host == host)
@@ -364,7 +368,8 @@ def parse(data: dict[str, Any], env: dict[str, str], source: Path | None = None)
     repos: list[RepoSettings] = []
     for i, raw in enumerate(repos_raw):
         table = _Table(raw, f"repos[{i}]", REPO_KEYS)
-        repo = RepoSettings(host=table.required("host"), path=table.required("path").strip("/"))
+        repo = RepoSettings(host=table.required("host"), path=table.required("path").strip("/"),
+                            knowledge=table.strings("knowledge", ()))
         if repo.host not in names:
             raise ConfigError(f"repos[{i}].host: no [[hosts]] named {repo.host!r}")
         if repo in repos:

@@ -174,3 +174,23 @@ def test_livereview_resolve_answers_and_resolves_the_discussion(sandbox: Sandbox
     assert len(replies_to(sandbox, note["id"])) == 1
     thread = discussion_of(sandbox, note["id"])
     assert all(n["resolved"] for n in thread["notes"] if n.get("resolvable"))
+
+
+def test_repo_knowledge_and_the_diffstat_reach_the_prompt(sandbox: Sandbox) -> None:
+    project = sandbox.gitlab.find_project(PROJECT)
+    with sandbox.gitlab.lock:  # a file on the target branch, as a repo would have it
+        project.trees[project.branches["main"]]["CONTRIBUTING.md"] = (
+            "Every shared cache needs a lock. See ADR 7.\n")
+    sandbox.config.write_text(sandbox.config.read_text().replace(
+        f'path = "{PROJECT}"',
+        f'path = "{PROJECT}"\nknowledge = ["CONTRIBUTING.md", "docs/missing.md", '
+        '"https://wiki.example/caching"]'))
+    sandbox.note("@livereview is this MR ready?")
+    assert sandbox.once() == 0
+    user = sandbox.llm.llm.prompts[-1][-1]["content"]
+    assert "## References for this repo" in user
+    assert "### CONTRIBUTING.md\n<untrusted>\nEvery shared cache needs a lock." in user
+    assert "### https://wiki.example/caching" in user
+    assert "docs/missing.md" not in user  # missing files are logged and left out
+    assert "## What the MR changes\n```\n" in user
+    assert "\nsrc/cache.py | +3 -1\n" in user

@@ -45,6 +45,14 @@ def prompt_version() -> str:
 
 
 @dataclass(frozen=True)
+class Reference:
+    """Knowledge configured for the repo: a file of the repo (with its text) or a link."""
+
+    source: str  # "CONTRIBUTING.md" or "https://wiki.internal/style"
+    text: str = ""
+
+
+@dataclass(frozen=True)
 class Prompt:
     system: str
     user: str
@@ -99,6 +107,30 @@ def hunk_at(diff_text: str, anchor: Anchor, context: int = HUNK_CONTEXT_LINES) -
     return None
 
 
+def diffstat(diff_text: str, limit: int = 30) -> str:
+    """Files changed with their added/removed line counts, like `git diff --stat`."""
+    try:
+        patch = PatchSet(diff_text)
+    except UnidiffParseError:
+        return ""
+    rows = [f"{f.path} | +{f.added} -{f.removed}" for f in patch]
+    more = [f"… and {len(rows) - limit} more files"] if len(rows) > limit else []
+    total = (f"{len(rows)} files changed, +{sum(f.added for f in patch)} "
+             f"-{sum(f.removed for f in patch)}")
+    return "\n".join([total, *rows[:limit], *more])
+
+
+def _references(references: Sequence[Reference], limit: int = 1_500) -> str:
+    parts = []
+    for ref in references[:10]:
+        text = clean(ref.text)
+        cut = " (first 1500 characters)" if len(text) > limit else ""
+        parts.append(f"### {ref.source}{cut}\n{_untrusted(text[:limit])}" if text
+                     else f"### {ref.source}")
+    return "## References for this repo (cite them when they support you)\n" + \
+        "\n".join(parts)
+
+
 def _untrusted(text: str) -> str:
     return f"<untrusted>\n{clean(text).replace('</untrusted>', '')}\n</untrusted>"
 
@@ -141,8 +173,10 @@ def build(
     identity: Identity,
     *,
     hunk: str | None = None,
+    stat: str | None = None,
     commits: tuple[Commit, ...] = (),
     lessons: Sequence[Lesson] = (),
+    references: Sequence[Reference] = (),
     budget_chars: int = 24_000,
     keep_last: int = 10,
 ) -> Prompt:
@@ -163,6 +197,8 @@ def build(
                       f"is now at {mr.head_sha[:8]}, so the code may have changed since)")
         sections.append(f"## The thread is on {where}\n```diff\n{hunk}\n```" if hunk
                         else f"## The thread is on {where} (the diff hunk is not available)")
+    elif stat:
+        sections.append(f"## What the MR changes\n```\n{stat}\n```")
     new_commits = commits_since_bot(thread, commits, identity)
     if new_commits:
         sections.append("## Commits pushed since you last wrote here\n" + "\n".join(
@@ -171,6 +207,8 @@ def build(
         sections.append("## Lessons this team taught you (follow them)\n" + "\n".join(
             f"- [L{lesson.id}] {clean(lesson.key)}: {clean(lesson.value)}"
             for lesson in lessons[:20]))
+    if references:
+        sections.append(_references(references))
     window, omitted = _thread_window(thread, trigger_id, identity, keep_last)
     if omitted:
         truncated.append(f"{omitted} older messages of the thread")
