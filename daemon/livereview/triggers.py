@@ -8,6 +8,7 @@ messages already answered — is filtered here so the decision can be unit-teste
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from datetime import datetime, timedelta
@@ -68,6 +69,7 @@ def prose(body: str) -> str:
     return _INLINE_CODE_RE.sub(" ", text)
 
 
+@functools.lru_cache(maxsize=64)
 def _alias_pattern(alias: str) -> re.Pattern[str]:
     name = alias.lstrip("@")
     # Word-bounded: not preceded by a word char or '@' (e-mail addresses, @@x), not followed
@@ -80,6 +82,7 @@ def mentions(body: str, aliases: Iterable[str]) -> bool:
     return any(_alias_pattern(alias).search(text) for alias in aliases if alias.strip("@ "))
 
 
+@functools.lru_cache(maxsize=256)
 def _glob(pattern: str) -> re.Pattern[str]:
     # Only * and ? are wildcards: "[" is literal, so "*[bot]" means GitHub's "[bot]" suffix
     # (fnmatch would read it as a character class and ignore everyone ending in b, o or t).

@@ -30,6 +30,7 @@ from livereview.triggers import reply_requests
 
 log = structlog.get_logger("livereview.poller")
 INSTANCE = "*"
+MR_CONCURRENCY = 4  # MRs fetched at once per host (each is 3+ sequential requests)
 
 
 @dataclass
@@ -133,6 +134,8 @@ class HostPoller:
     async def _changed(self, watched: set[str], since: datetime | None) -> tuple[set[MRKey], int]:
         """MRs the listing says changed, minus those already fetched after the change."""
         changed = await self.host.list_changed_mrs(tuple(sorted(watched)), since)
+        if not changed:
+            return set(), 0
         marks = await self.store.run(snapshots.fetch_marks, self.host.name)
         overlap = timedelta(seconds=self.settings.watermark_overlap_seconds)
         targets: set[MRKey] = set()
@@ -224,8 +227,16 @@ class HostPoller:
             return self._finish(report, started, sent_before)
         self._trouble("listing", "host_listing_failed", None)
         report.listed, report.planned = plan.listed or 0, len(plan.targets)
-        await asyncio.gather(*(self._sync_one(k, baselines[k.repo], report, plan)
-                               for k in sorted(plan.targets, key=str)))
+        # A few MRs at a time, each fetched and stored before the next starts: all at once,
+        # every MR's first response would wait in memory for its second (295 MiB at
+        # first sight of 10 000 MRs), and nothing would be stored until the end.
+        limit = asyncio.Semaphore(MR_CONCURRENCY)
+
+        async def sync(key: MRKey) -> None:
+            async with limit:
+                await self._sync_one(key, baselines[key.repo], report, plan)
+
+        await asyncio.gather(*(sync(k) for k in sorted(plan.targets, key=str)))
         if plan.listed is not None:
             await self.store.run(state.advance_watermark, self.host.name, INSTANCE,
                                  started_clock)
