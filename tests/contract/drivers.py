@@ -68,6 +68,8 @@ class Driver(Protocol):
 
     def reactions(self, iid: int, message_id: str) -> list[tuple[str, str]]: ...
 
+    def thumbs_down(self, iid: int, message_id: str, author: str = "alice") -> None: ...
+
     def resolved(self, iid: int, thread_id: str) -> bool: ...
 
     def fail(self, operation: str, status: int, *, headers: dict[str, str] | None = None,
@@ -128,6 +130,9 @@ class GitLabDriver:
     def reactions(self, iid: int, message_id: str) -> list[tuple[str, str]]:
         return [(a["name"], a["user"]["username"])
                 for a in self.fake.awards_on(REPO, iid, int(message_id))]
+
+    def thumbs_down(self, iid: int, message_id: str, author: str = "alice") -> None:
+        self.fake.award(REPO, iid, int(message_id), user=author, name="thumbsdown")
 
     def resolved(self, iid: int, thread_id: str) -> bool:
         discussion = next(d for d in self.fake.discussions(REPO, iid) if d["id"] == thread_id)
@@ -195,6 +200,9 @@ class GitHubDriver:
 
     def reactions(self, iid: int, message_id: str) -> list[tuple[str, str]]:
         return self.fake.reactions_on(REPO, *self._kind(message_id))
+
+    def thumbs_down(self, iid: int, message_id: str, author: str = "alice") -> None:
+        self.fake.react(REPO, *self._kind(message_id), user=author, content="-1")
 
     def resolved(self, iid: int, thread_id: str) -> bool:
         return self.fake.thread_of_comment(REPO, self._kind(thread_id)[1]).resolved

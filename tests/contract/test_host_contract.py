@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from livereview.hosts.base import AuthFailed, Forbidden, NotFound, RateLimited, Transient
+from livereview.lessons import THUMBS_DOWN
 from livereview.model import Message, MRKey, Snapshot, Thread
 from livereview.reply.context import hunk_at
 from livereview.triggers import replied_to, reply_marker
@@ -114,6 +115,21 @@ async def test_react_and_an_existing_reaction_is_success(driver: Driver) -> None
         await driver.host.react(key, message.id, "eyes")
         await driver.host.react(key, message.id, "eyes")  # already there: still fine
         assert driver.reactions(key.iid, message.id) == [("eyes", driver.bot)]
+
+
+async def test_reactions_are_read_for_the_messages_asked(driver: Driver) -> None:
+    key, snap = await opened(driver)
+    asked = {find(snap, body)[1].id: body for body in ("general: is this needed?",
+                                                       "diff: a human follow-up")}
+    for message_id in asked:
+        driver.thumbs_down(key.iid, message_id)
+    other = find(snap, "diff: why hold the lock for a read?")[1]
+    driver.thumbs_down(key.iid, other.id)
+    after = await driver.host.fetch_mr(driver.repo, key.iid, reactions_for=frozenset(asked))
+    for body in asked.values():
+        [reaction] = find(after, body)[1].reactions
+        assert reaction.name in THUMBS_DOWN and reaction.user.username == "alice"
+    assert find(after, other.body)[1].reactions == ()  # not asked: not read
 
 
 async def test_resolve_and_reopen_a_diff_thread(driver: Driver) -> None:

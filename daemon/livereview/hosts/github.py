@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import time
 from contextlib import aclosing
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import quote
@@ -35,6 +36,7 @@ from livereview.hosts.github_payloads import (
     ISSUE,
     REVIEW,
     REVIEW_BODY,
+    actor,
     iso_stamp,
     issue_thread,
     merge_request,
@@ -55,6 +57,7 @@ from livereview.model import (
     Identity,
     Message,
     MRKey,
+    Reaction,
     Snapshot,
     Thread,
 )
@@ -178,8 +181,6 @@ class GitHub:
     # ---- reading a PR -----------------------------------------------------------------------
     async def fetch_mr(self, repo: str, iid: int,
                        reactions_for: frozenset[str] = frozenset()) -> Snapshot:
-        # reactions_for (👎 on a concession) is not read on GitHub yet: its comments carry
-        # reaction counts, not who reacted.
         key = MRKey(self.name, repo, iid)
         base = self._pull(key)
         # Hot PRs are re-fetched every few seconds: each list is revalidated by its ETag.
@@ -197,8 +198,34 @@ class GitHub:
                     if (r.get("body") or "").strip() and r.get("state") != "PENDING"]
         threads += review_threads(review_comments, states)
         threads.sort(key=lambda t: (t.messages[0].created_at, t.id))
+        if reactions_for:
+            counts = {f"{ISSUE}{c['id']}": c.get("reactions") for c in issue_comments}
+            counts |= {f"{REVIEW}{c['id']}": c.get("reactions") for c in review_comments}
+            threads = [await self._with_reactions(key, t, reactions_for, counts)
+                       for t in threads]
         return Snapshot(mr=merge_request(key, pr), threads=tuple(threads),
                         commits=tuple(to_commit(c) for c in reversed(commits)))
+
+    async def _with_reactions(self, key: MRKey, thread: Thread, ids: frozenset[str],
+                              rollups: dict[str, Any]) -> Thread:
+        """Who reacted how, for the messages in `ids`: a comment carries only counts (its
+        `reactions` rollup), so the list is read — not when the count is zero."""
+        if not any(m.id in ids for m in thread.messages):
+            return thread
+        messages = []
+        for m in thread.messages:
+            rollup = rollups.get(m.id)
+            if m.id in ids and not (isinstance(rollup, dict) and rollup.get("total_count") == 0):
+                kind, number = parse_id(m.id)
+                if kind != REVIEW_BODY:  # the bot's own messages are never review bodies
+                    where = "issues" if kind == ISSUE else "pulls"
+                    found = await self._all(
+                        f"{self._repo(key.repo)}/{where}/comments/{number}/reactions")
+                    m = replace(m, reactions=tuple(
+                        Reaction(str(r["content"]), actor(r.get("user")), str(r["id"]))
+                        for r in found))
+            messages.append(m)
+        return replace(thread, messages=tuple(messages))
 
     async def _thread_states(self, key: MRKey, roots: set[int], *, fresh: bool = False
                              ) -> dict[int, ThreadState]:

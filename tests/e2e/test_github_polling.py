@@ -1,0 +1,37 @@
+"""What the poller asks GitHub for, cycle after cycle: idle cycles are revalidations that
+GitHub does not charge to the rate limit, and a comment is seen within one cycle."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from livereview.app import App
+from livereview.metrics import Metrics
+from livereview.settings import load
+from tests.e2e.test_github_once import REPO, TOKEN, GitHubSandbox, gh  # noqa: F401
+
+
+async def test_idle_cycles_cost_no_rate_limit_and_a_comment_is_seen_at_once(
+        gh: GitHubSandbox, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:  # noqa: F811
+    monkeypatch.setenv("LIVEREVIEW_E2E_GITHUB_TOKEN", TOKEN)
+    gh.comment("a plain comment keeps the PR hot")
+    app = App.create(load(gh.config), metrics=Metrics())
+    try:
+        await app.cycle(cold=True)
+        await app.cycle()  # the watermark now exists: the comment lists join the listing
+        used = gh.github.rate_limit_used()
+        gh.github.reset_requests()
+        idle = (await app.cycle())["gh"]
+        assert idle.jobs == 0 and idle.requests == len(gh.github.requests) > 0
+        assert gh.github.rate_limit_used() == used  # every request was a 304
+        question = gh.comment("@livereview is this lock needed?")
+        busy = (await app.cycle())["gh"]
+        assert busy.jobs == 1
+        await app.worker.drain()
+    finally:
+        await app.close()
+    assert len(gh.replies_to(f"issuecomment-{question['id']}")) == 1
+    paths = {path for _, path, _ in gh.github.requests}
+    assert f"/api/v3/repos/{REPO}/issues/comments" in paths  # the repo-wide list
