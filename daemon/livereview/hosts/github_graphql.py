@@ -20,7 +20,7 @@ query ReviewThreads($owner: String!, $name: String!, $number: Int!, $after: Stri
   repository(owner: $owner, name: $name) {
     pullRequest(number: $number) {
       reviewThreads(first: 100, after: $after) {
-        nodes { id isResolved comments(first: 1) { nodes { databaseId } } }
+        nodes { id isResolved comments(first: 1) { nodes { %s } } }
         pageInfo { hasNextPage endCursor }
       }
     }
@@ -73,6 +73,9 @@ class GraphQL:
     def __init__(self, http: HttpClient, url: str) -> None:
         self.http = http
         self.url = url
+        # A comment's REST id: fullDatabaseId (a BigInt string; REST ids outgrew GraphQL's
+        # 32-bit Int), or databaseId on a GitHub Enterprise Server too old to know it.
+        self.id_field = "fullDatabaseId"
 
     async def run(self, what: str, query: str, variables: dict[str, Any]) -> dict[str, Any]:
         """`data` of one query; GraphQL errors (HTTP 200 with `errors`) become HostErrors."""
@@ -93,15 +96,23 @@ class GraphQL:
         threads: dict[int, ThreadState] = {}
         after: str | None = None
         while True:
-            data = await self.run("reviewThreads", REVIEW_THREADS, {
-                "owner": owner, "name": name, "number": number, "after": after})
+            variables = {"owner": owner, "name": name, "number": number, "after": after}
+            try:
+                data = await self.run("reviewThreads", REVIEW_THREADS % self.id_field,
+                                      variables)
+            except BadResponse as exc:
+                if self.id_field != "fullDatabaseId" or "fullDatabaseId" not in str(exc):
+                    raise
+                self.id_field = "databaseId"
+                continue
             pull = ((data.get("repository") or {}).get("pullRequest") or {})
             page = pull.get("reviewThreads") or {}
             for node in page.get("nodes") or []:
                 first = ((node.get("comments") or {}).get("nodes") or [{}])[0]
-                if isinstance(first.get("databaseId"), int):
-                    threads[first["databaseId"]] = ThreadState(str(node["id"]),
-                                                               bool(node.get("isResolved")))
+                rest_id = str(first.get(self.id_field) or "")
+                if rest_id.isdigit():
+                    threads[int(rest_id)] = ThreadState(str(node["id"]),
+                                                         bool(node.get("isResolved")))
             info = page.get("pageInfo") or {}
             if not info.get("hasNextPage"):
                 return threads

@@ -48,12 +48,15 @@ def number_in_url(url: Any) -> int:
     return int(str(url).rstrip("/").rsplit("/", 1)[-1])
 
 
-def review_anchor(c: dict[str, Any]) -> Anchor:
+def review_anchor(c: dict[str, Any]) -> Anchor | None:
     """Where a review comment points. A current comment (`line` set) is at `line` in the
     diff at `commit_id`; an outdated one only at `original_line` of `original_commit_id`,
-    so the worker, seeing a head that is not the PR's, reads the diff of that version."""
+    so the worker, seeing a head that is not the PR's, reads the diff of that version.
+    A comment on a whole file (`subject_type: file`) has no line: no anchor."""
     current = c.get("line") is not None
     line = c.get("line") if current else c.get("original_line")
+    if not isinstance(line, int):
+        return None
     head = c.get("commit_id") if current else c.get("original_commit_id")
     left = (c.get("side") or "RIGHT") == "LEFT"
     path = str(c.get("path") or "")
@@ -63,7 +66,7 @@ def review_anchor(c: dict[str, Any]) -> Anchor:
 
 
 def to_message(mid: str, thread_id: str, data: dict[str, Any], at: str = "created_at"
-             ) -> Message:
+               ) -> Message:
     created = parse_time(data[at])
     return Message(id=mid, thread_id=thread_id, author=actor(data.get("user")),
                    body=data.get("body") or "", created_at=created,
