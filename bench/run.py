@@ -1,0 +1,190 @@
+"""The livereview benchmark suite: one command, figures against loopback fakes.
+
+    .venv/bin/python bench/run.py [--quick] [--only 1,2,...]
+
+Prints every figure as it is measured, then a table `figure | measured | target |
+pass/fail`, and writes the table, the machine (cores, Python, date), the code measured
+(git HEAD, uncommitted daemon files) and the full log to bench/results.md. Benchmarks
+print figures, never assert. All traffic stays on 127.0.0.1.
+
+1 time-to-ack / time-to-reply     (fig_live.latency)      real daemon, default settings
+2 requests per idle minute, naive  (fig_idle)              10 / 50 / 200 repos
+3 diff of a 1 000-note MR          (fig_pure)              pure function
+4 filtering 1 000 comments         (fig_pure)              pure function
+5 peak RSS with 10 000 MRs         (fig_memory)            daemon in a subprocess
+6 reply throughput                 (fig_live.throughput)   real daemon, burst of mentions
+7 hot 1 000-note MR, per cycle     (fig_bigmr)             real poller, where time goes
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import TextIO
+
+import fig_bigmr
+import fig_idle
+import fig_live
+import fig_memory
+import fig_pure
+from common import SCHEDULER_ERRORS, Row, cores, quiet
+
+HERE = Path(__file__).resolve().parent
+METHOD = """## How these were measured
+
+- GitLab is `livereview.sandbox` FakeGitLab served by FakeGitLabServer on 127.0.0.1 with
+  `latency_seconds = 0.05`, except figure 5 (0 ms: 30 000 requests at 50 ms would take
+  over 6 minutes; the table extrapolates). The fake sends no `RateLimit-*` headers here
+  (self-managed GitLab's default, rate limits off): the stock fake always advertises
+  600 requests/min, which the daemon paces itself against, and that limit — not the
+  daemon — would then set figures 5 and 6. Figure 6 prints what that limit would allow.
+- Figures 1 and 6 run the real daemon in-process (`App.create(settings)`, `app.run(stop)`
+  as a task) with a config of defaults except database, metrics, hosts, repos and ai
+  (plus the figure-6 overrides named in the table). Times are the fake's own timestamps:
+  note `created_at` → the bot's award `created_at` (ack) and the reply's `created_at`.
+  Mentions go to several MRs (at most 30 per MR: `max_replies_per_mr_per_hour`).
+- Figure 2 runs `app.cycle()` directly: 20 cycles = one minute at the default 3 s hot
+  interval, every 10th cold as `App.tick` schedules it, the poller's clock advanced 3 s
+  per cycle; all MRs' last activity is an hour old. Naive = one `GET …/discussions` per
+  open MR per 3 s (issued once against the fake at the smallest size to check the count).
+- Figure 5 runs the daemon's side in a subprocess (bench/memory_driver.py) and reads its
+  VmHWM; the fake's listing rows are built once (the stock fake rebuilds every MR's JSON
+  for each listing page, ~40 s of CPU at 10 000 MRs).
+- Figures 3, 4: best of N with `time.perf_counter`, snapshots built from the frozen model.
+"""
+RESULTS = HERE / "results.md"
+
+
+class Tee(io.TextIOBase):
+    """Writes to the terminal and keeps a copy for results.md."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.copy = io.StringIO()
+
+    def write(self, text: str) -> int:
+        self.stream.write(text)
+        self.copy.write(text)
+        return len(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+
+def code_version() -> str:
+    def git(*args: str) -> str:
+        exe = shutil.which("git")
+        if exe is None:
+            return ""
+        try:
+            return subprocess.run([exe, *args], cwd=HERE.parent, capture_output=True,  # noqa: S603
+                                  text=True, check=False, timeout=10).stdout
+        except (OSError, subprocess.SubprocessError):
+            return ""
+
+    head = git("log", "-1", "--format=%h %s").strip() or "unknown"
+    dirty = [line.split(maxsplit=1)[-1]
+             for line in git("status", "--porcelain", "--", "daemon").splitlines() if line]
+    return head + (f" + uncommitted changes in {', '.join(dirty)}" if dirty else "")
+
+
+def figure_number(row: Row) -> int:
+    match = re.match(r"\d+", row.figure)
+    return int(match.group()) if match else 99
+
+
+def table(rows: list[Row]) -> str:
+    lines = ["| figure | measured | target | pass/fail |", "|---|---|---|---|"]
+    for r in rows:
+        measured = r.measured + (f" — {'; '.join(r.notes)}" if r.notes else "")
+        lines.append(f"| {r.figure} | {measured} | {r.target} | {r.verdict} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smaller sizes, about a minute")
+    parser.add_argument("--only", default="", help="comma-separated figure numbers, e.g. 1,6")
+    args = parser.parse_args(argv)
+    only = {int(x) for x in args.only.split(",") if x.strip()}
+    quiet()
+    code = code_version()
+    tee = Tee(sys.stdout)
+    sys.stdout = tee
+    started = time.perf_counter()
+    mode = "quick" if args.quick else "full"
+    print(f"livereview benchmarks ({mode}): {cores()} cores, Python "
+          f"{platform.python_version()}, {datetime.now().astimezone():%Y-%m-%d %H:%M %Z}")
+    rows: list[Row] = []
+    timings: list[tuple[str, float]] = []
+    with tempfile.TemporaryDirectory(prefix="livereview-bench-") as tmp:
+        state = Path(tmp)
+        sections: list[tuple[set[int], str, Callable[[], list[Row]]]] = [
+            ({3, 4}, "3–4 pure core", lambda: fig_pure.run(quick=args.quick)),
+            ({2}, "2 idle requests", lambda: fig_idle.run(state, quick=args.quick)),
+            ({1}, "1 latency", lambda: fig_live.latency(state, quick=args.quick)),
+            ({6}, "6 throughput", lambda: fig_live.throughput(state, quick=args.quick)),
+            ({7}, "7 hot big MR", lambda: fig_bigmr.run(state, quick=args.quick)),
+            ({5}, "5 memory", lambda: fig_memory.run(state, quick=args.quick)),
+        ]
+        for numbers, name, section in sections:
+            if only and not numbers & only:
+                continue
+            t0 = time.perf_counter()
+            try:
+                rows += section()
+            except Exception as exc:
+                traceback.print_exc(file=sys.stdout)
+                rows.append(Row(f"{name}", f"error: {type(exc).__name__}: {exc}", "—", False))
+            timings.append((name, time.perf_counter() - t0))
+    elapsed = time.perf_counter() - started
+    rows.sort(key=figure_number)  # stable: each figure's rows keep their order
+    print(f"\n{table(rows)}\n")
+    print("section times: " + ", ".join(f"{n} {s:.0f} s" for n, s in timings)
+          + f"; total {elapsed:.0f} s")
+    if SCHEDULER_ERRORS.seen:
+        print(f"APScheduler reported {len(SCHEDULER_ERRORS.seen)} failed poll tick(s) in all, "
+              f"e.g. {SCHEDULER_ERRORS.seen[0]}")
+    sys.stdout = tee.stream
+    after = code_version()
+    if after != code:
+        code = f"{code} at the start; {after} at the end"
+    write_results(rows, mode, elapsed, timings, tee.copy.getvalue(), code)
+    print(f"written to {RESULTS.relative_to(HERE.parent)}")
+    return 0
+
+
+def write_results(rows: list[Row], mode: str, elapsed: float,
+                  timings: list[tuple[str, float]], log: str, code: str) -> None:
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    machine = (f"- date: {datetime.now().astimezone():%Y-%m-%d %H:%M %Z}\n"
+               f"- machine: {cores()} cores ({platform.machine()}, {platform.system()} "
+               f"{platform.release()}), load average {load} at the end\n"
+               f"- Python {platform.python_version()} ({sys.executable})\n"
+               f"- code: {code}\n"
+               f"- run: `.venv/bin/python bench/run.py{' --quick' if mode == 'quick' else ''}`"
+               f" — {mode}, {elapsed:.0f} s ("
+               + ", ".join(f"{n} {s:.0f} s" for n, s in timings) + ")\n")
+    RESULTS.write_text(
+        "# livereview benchmark results\n\n"
+        "Loopback fakes only (sandbox GitLab with 50 ms per request unless a figure says "
+        "otherwise, sandbox OpenAI-compatible LLM). Regenerate with `.venv/bin/python "
+        "bench/run.py` (`--quick` for smaller sizes); the suite prints and never asserts.\n\n"
+        f"{machine}\n{table(rows)}\n\n{METHOD}\n## Log\n\n```text\n{log.rstrip()}\n```\n",
+        encoding="utf-8")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
