@@ -30,8 +30,10 @@ async def check(settings: Settings, store: Store) -> list[Row]:
         try:
             identity = await host.whoami()
         except AuthFailed:
+            needs = {"gitlab": "the `api` scope",
+                     "github": "pull requests + issues read/write and contents read"}
             rows.append(Row(where, "identity", False, "token rejected (401): check the token "
-                            "and that it has the `api` scope"))
+                            f"and that it has {needs.get(host_settings.type, 'access')}"))
             await host.close()
             continue
         except TLSFailed as exc:
@@ -69,8 +71,11 @@ async def _listing(where: str, host: Host, repos: tuple[str, ...]) -> Row:
         return Row(where, "listing", False, str(exc))
     if host.listing_is_cheap:
         return Row(where, "listing", True, "instance-wide: one request per cycle for all repos")
-    return Row(where, "listing", True, f"per project: {len(repos)} requests, on the cold "
-               "cycle (mentions arrive through the to-do list in between)")
+    if host.capabilities.mention_inbox:
+        return Row(where, "listing", True, f"per project: {len(repos)} requests, on the cold "
+                   "cycle (mentions arrive through the to-do list in between)")
+    return Row(where, "listing", True, f"per repo: {len(repos)} × a few conditional requests "
+               "per cycle (unchanged lists cost no rate limit)")
 
 
 def render(rows: list[Row]) -> str:

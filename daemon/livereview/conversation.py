@@ -18,6 +18,17 @@ from livereview.store.db import Store
 from livereview.store.tables import EventRow, ReplyJobRow
 
 _MR_PATH = re.compile(r"^/(?P<repo>.+?)/-/merge_requests/(?P<iid>\d+)")
+_PR_PATH = re.compile(r"^/(?P<repo>[^/]+/[^/]+)/pull/(?P<iid>\d+)")
+
+
+def _web_base(host_type: str, url: str) -> tuple[str, re.Pattern[str]]:
+    """Where the host's MR pages live, and their path: GitHub's `url` is the API base."""
+    url = url.rstrip("/")
+    if host_type != "github":
+        return url, _MR_PATH
+    if url == "https://api.github.com":
+        return "https://github.com", _PR_PATH
+    return url.removesuffix("/api/v3"), _PR_PATH
 
 
 class UnknownMR(ValueError):
@@ -26,13 +37,14 @@ class UnknownMR(ValueError):
 
 def parse_url(settings: Settings, url: str) -> MRKey:
     for host in settings.hosts:
-        base = host.url.rstrip("/")
+        base, path = _web_base(host.type, host.url)
         if url.startswith(base + "/"):
-            match = _MR_PATH.match(url[len(base):])
+            match = path.match(url[len(base):])
             if match:
                 return MRKey(host.name, match["repo"], int(match["iid"]))
-    raise UnknownMR(f"{url}: not a merge request URL of a configured host "
-                    "(expected <host url>/<group>/<project>/-/merge_requests/<iid>)")
+    raise UnknownMR(f"{url}: not a merge request URL of a configured host (expected "
+                    "<host>/<group>/<project>/-/merge_requests/<iid> or <github>/<owner>/"
+                    "<repo>/pull/<n>)")
 
 
 @dataclass(frozen=True)

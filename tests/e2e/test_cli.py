@@ -202,3 +202,20 @@ def test_once_shows_progress_on_a_terminal_and_not_in_json_mode(sandbox: Sandbox
     for i in range(11):
         sandbox.gitlab.add_mr("acme/widgets", title=f"more {i}", author="bob")
     assert "fetched" not in _once_on_a_terminal(sandbox)
+
+
+def test_conversation_takes_github_pull_request_urls(tmp_path: Path) -> None:
+    from livereview.conversation import parse_url
+    from livereview.model import MRKey
+    from livereview.settings import parse
+
+    settings = parse({
+        "ai": {"api_key_env": ""},
+        "hosts": [{"name": "gh", "type": "github", "token_env": "T"},
+                  {"name": "ghe", "type": "github", "url": "https://ghe.example/api/v3",
+                   "token_env": "T"}],
+        "repos": [{"host": "gh", "path": "acme/widgets"}]}, {"T": "x" * 20})
+    assert parse_url(settings, "https://github.com/acme/widgets/pull/12") == MRKey(
+        "gh", "acme/widgets", 12)
+    assert parse_url(settings, "https://ghe.example/acme/widgets/pull/3#discussion_r1") == \
+        MRKey("ghe", "acme/widgets", 3)

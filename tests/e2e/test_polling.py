@@ -72,3 +72,26 @@ async def test_a_freed_job_slot_starts_the_next_job_at_once(
         await daemon
         await app.close()
     assert len(sandbox.bot_notes()) == 5
+
+
+async def test_a_repo_that_vanishes_mid_run_is_set_aside_and_the_others_go_on(
+        sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LIVEREVIEW_E2E_TOKEN", TOKEN)
+    sandbox.gitlab.add_project("acme/gadgets")
+    sandbox.config.write_text(sandbox.config.read_text().replace(
+        'token_env = "LIVEREVIEW_E2E_TOKEN"',
+        'token_env = "LIVEREVIEW_E2E_TOKEN"\nlist_strategy = "project"')
+        + '\n[[repos]]\nhost = "gl"\npath = "acme/gadgets"\n')
+    app = App.create(load(sandbox.config), metrics=Metrics())
+    try:
+        assert (await app.cycle(cold=True))["gl"].ok
+        for path in (r"/projects/acme%2Fgadgets/merge_requests$", r"/projects/acme%2Fgadgets$"):
+            sandbox.gitlab.inject_fault("GET", path, status=404,
+                                        body='{"message":"404 Project Not Found"}', times=5)
+        sandbox.note("@livereview still there?")
+        assert not (await app.cycle(cold=True))["gl"].ok  # the listing hit the 404
+        report = (await app.cycle(cold=True))["gl"]  # re-checked: gadgets is set aside
+    finally:
+        await app.close()
+    assert report.ok and report.jobs == 1
+    assert app.pollers["gl"].unhealthy == {"acme/gadgets": "not found"}

@@ -80,6 +80,8 @@ def _file_section(diff_text: str, anchor: Anchor) -> str:
 
 def hunk_at(diff_text: str, anchor: Anchor, context: int = HUNK_CONTEXT_LINES) -> str | None:
     """The lines of the diff around the anchored line, the line itself marked with `>>`."""
+    if anchor.new_line is None and anchor.old_line is None:  # a comment on a whole file
+        return None
     diff_text = _file_section(diff_text, anchor)
     try:
         patch = PatchSet(diff_text)

@@ -214,7 +214,7 @@ class Worker:
             outcome = "forbidden"  # may not react here: skip the ack, still answer
         except NotFound:
             outcome = "not_found"
-        except (Transient, TimeoutError) as exc:
+        except (HostError, TimeoutError) as exc:
             outcome = "error"  # the ack is a courtesy; the answer matters more
             bound.warning("ack_failed", reason=str(exc) or type(exc).__name__)
         self.metrics.acks.labels(host.type, outcome).inc()

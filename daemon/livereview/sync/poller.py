@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 
 import structlog
 
-from livereview.hosts.base import AuthFailed, Forbidden, Host, HostError
+from livereview.hosts.base import AuthFailed, Forbidden, Host, HostError, NotFound
 from livereview.lessons import turned_down
 from livereview.metrics import Metrics
 from livereview.model import Identity, MRKey, Policy, Snapshot
@@ -223,6 +223,8 @@ class HostPoller:
             plan = await self._plan(started_clock, since, cold)
         except HostError as exc:
             self._trouble("listing", "host_listing_failed", exc)
+            if isinstance(exc, NotFound | Forbidden):  # a repo may have gone: look again
+                self._repos_checked = False
             report.ok = False
             return self._finish(report, started, sent_before)
         self._trouble("listing", "host_listing_failed", None)
