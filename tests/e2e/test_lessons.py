@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from pathlib import Path
 
 import pytest
 
@@ -73,7 +74,7 @@ def test_conceded_lesson_is_proposed_approved_and_used_only_in_its_repo(
 
 
 def test_export_import_round_trip_merges_duplicates(
-        sandbox: Sandbox, capsys: pytest.CaptureFixture[str], tmp_path) -> None:  # type: ignore[no-untyped-def]
+        sandbox: Sandbox, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     exported = tmp_path / "lessons.toml"
     exported.write_text('[[lessons]]\nkey = "Prefer early returns"\nvalue = "Return early."\n'
                         'scope = "group:gl:acme"\nstatus = "active"\n')
@@ -90,7 +91,7 @@ def test_export_import_round_trip_merges_duplicates(
 
 
 def test_bad_lesson_commands_are_one_line_and_exit_2(
-        sandbox: Sandbox, capsys: pytest.CaptureFixture[str], tmp_path) -> None:  # type: ignore[no-untyped-def]
+        sandbox: Sandbox, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert main(["--config", str(sandbox.config), "lessons", "approve", "99"]) == 2
     assert "lessons approve: no lesson 99" in capsys.readouterr().err
     bad = tmp_path / "bad.toml"

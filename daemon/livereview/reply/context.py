@@ -58,10 +58,6 @@ class Prompt:
     user: str
     truncated: tuple[str, ...] = ()
 
-    def messages(self) -> list[dict[str, str]]:
-        return [{"role": "system", "content": self.system},
-                {"role": "user", "content": self.user}]
-
 
 def _file_section(diff_text: str, anchor: Anchor) -> str:
     """Only the anchored file's part of a (possibly 10 MB, 3 000-file) diff, so parsing

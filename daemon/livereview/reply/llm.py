@@ -12,6 +12,11 @@ from typing import Protocol
 import httpx2
 import openai
 from openai import AsyncOpenAI
+from openai.types.chat import (
+    ChatCompletionMessageParam,
+    ChatCompletionSystemMessageParam,
+    ChatCompletionUserMessageParam,
+)
 
 from livereview.hosts.http import ssl_context
 from livereview.metrics import Metrics
@@ -35,6 +40,12 @@ class Answerer(Protocol):
     async def answer(self, prompt: Prompt) -> Answer: ...
 
     async def close(self) -> None: ...
+
+
+def _messages(prompt: Prompt) -> list[ChatCompletionMessageParam]:
+    system: ChatCompletionSystemMessageParam = {"role": "system", "content": prompt.system}
+    user: ChatCompletionUserMessageParam = {"role": "user", "content": prompt.user}
+    return [system, user]
 
 
 class OpenAIAnswerer:
@@ -63,7 +74,7 @@ class OpenAIAnswerer:
         try:
             completion = await self._client.chat.completions.create(
                 model=self.settings.model,
-                messages=prompt.messages(),  # type: ignore[arg-type]
+                messages=_messages(prompt),
                 max_tokens=self.settings.max_output_tokens,
                 temperature=self.settings.temperature,
             )
