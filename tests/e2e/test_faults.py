@@ -222,3 +222,21 @@ def test_a_full_disk_loses_nothing_and_posts_nothing_twice(
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
         assert {s for (s,) in conn.execute("SELECT state FROM reply_jobs")} == {"posted"}
+
+
+def test_a_read_only_database_is_one_clear_line(sandbox: Sandbox, tiny_disk: Path) -> None:
+    """As root, file modes do not stop writes: the database sits on a filesystem that is
+    then remounted read-only, which stops everyone."""
+    db = tiny_disk / "livereview.db"
+    write_config(sandbox.config, sandbox.gitlab_server.url, sandbox.llm.url, db)
+    assert sandbox.once() == 0
+    subprocess.run(["mount", "-o", "remount,ro", str(tiny_disk)], check=True)  # noqa: S603, S607
+    result = subprocess.run(  # noqa: S603 - our own CLI
+        [sys.executable, "-m", "livereview", "--config", str(sandbox.config), "once"],
+        capture_output=True, text=True, timeout=60, check=False,
+        env={**os.environ, "LIVEREVIEW_E2E_TOKEN": TOKEN})
+    assert result.returncode == 1
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("livereview: database sqlite:")
+    assert last.endswith("is read-only: the database and its -wal/-shm files must be writable)")
+    assert "Traceback" not in result.stderr

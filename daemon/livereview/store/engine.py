@@ -7,6 +7,7 @@ failing half-way with "database is locked" at commit. PostgreSQL works unchanged
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -67,4 +68,21 @@ def migrate(engine: Engine) -> None:
             command.upgrade(config, "head")
     except OperationalError as exc:
         raise StoreError(f"database {engine.url.render_as_string(hide_password=True)}: "
-                         f"{exc.orig}") from None
+                         f"{exc.orig}{_read_only_hint(engine)}") from None
+
+
+def _read_only_hint(engine: Engine) -> str:
+    """SQLite says 'unable to open database file' when it cannot create its WAL files: say
+    why when the reason is a read-only directory or filesystem."""
+    database = engine.url.database
+    if engine.url.get_backend_name() != "sqlite" or not database or database == ":memory:":
+        return ""
+    directory = Path(database).parent
+    try:
+        read_only_fs = bool(os.statvfs(directory).f_flag & os.ST_RDONLY)
+    except OSError:
+        return ""
+    if read_only_fs or not os.access(directory, os.W_OK):
+        return (f" ({directory} is read-only: the database and its -wal/-shm files must be "
+                "writable)")
+    return ""
