@@ -166,6 +166,8 @@ class App:
         scheduler.add_job(self.tick, "interval", id="poll",
                           seconds=self.settings.daemon.hot_poll_interval_seconds,
                           next_run_time=datetime.now(), coalesce=True, max_instances=1,
+                          # several daemons (or hosts' rate limits) shared: no lockstep
+                          jitter=self.settings.daemon.hot_poll_interval_seconds / 10,
                           misfire_grace_time=int(self.settings.daemon.poll_interval_seconds))
         scheduler.start()
         self.last_tick = time.monotonic()

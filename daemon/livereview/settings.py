@@ -103,7 +103,8 @@ class HostSettings:
 class RepoSettings:
     host: str
     path: str
-    knowledge: tuple[str, ...] = ()  # files of the repo (CONTRIBUTING.md, docs/adr/…) or URLs
+    # Files of the repo (CONTRIBUTING.md, docs/adr/…), URLs, or (title, text) snippets.
+    knowledge: tuple[str | tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -124,7 +125,7 @@ class Settings:
     def host(self, name: str) -> HostSettings:
         return next(h for h in self.hosts if h.name == name)
 
-    def knowledge(self) -> dict[tuple[str, str], tuple[str, ...]]:
+    def knowledge(self) -> dict[tuple[str, str], tuple[str | tuple[str, str], ...]]:
         return {(r.host, r.path): r.knowledge for r in self.repos if r.knowledge}
 
     def repos_of(self, host: str) -> tuple[str, ...]:
@@ -351,6 +352,22 @@ HOST_KEYS = _keys(HostSettings, "token_env", "token_file", drop=("token",))
 REPO_KEYS = _keys(RepoSettings)
 
 
+def _knowledge(table: _Table) -> tuple[str | tuple[str, str], ...]:
+    """Paths and URLs as strings; snippets as inline tables {title = "…", text = "…"}."""
+    entries: list[str | tuple[str, str]] = []
+    for index, item in enumerate(table.get("knowledge", list, [])):
+        where = f"{table.key('knowledge')}[{index}]"
+        if isinstance(item, str) and item.strip():
+            entries.append(item.strip())
+        elif isinstance(item, dict) and set(item) == {"title", "text"} and all(
+                isinstance(v, str) and v.strip() for v in item.values()):
+            entries.append((item["title"].strip(), item["text"]))
+        else:
+            raise ConfigError(f"{where}: expected a repo path, a URL, or "
+                              '{ title = "…", text = "…" }')
+    return tuple(entries)
+
+
 def parse(data: dict[str, Any], env: dict[str, str], source: Path | None = None) -> Settings:
     root = _Table(data, "", allowed=(*SECTION_KEYS, "hosts", "repos"))
     sections = {name: _Table(root.get(name, dict, {}), name, allowed)
@@ -369,7 +386,7 @@ def parse(data: dict[str, Any], env: dict[str, str], source: Path | None = None)
     for i, raw in enumerate(repos_raw):
         table = _Table(raw, f"repos[{i}]", REPO_KEYS)
         repo = RepoSettings(host=table.required("host"), path=table.required("path").strip("/"),
-                            knowledge=table.strings("knowledge", ()))
+                            knowledge=_knowledge(table))
         if repo.host not in names:
             raise ConfigError(f"repos[{i}].host: no [[hosts]] named {repo.host!r}")
         if repo in repos:

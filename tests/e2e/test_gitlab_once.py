@@ -184,7 +184,8 @@ def test_repo_knowledge_and_the_diffstat_reach_the_prompt(sandbox: Sandbox) -> N
     sandbox.config.write_text(sandbox.config.read_text().replace(
         f'path = "{PROJECT}"',
         f'path = "{PROJECT}"\nknowledge = ["CONTRIBUTING.md", "docs/missing.md", '
-        '"https://wiki.example/caching"]'))
+        '"https://wiki.example/caching", '
+        '{ title = "Team rule", text = "Benchmarks before locks." }]'))
     sandbox.note("@livereview is this MR ready?")
     assert sandbox.once() == 0
     user = sandbox.llm.llm.prompts[-1][-1]["content"]
@@ -192,5 +193,6 @@ def test_repo_knowledge_and_the_diffstat_reach_the_prompt(sandbox: Sandbox) -> N
     assert "### CONTRIBUTING.md\n<untrusted>\nEvery shared cache needs a lock." in user
     assert "### https://wiki.example/caching" in user
     assert "docs/missing.md" not in user  # missing files are logged and left out
+    assert "### Team rule\n<untrusted>\nBenchmarks before locks." in user
     assert "## What the MR changes\n```\n" in user
     assert "\nsrc/cache.py | +3 -1\n" in user

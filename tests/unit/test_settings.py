@@ -102,6 +102,8 @@ OK_ENV = {"T": "x", "OPENAI_API_KEY": "k"}
     ({**config(), "repos": [REPO, REPO]}, "repos[1].path: 'a/b' is listed twice"),
     ({**config(), "repos": [{"host": "gl"}]}, "repos[0].path: is required"),
     ({**config(), "repos": []}, "repos: at least one [[repos]] table is required"),
+    ({**config(), "repos": [{**REPO, "knowledge": [{"title": "t"}]}]},
+     "repos[0].knowledge[0]: expected a repo path, a URL, or"),
     ({**config(), "hosts": {"name": "gl"}}, "hosts: expected list"),
 ])
 def test_malformed_configs_name_the_key(data: dict[str, Any], message: str) -> None:

@@ -69,7 +69,8 @@ class Worker:
     bot: BotSettings
     metrics: Metrics
     clock: Callable[[], datetime] = field(default=lambda: datetime.now().astimezone())
-    knowledge: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
+    knowledge: dict[tuple[str, str], tuple[str | tuple[str, str], ...]] = field(
+        default_factory=dict)
     idle_wait_seconds: float = 1.0  # look for due retries this often when nothing wakes us
     _running: dict[int, asyncio.Task[None]] = field(default_factory=dict)
     _files: dict[tuple[str, str, str, str], tuple[float, str]] = field(default_factory=dict)
@@ -276,6 +277,9 @@ class Worker:
         minutes), links passed as they are."""
         found = []
         for source in self.knowledge.get((job.mr.host, job.mr.repo), ()):
+            if isinstance(source, tuple):  # a snippet written in the config
+                found.append(context.Reference(*source))
+                continue
             if source.startswith(("http://", "https://")):
                 found.append(context.Reference(source))
                 continue
