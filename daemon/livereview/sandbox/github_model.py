@@ -8,13 +8,10 @@ and the OpenAPI description in github/rest-api-description.
 from __future__ import annotations
 
 import base64
-import functools
 import re
-import threading
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
+from typing import Any
 
 from .gitlab_model import unified_diff
 
@@ -25,26 +22,6 @@ DOCS = "https://docs.github.com/rest"
 API_VERSION = "2022-11-28"
 REACTIONS = ("+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes")
 _HUNK = re.compile(r"@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
-
-
-class _Locked(Protocol):
-    lock: threading.RLock
-
-
-_S = TypeVar("_S", bound=_Locked)
-_P = ParamSpec("_P")
-_R = TypeVar("_R")
-
-
-def locked(fn: Callable[Concatenate[_S, _P], _R]) -> Callable[Concatenate[_S, _P], _R]:
-    """Run the method holding `self.lock` (every public method of the fake does)."""
-
-    def wrapper(self: _S, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
-        with self.lock:
-            return fn(self, *args, **kwargs)
-
-    functools.update_wrapper(wrapper, fn)
-    return wrapper
 
 
 class GitHubError(Exception):
@@ -216,17 +193,6 @@ class PullRequest:
     @property
     def head_sha(self) -> str:
         return self.commits[-1] if self.commits else ""
-
-
-@dataclass(eq=False)
-class Fault:
-    method: str
-    pattern: re.Pattern[str]
-    status: int
-    body: bytes
-    headers: dict[str, str]
-    times: int
-    after_handling: bool
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from urllib.parse import unquote
 
 from .github_model import JSON, GitHubError, IssueComment, PullRequest, ReviewComment, not_found
 from .github_state import FakeGitHub
+from .loopback import Route as LoopRoute
 
 _REPO = r"/repos/(?P<owner>[^/]+)/(?P<name>[^/]+)"
 _PULL = _REPO + r"/pulls/(?P<number>\d+)"
@@ -61,14 +62,7 @@ class Created:
 
 Action = Callable[[FakeGitHub, Request], Any]
 
-
-@dataclass
-class Route:
-    method: str
-    pattern: re.Pattern[str]
-    action: Action
-    status: int = 200
-    paged: bool = False
+Route = LoopRoute[Action]
 
 
 def _sorted(items: list[Any], req: Request, default_desc: bool = False) -> list[Any]:

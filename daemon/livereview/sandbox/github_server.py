@@ -9,168 +9,49 @@ is the GitHub Enterprise Server form (REST under /api/v3, GraphQL at /api/graphq
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import math
 import re
-import socket
-import sys
-import threading
-import time
 import uuid
 from collections.abc import Mapping
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
 from typing import Any
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import urlencode
 
 from .github_graphql import execute
-from .github_model import API_VERSION, DOCS, Fault, GitHubError
+from .github_model import API_VERSION, DOCS, GitHubError
 from .github_routes import Created, Raw, Request, routes
 from .github_state import FakeGitHub
+from .loopback import LoopbackHandler, LoopbackServer, Response
 
 _REPOSITORIES = re.compile(r"^/repositories/(?P<id>\d+)(?P<rest>/.*)?$")
-Response = tuple[int, bytes, dict[str, str]]
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _Handler(LoopbackHandler):
     server_version = "GitHub.com"
-    sys_version = ""
-    server: _HTTPServer
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Silent: no per-request lines on stderr."""
-
-    def setup(self) -> None:
-        super().setup()
-        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.server.owner.track(self.connection, add=True)
-
-    def finish(self) -> None:
-        try:
-            super().finish()
-        finally:
-            self.server.owner.track(self.connection, add=False)
-
-    def do_GET(self) -> None:
-        self._serve()
-
-    def do_POST(self) -> None:
-        self._serve()
+    fault_content_type = "application/json; charset=utf-8"
 
     def do_PATCH(self) -> None:
         self._serve()
 
-    def do_PUT(self) -> None:
-        self._serve()
 
-    def do_DELETE(self) -> None:
-        self._serve()
-
-    def _serve(self) -> None:
-        owner = self.server.owner
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        path, _, qs = self.path.partition("?")
-        query = dict(parse_qsl(qs, keep_blank_values=True))
-        owner.state.record_request(self.command, path, query)
-        if owner.latency_seconds:
-            time.sleep(owner.latency_seconds)
-        fault = owner.state.take_fault(self.command, path)
-        if fault is None or fault.after_handling:  # after_handling: the work is done, then lost
-            headers = {k.lower(): v for k, v in self.headers.items()}
-            response = owner.dispatch(self.command, path, query, raw, headers)
-        if fault is None:
-            self._send(*response)
-        else:
-            self._fault(fault)
-
-    def _fault(self, fault: Fault) -> None:
-        if fault.status == 0:  # "connection reset": no status line at all
-            self.close_connection = True
-            with contextlib.suppress(OSError):
-                self.connection.shutdown(socket.SHUT_RDWR)
-            return
-        headers = {"Content-Type": "application/json; charset=utf-8",
-                   **self.server.owner.state.rate_limit_headers(), **fault.headers}
-        self._send(fault.status, fault.body, headers)
-
-    def _send(self, status: int, body: bytes, headers: Mapping[str, str]) -> None:
-        self.send_response(status)
-        for name, value in headers.items():
-            self.send_header(name, value)
-        if status not in (204, 304):
-            self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        if status not in (204, 304):
-            self.wfile.write(body)
-
-
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self, owner: FakeGitHubServer) -> None:
-        self.owner = owner
-        super().__init__(("127.0.0.1", 0), _Handler)
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        if isinstance(sys.exc_info()[1], ConnectionError):  # a client hung up mid-response
-            return
-        super().handle_error(request, client_address)
-
-
-class FakeGitHubServer:
+class FakeGitHubServer(LoopbackServer[FakeGitHub]):
     """Serves a FakeGitHub at `url` (github.com form) and `enterprise_url` (GHES form)."""
 
+    handler = _Handler
+    thread_name = "fake-github"
+
     def __init__(self, state: FakeGitHub, *, latency_seconds: float = 0.0) -> None:
-        self.state = state
-        self.latency_seconds = latency_seconds
+        super().__init__(state, latency_seconds=latency_seconds)
         self.routes = routes()
-        self._httpd: _HTTPServer | None = None
-        self._thread: threading.Thread | None = None
-        self._conns: set[socket.socket] = set()
-        self._conns_lock = threading.Lock()
-        self.url = ""
 
     @property
     def enterprise_url(self) -> str:
         return f"{self.url}/api/v3"
 
-    def start(self) -> FakeGitHubServer:
-        self._httpd = _HTTPServer(self)
-        self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
+    def _publish(self, url: str) -> None:
         with self.state.lock:
-            self.state.api_url = self.state.web_url = self.url
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={
-            "poll_interval": 0.05}, name="fake-github", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._httpd is None:
-            return
-        self._httpd.shutdown()
-        with self._conns_lock:
-            for conn in list(self._conns):
-                with contextlib.suppress(OSError):
-                    conn.shutdown(socket.SHUT_RDWR)
-        self._httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-        self._httpd = self._thread = None
-
-    def __enter__(self) -> FakeGitHubServer:
-        return self.start()
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.stop()
-
-    def track(self, conn: socket.socket, *, add: bool) -> None:
-        with self._conns_lock:
-            (self._conns.add if add else self._conns.discard)(conn)
+            self.state.api_url = self.state.web_url = url
 
     # ---- dispatch -------------------------------------------------------------------------
     def dispatch(self, method: str, path: str, query: dict[str, str], raw: bytes,

@@ -16,7 +16,6 @@ from .github_model import (
     JSON,
     REACTIONS,
     Commit,
-    Fault,
     Files,
     GitHubError,
     IssueComment,
@@ -29,13 +28,13 @@ from .github_model import (
     User,
     invalid,
     locate,
-    locked,
     node_id,
     not_found,
 )
 from .github_payloads import GitHubPayloads
 from .github_traffic import GitHubTraffic
 from .gitlab_model import sha1
+from .loopback import Fault, locked
 
 _REVIEW_COMMENT_DOCS = "https://docs.github.com/rest/pulls/comments#create-a-review-comment-for-a-pull-request"
 

@@ -9,21 +9,19 @@ https://docs.github.com/en/rest/using-the-rest-api/rate-limits-for-the-rest-api
 
 from __future__ import annotations
 
-import re
-import threading
 from collections.abc import Callable
 from datetime import datetime
 
-from .github_model import Fault, GitHubError, User, locked
+from .github_model import GitHubError, User
+from .loopback import LoopbackTraffic, locked
 
 _RATE_DOCS = "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api"
 
 
-class GitHubTraffic:
-    lock: threading.RLock
+class GitHubTraffic(LoopbackTraffic):
+    """Tokens and rate limits; faults and the request log come from `LoopbackTraffic`."""
+
     tokens: dict[str, str]
-    requests: list[tuple[str, str, dict[str, str]]]
-    _faults: list[Fault]
     _limits: dict[str, list[int]]
     _user: Callable[[str], User]
     now: Callable[..., datetime]
@@ -41,17 +39,6 @@ class GitHubTraffic:
         return self._user(login)
 
     @locked
-    def inject_fault(self, method: str, path_regex: str, *, status: int, body: str | bytes = "",
-                     headers: dict[str, str] | None = None, times: int = 1,
-                     after_handling: bool = False) -> None:
-        """Answer the next `times` matching requests (method or "*", regex searched in the raw
-        path) with `status`/`body`; status 0 drops the connection without a response;
-        `after_handling` does the work first, then answers with the fault."""
-        data = body.encode() if isinstance(body, str) else body
-        self._faults.append(Fault(method.upper(), re.compile(path_regex), status, data,
-                                  dict(headers or {}), times, after_handling))
-
-    @locked
     def secondary_rate_limit(self, method: str, path_regex: str, *, retry_after: int = 1,
                              times: int = 1) -> None:
         """GitHub's answer to too many content-creating requests: 403 with Retry-After."""
@@ -61,24 +48,6 @@ class GitHubTraffic:
                 '"status":"403"}')
         self.inject_fault(method, path_regex, status=403, body=body, times=times,
                           headers={"Retry-After": str(retry_after)})
-
-    @locked
-    def take_fault(self, method: str, path: str) -> Fault | None:
-        for fault in self._faults:
-            if fault.method in {"*", method.upper()} and fault.pattern.search(path):
-                fault.times -= 1
-                if fault.times <= 0:
-                    self._faults.remove(fault)
-                return fault
-        return None
-
-    @locked
-    def record_request(self, method: str, path: str, query: dict[str, str]) -> None:
-        self.requests.append((method, path, dict(query)))
-
-    @locked
-    def reset_requests(self) -> None:
-        self.requests.clear()
 
     def _window(self, resource: str) -> list[int]:
         window = self._limits[resource]

@@ -175,17 +175,6 @@ class Todo:
     state: str = "pending"
 
 
-@dataclass(eq=False)
-class Fault:
-    method: str
-    pattern: re.Pattern[str]
-    status: int
-    body: bytes
-    headers: dict[str, str]
-    times: int
-    after_handling: bool
-
-
 _MENTION = re.compile(r"(?<![\w@/])@([A-Za-z0-9_][A-Za-z0-9_.-]*)")
 LEADING_MENTIONS = re.compile(r"\s*((?:@[A-Za-z0-9_][A-Za-z0-9_.-]*[\s,]*)+)")
 

@@ -7,11 +7,8 @@ GitLab's own source (gitlabhq/gitlabhq: lib/api/*.rb, lib/api/entities/*.rb).
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import threading
-from collections.abc import Callable
-from typing import Concatenate, ParamSpec, TypeVar
 
 from .gitlab_model import (
     JSON,
@@ -29,27 +26,12 @@ from .gitlab_model import (
     iso,
     unified_diff,
 )
+from .loopback import locked
 
-_S = TypeVar("_S", bound="GitLabPayloads")
-_P = ParamSpec("_P")
-_R = TypeVar("_R")
 # GitLab's answer when a position names no line of the diff (line_code cannot be derived).
 _LINE_CODE_ERROR = (
     '400 Bad request - Note {:line_code=>["can\'t be blank", "must be a valid line code"]}'
 )
-
-
-def locked(
-    fn: Callable[Concatenate[_S, _P], _R],
-) -> Callable[Concatenate[_S, _P], _R]:
-    """Run the method holding `self.lock` (every public method of the fake does)."""
-
-    def wrapper(self: _S, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
-        with self.lock:
-            return fn(self, *args, **kwargs)
-
-    functools.update_wrapper(wrapper, fn)  # keep name, docstring and signature for help()
-    return wrapper
 
 
 class GitLabPayloads:

@@ -15,6 +15,7 @@ from urllib.parse import unquote
 
 from .gitlab_model import JSON, GitLabError, MergeRequest
 from .gitlab_state import FakeGitLab
+from .loopback import Route as LoopRoute
 
 _PROJECT = r"/projects/(?P<project>[^/]+)"
 _MR = _PROJECT + r"/merge_requests/(?P<iid>\d+)"
@@ -47,14 +48,7 @@ class Request:
 
 Action = Callable[[FakeGitLab, Request], Any]
 
-
-@dataclass
-class Route:
-    method: str
-    pattern: re.Pattern[str]
-    action: Action
-    status: int = 200
-    paged: bool = False
+Route = LoopRoute[Action]
 
 
 def _time(req: Request, name: str) -> datetime | None:

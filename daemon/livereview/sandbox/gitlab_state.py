@@ -9,7 +9,6 @@ HTTP threads and a test may share it.
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -22,7 +21,6 @@ from .gitlab_model import (
     Award,
     Commit,
     Discussion,
-    Fault,
     Files,
     GitLabError,
     MergeRequest,
@@ -37,7 +35,8 @@ from .gitlab_model import (
     sha1,
     unified_diff,
 )
-from .gitlab_payloads import GitLabPayloads, locked
+from .gitlab_payloads import GitLabPayloads
+from .loopback import Fault, LoopbackTraffic, locked
 
 __all__ = [
     "JSON", "NOT_FOUND", "Award", "Commit", "Discussion", "FakeGitLab", "Fault", "Files",
@@ -46,7 +45,7 @@ __all__ = [
 ]
 
 
-class FakeGitLab(GitLabPayloads):
+class FakeGitLab(GitLabPayloads, LoopbackTraffic):
     """A small GitLab: users, projects, merge requests, commits, discussions, awards, todos."""
 
     def __init__(
@@ -336,35 +335,7 @@ class FakeGitLab(GitLabPayloads):
             raise GitLabError(401, "401 Unauthorized")
         return self._user(username)
 
-    # ---- faults, request log, rate-limit headers -------------------------------------------
-    @locked
-    def inject_fault(self, method: str, path_regex: str, *, status: int, body: str | bytes = "",
-                     headers: dict[str, str] | None = None, times: int = 1,
-                     after_handling: bool = False) -> None:
-        """Answer the next `times` matching requests (method or "*", regex searched in the raw
-        path) with `status`/`body`; status 0 drops the connection without a response."""
-        data = body.encode() if isinstance(body, str) else body
-        self._faults.append(Fault(method.upper(), re.compile(path_regex), status, data,
-                                  dict(headers or {}), times, after_handling))
-
-    @locked
-    def take_fault(self, method: str, path: str) -> Fault | None:
-        for fault in self._faults:
-            if fault.method in {"*", method.upper()} and fault.pattern.search(path):
-                fault.times -= 1
-                if fault.times <= 0:
-                    self._faults.remove(fault)
-                return fault
-        return None
-
-    @locked
-    def record_request(self, method: str, path: str, query: dict[str, str]) -> None:
-        self.requests.append((method, path, dict(query)))
-
-    @locked
-    def reset_requests(self) -> None:
-        self.requests.clear()
-
+    # ---- rate-limit headers (faults and the request log: LoopbackTraffic) ----------------
     @locked
     def rate_limit_headers(self, limit: int = 600) -> dict[str, str]:
         """RateLimit-* as gitlab.com sends them, counting requests per clock minute."""
