@@ -18,6 +18,7 @@ from livereview.hosts.base import Host, HostError
 from livereview.hosts.connect import connect
 from livereview.metrics import Metrics
 from livereview.model import Identity, JobState, Policy
+from livereview.reply.knowledge import Knowledge
 from livereview.reply.llm import Answerer, OpenAIAnswerer
 from livereview.reply.worker import Worker
 from livereview.settings import Settings
@@ -65,7 +66,9 @@ class App:
         store = Store.for_settings(settings.daemon)
         hosts = {h.name: connect(h, metrics) for h in settings.hosts}
         worker = Worker(store=store, hosts=hosts, identities={}, policy=policy(settings),
-                        lessons=settings.lessons, knowledge=settings.knowledge(),
+                        lessons=settings.lessons,
+                        knowledge=Knowledge(settings.knowledge(),
+                                            settings.daemon.step_timeout_seconds),
                         answerer=answerer or OpenAIAnswerer(settings.ai, metrics),
                         daemon=settings.daemon, bot=settings.bot, metrics=metrics, clock=now)
         return cls(settings, store, metrics, hosts, worker)

@@ -234,3 +234,11 @@ async def test_a_reply_whose_response_was_lost_is_found_again(
     mine = [m for m in again.messages if m.author.username == driver.bot
             and replied_to(m.body) == question.id]
     assert len(mine) == 1
+
+
+async def test_list_files_of_a_folder(driver: Driver) -> None:
+    key, snapshot = await opened(driver)
+    head = snapshot.mr.head_sha
+    assert PATH in await driver.host.list_files(key.repo, head, PATH.rsplit("/", 1)[0])
+    with pytest.raises(NotFound):
+        await driver.host.list_files(key.repo, head, "no/such/folder")

@@ -196,3 +196,20 @@ def test_repo_knowledge_and_the_diffstat_reach_the_prompt(sandbox: Sandbox) -> N
     assert "### Team rule\n<untrusted>\nBenchmarks before locks." in user
     assert "## What the MR changes\n```\n" in user
     assert "\nsrc/cache.py | +3 -1\n" in user
+
+
+def test_knowledge_globs_read_every_matching_file_of_the_folder(sandbox: Sandbox) -> None:
+    project = sandbox.gitlab.find_project(PROJECT)
+    with sandbox.gitlab.lock:  # ADRs on the target branch
+        tree = project.trees[project.branches["main"]]
+        tree["docs/adr/0001-locks.md"] = "Shared caches take a lock.\n"
+        tree["docs/adr/0002-retries.md"] = "Retry only temporary errors.\n"
+        tree["docs/adr/index.txt"] = "not an ADR\n"
+    sandbox.config.write_text(sandbox.config.read_text().replace(
+        f'path = "{PROJECT}"', f'path = "{PROJECT}"\nknowledge = ["docs/adr/*.md"]'))
+    sandbox.note("@livereview does this follow our ADRs?")
+    assert sandbox.once() == 0
+    user = sandbox.llm.llm.prompts[-1][-1]["content"]
+    assert "### docs/adr/0001-locks.md\n<untrusted>\nShared caches take a lock." in user
+    assert "### docs/adr/0002-retries.md\n<untrusted>\nRetry only temporary errors." in user
+    assert "not an ADR" not in user

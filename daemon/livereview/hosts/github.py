@@ -294,6 +294,14 @@ class GitHub:
             headers={"Accept": "application/vnd.github.raw+json"})
         return response.text
 
+    async def list_files(self, repo: str, ref: str, directory: str) -> list[str]:
+        entries = await self.http.json(
+            "GET", f"{self._repo(repo)}/contents/{quote(directory.strip('/'))}",
+            params={"ref": ref})
+        if not isinstance(entries, list):  # a file, not a directory
+            return []
+        return [str(e["path"]) for e in entries if e.get("type") == "file"]
+
     # ---- writing ----------------------------------------------------------------------------
     async def reply(self, key: MRKey, thread_id: str, body: str) -> Message:
         """In a review thread: a reply to its first comment (GitHub takes no reply to a

@@ -312,6 +312,12 @@ class GitLab:
             params={"ref": ref})
         return response.text
 
+    async def list_files(self, repo: str, ref: str, directory: str) -> list[str]:
+        params = {"path": directory.strip("/"), "ref": ref}
+        entries = [e async for page in self.http.pages(
+            f"{API}/projects/{_project(repo)}/repository/tree", params) for e in page]
+        return [str(e["path"]) for e in entries if e.get("type") == "blob"]
+
     async def reply(self, key: MRKey, thread_id: str, body: str) -> Message:
         note = await self.http.json(
             "POST", f"{self._mr_path(key)}/discussions/{thread_id}/notes", json={"body": body})

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -36,6 +35,7 @@ from livereview.reply import context
 from livereview.reply.answer import StructuredAnswer
 from livereview.reply.answer import parse as parse_answer
 from livereview.reply.answer import render as render_answer
+from livereview.reply.knowledge import Knowledge
 from livereview.reply.llm import Answerer, LLMError
 from livereview.settings import BotSettings, DaemonSettings, LessonsSettings
 from livereview.store import jobs, snapshots
@@ -45,7 +45,6 @@ from livereview.store.engine import StoreError
 from livereview.triggers import asks_to_resolve, loop_guard, replied_to, reply_marker
 
 log = structlog.get_logger("livereview.worker")
-FILE_CACHE_SECONDS = 600.0
 
 
 class JobSkipped(Exception):
@@ -69,11 +68,9 @@ class Worker:
     bot: BotSettings
     metrics: Metrics
     clock: Callable[[], datetime] = field(default=lambda: datetime.now().astimezone())
-    knowledge: dict[tuple[str, str], tuple[str | tuple[str, str], ...]] = field(
-        default_factory=dict)
+    knowledge: Knowledge = field(default_factory=Knowledge)
     idle_wait_seconds: float = 1.0  # look for due retries this often when nothing wakes us
     _running: dict[int, asyncio.Task[None]] = field(default_factory=dict)
-    _files: dict[tuple[str, str, str, str], tuple[float, str]] = field(default_factory=dict)
     _wake: asyncio.Event = field(default_factory=asyncio.Event)
 
     # -- scheduling -------------------------------------------------------------------
@@ -250,7 +247,7 @@ class Worker:
                 stat = context.diffstat(await self._step(host.diff(job.mr)))
             except NotFound:
                 bound.info("diff_unavailable")
-        references = await self._references(job, host, stored.mr.target_branch, bound)
+        references = await self.knowledge.read(job.mr, host, stored.mr.target_branch, bound)
         identity = self.identities[job.mr.host]
         active = await self.store.run(lesson_rows.everything, "active")
         used = applicable(active, job.mr.host, job.mr.repo)
@@ -270,30 +267,6 @@ class Worker:
             text = text[: self.bot.max_reply_chars].rstrip() + "\n\n*(answer shortened)*"
         return (f"{text}\n\n{reply_marker(job.message_id)}", json.dumps(structured.meta()),
                 " ".join(str(lesson.id) for lesson in used))
-
-    async def _references(self, job: ReplyJob, host: Host, ref: str, bound: Any
-                          ) -> list[context.Reference]:
-        """The repo's configured knowledge: files read through the host (cached for ten
-        minutes), links passed as they are."""
-        found = []
-        for source in self.knowledge.get((job.mr.host, job.mr.repo), ()):
-            if isinstance(source, tuple):  # a snippet written in the config
-                found.append(context.Reference(*source))
-                continue
-            if source.startswith(("http://", "https://")):
-                found.append(context.Reference(source))
-                continue
-            key, now = (job.mr.host, job.mr.repo, ref, source), time.monotonic()
-            cached = self._files.get(key)
-            if cached is None or now - cached[0] > FILE_CACHE_SECONDS:
-                try:
-                    text = await self._step(host.file_content(job.mr.repo, ref, source))
-                except NotFound:
-                    bound.warning("knowledge_file_missing", path=source, ref=ref)
-                    continue
-                cached = self._files[key] = (now, text)
-            found.append(context.Reference(source, cached[1]))
-        return found
 
     async def _adopt(self, job: ReplyJob, host: Host) -> str | None:
         """The id of a reply to this job's message already on the host, if any."""

@@ -8,6 +8,7 @@ pair when the status depends on the outcome (reactions: 201 new, 200 existing).
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -193,13 +194,25 @@ def _compare(fake: FakeGitHub, req: Request) -> JSON:
         return fake.compare_json(fake.find_repo(req.repo), unquote(base), unquote(head))
 
 
+def _entry(tree: dict[str, str], path: str) -> JSON:
+    digest = hashlib.sha1(path.encode(), usedforsecurity=False).hexdigest()
+    kind = "file" if path in tree else "dir"
+    return {"type": kind, "name": path.rsplit("/", 1)[-1], "path": path, "sha": digest,
+            "size": len(tree.get(path, ""))}
+
+
 def _contents(fake: FakeGitHub, req: Request) -> Any:
     path = unquote(req.match["path"])
     with fake.lock:
         repo = fake.find_repo(req.repo)
         ref = req.query.get("ref") or repo.default_branch
-        text = fake.tree_at(repo, ref).get(path)
+        tree = fake.tree_at(repo, ref)
+        text = tree.get(path)
         if text is None:
+            folder = path.strip("/") + "/"
+            names = sorted({p[len(folder):].split("/")[0] for p in tree if p.startswith(folder)})
+            if names:  # a directory: its entries, as GitHub lists them
+                return [_entry(tree, f"{folder}{name}") for name in names]
             raise not_found("https://docs.github.com/rest/repos/contents#get-repository-content")
         if "raw" in req.accept:
             return Raw(text, "application/vnd.github.raw; charset=utf-8")

@@ -24,6 +24,7 @@ from .gitlab_model import (
     Version,
     diff_lines,
     iso,
+    sha1,
     unified_diff,
 )
 from .loopback import locked
@@ -100,6 +101,26 @@ class GitLabPayloads:
         if content is None:
             raise GitLabError(404, "404 File Not Found")
         return content
+
+    @locked
+    def tree(self, project: str, directory: str, ref: str | None) -> list[JSON]:
+        """GET /projects/:id/repository/tree?path=&ref=: the entries directly in a folder."""
+        p = self.find_project(project)
+        sha = p.branches.get(ref or p.default_branch, ref or "")
+        folder = directory.strip("/")
+        entries: dict[str, JSON] = {}
+        for path in sorted(p.trees.get(sha, {})):
+            parent, _, rest = path.partition(folder + "/") if folder else ("", "", path)
+            if parent or (folder and not path.startswith(folder + "/")):
+                continue
+            name, _, deeper = rest.partition("/")
+            full = f"{folder}/{name}" if folder else name
+            entries[name] = {"id": sha1(p.id, sha, full), "name": name,
+                             "type": "tree" if deeper else "blob", "path": full,
+                             "mode": "040000" if deeper else "100644"}
+        if folder and not entries:
+            raise GitLabError(404, "404 Tree Not Found")
+        return list(entries.values())
 
     @locked
     def awards_on(self, project: str, iid: int, note_id: int) -> list[JSON]:
