@@ -288,30 +288,29 @@ class Worker:
         assert job.answer is not None
         question = stored.messages().get(job.message_id)
         asked_by = question.author.username if question else ""
+        meta = StructuredAnswer.from_meta("", json.loads(job.answer_meta or "{}"))
         if job.post_started:
             adopted = await self._adopt(job, host)
             if adopted is not None:
                 bound.info("reply_adopted", posted_message_id=adopted)
-                await self._posted(job, host, adopted, bound, asked_by)
+                await self._posted(job, host, adopted, bound, asked_by, meta)
                 return
         await self._set(job, post_started_at=self.clock())
         try:
             message = await self._step(host.reply(job.mr, job.thread_id, job.answer))
         except NotFound:
             # The thread or its parent note was deleted: answer on the MR, quoting it.
-            question = stored.messages().get(job.message_id)
             quoted = _quote(question.body) + "\n\n" if question else ""
             bound.info("parent_gone", fallback="general_comment")
             message = await self._step(host.comment(job.mr, quoted + job.answer))
-        await self._posted(job, host, message.id, bound, asked_by)
-        await self._resolve_if_asked(job, host, stored, bound)
+        await self._posted(job, host, message.id, bound, asked_by, meta)
+        await self._resolve_if_asked(job, host, stored, bound, meta)
 
     async def _resolve_if_asked(self, job: ReplyJob, host: Host, stored: Snapshot,
-                                bound: Any) -> None:
+                                bound: Any, meta: StructuredAnswer) -> None:
         """`@livereview resolve`, or the model judging the point addressed when asked to
         resolve: mark the discussion resolved where the host allows it."""
         thread, question = stored.thread(job.thread_id), stored.messages().get(job.message_id)
-        meta = StructuredAnswer.from_meta("", json.loads(job.answer_meta or "{}"))
         asked = question is not None and asks_to_resolve(question.body, self.policy.aliases)
         if not (asked or meta.resolve) or thread is None or not thread.resolvable \
                 or thread.resolved or not host.capabilities.resolve:
@@ -324,9 +323,8 @@ class Worker:
         bound.info("thread_resolved", asked=asked)
 
     async def _posted(self, job: ReplyJob, host: Host, message_id: str, bound: Any,
-                      asked_by: str) -> None:
+                      asked_by: str, meta: StructuredAnswer) -> None:
         now = self.clock()
-        meta = StructuredAnswer.from_meta("", json.loads(job.answer_meta or "{}"))
         candidate = None
         if meta.concede and meta.lesson:
             candidate = Lesson(

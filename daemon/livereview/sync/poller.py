@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -56,7 +56,7 @@ class Plan:
     concessions: dict[MRKey, frozenset[str]] = field(default_factory=dict)  # 👎 to watch
 
 
-def _unchanged(stored: Snapshot | None, fresh: Snapshot, events: list[object]) -> bool:
+def _unchanged(stored: Snapshot | None, fresh: Snapshot, events: Sequence[object]) -> bool:
     return stored is not None and not events and stored.mr == fresh.mr
 
 
@@ -119,7 +119,7 @@ class HostPoller:
             for lesson in await self.store.run(lesson_rows.archive_from, down, now):
                 log.info("lesson_archived", lesson_id=lesson.id, reason="a human gave the "
                          "concession a thumbs down", repo=key.repo, mr=key.iid)
-        if _unchanged(stored, fresh, list(events)):
+        if _unchanged(stored, fresh, events):
             await self.store.run(snapshots.touch, key, now)
             return 0, 0
         requests = reply_requests(events, fresh, self.identity, self.policy, baseline)
