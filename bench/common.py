@@ -92,18 +92,12 @@ class Clock:
 class BenchGitLab(FakeGitLab):
     """The fake GitLab, advertising `advertised_limit` requests per minute in its
     RateLimit-* headers, or none at all (None: self-managed GitLab's default, where the
-    user and IP rate limits are off). The stock fake always advertises 600/min, which the
-    daemon paces itself against once 90 % of it is used: this suite measures the daemon,
-    not that limit, except where a figure says so."""
+    user and IP rate limits are off). The stock fake advertises 600/min, which the daemon
+    paces itself against once 90 % of it is used: this suite measures the daemon, not that
+    limit, except where a figure says so."""
 
     def __init__(self, *, advertised_limit: int | None = None, **kwargs: Any) -> None:
-        super().__init__(token=TOKEN, **kwargs)
-        self.advertised_limit = advertised_limit
-
-    def rate_limit_headers(self, limit: int = 600) -> dict[str, str]:
-        if self.advertised_limit is None:
-            return {}
-        return super().rate_limit_headers(self.advertised_limit)
+        super().__init__(token=TOKEN, rate_limit_per_minute=advertised_limit, **kwargs)
 
 
 class NoLLM:

@@ -55,10 +55,13 @@ class FakeGitLab(GitLabPayloads, LoopbackTraffic):
         bot_username: str = "livereview",
         clock: Callable[[], datetime] | None = None,
         updated_at_throttle_seconds: float = 60.0,
+        rate_limit_per_minute: int | None = 600,
     ) -> None:
         self.lock = threading.RLock()
         self._clock = clock or (lambda: datetime.now(UTC))
         self.throttle_seconds = updated_at_throttle_seconds
+        # gitlab.com's; None: no RateLimit-* headers, as self-managed GitLab by default
+        self.rate_limit_per_minute = rate_limit_per_minute
         self.base_url = "http://gitlab.example.com"  # the server sets its own URL on start
         self.bot_username = bot_username
         self.tokens: dict[str, str] = {token: bot_username}  # token -> username; add more freely
@@ -337,8 +340,11 @@ class FakeGitLab(GitLabPayloads, LoopbackTraffic):
 
     # ---- rate-limit headers (faults and the request log: LoopbackTraffic) ----------------
     @locked
-    def rate_limit_headers(self, limit: int = 600) -> dict[str, str]:
+    def rate_limit_headers(self) -> dict[str, str]:
         """RateLimit-* as gitlab.com sends them, counting requests per clock minute."""
+        limit = self.rate_limit_per_minute
+        if limit is None:
+            return {}
         start = int(self.now().timestamp()) // 60 * 60
         count = self._window[1] + 1 if self._window[0] == start else 1
         self._window = (start, count)
