@@ -23,6 +23,9 @@ class Actor:
     id: str
     username: str
     name: str = ""
+    # The host itself marks the account as automated (a GitHub App, a GitLab project or
+    # group access token, a service account): never a human, whatever its timing.
+    bot: bool = False
 
 
 @dataclass(frozen=True, slots=True)

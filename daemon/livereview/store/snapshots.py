@@ -49,7 +49,9 @@ def conversation(session: Session, key: MRKey) -> MRConversation | None:
 def _actor_kind(message: Message, identity: Identity) -> ActorKind:
     if message.system:
         return ActorKind.SYSTEM
-    return ActorKind.SELF if identity.is_me(message.author) else ActorKind.HUMAN
+    if identity.is_me(message.author):
+        return ActorKind.SELF
+    return ActorKind.BOT if message.author.bot else ActorKind.HUMAN
 
 
 def _last_activity(snapshot: Snapshot, identity: Identity, previous: datetime | None) -> datetime:
@@ -122,7 +124,7 @@ def save(
                 conversation_id=cid, position=position, host_message_id=message.id,
                 host_thread_id=thread.id, in_reply_to=previous, author_id=message.author.id,
                 author_username=message.author.username, author_name=message.author.name,
-                actor_kind=_actor_kind(message, identity),
+                author_bot=message.author.bot, actor_kind=_actor_kind(message, identity),
                 kind="system" if message.system else "comment", body=message.body,
                 created_at=message.created_at, updated_at=message.updated_at,
             ))
@@ -164,7 +166,8 @@ def load(session: Session, key: MRKey) -> Snapshot | None:
                           .order_by(col(MRMessage.position))):
         messages[m.host_thread_id].append(Message(
             id=m.host_message_id, thread_id=m.host_thread_id,
-            author=Actor(m.author_id, m.author_username, m.author_name), body=m.body,
+            author=Actor(m.author_id, m.author_username, m.author_name, m.author_bot),
+            body=m.body,
             created_at=m.created_at, updated_at=m.updated_at, system=m.kind == "system",
             reactions=tuple(reactions.get(m.host_message_id, ())),
         ))

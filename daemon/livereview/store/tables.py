@@ -86,6 +86,7 @@ class MRMessage(SQLModel, table=True):
     author_id: str
     author_username: str
     author_name: str = ""
+    author_bot: bool = False  # the host marks the author as automated (model.Actor.bot)
     actor_kind: str  # model.ActorKind
     kind: str  # "comment" | "system"
     body: str = Field(sa_type=Text)
