@@ -1,9 +1,11 @@
 """Events → reply requests. Pure: no I/O, no clock, no store.
 
 A message earns an answer when a human mentions one of the bot's aliases in it, or when a
-human writes in a thread the bot already took part in (DESIGN.md §5). Everything else —
-the bot itself, system notes, ignored users, comments older than the first-seen baseline,
+human writes in a thread the bot already took part in (docs/DESIGN.md §5). Everything else —
+the bot itself, system notes, other bots, comments older than the first-seen baseline,
 messages already answered — is filtered here so the decision can be unit-tested.
+
+Every function is linear in the size of the MR: a thread can hold 100 000 notes.
 """
 
 from __future__ import annotations
@@ -11,8 +13,10 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from livereview.markdown import prose
 from livereview.model import (
     Actor,
     Event,
@@ -27,46 +31,21 @@ from livereview.model import (
 )
 
 _MARKER = "<!-- livereview:reply-to={} -->"
-_MARKER_RE = re.compile(r"<!-- livereview:reply-to=([^\s>]+) -->")
-_FENCE_RE = re.compile(r"^ {0,3}(```|~~~)")
-_INLINE_CODE_RE = re.compile(r"(`+)(?:(?!\1).)+?\1", re.DOTALL)
-_HTML_COMMENT_RE = re.compile(r"<!--.*?-->", re.DOTALL)
+# Only the bot's own last line counts: a marker a commenter smuggles into text the bot quotes
+# or the model echoes is defused before posting (sanitize.outgoing) and is never last.
+_TRAILING_MARKER = re.compile(r"(?:\A|\n)<!-- livereview:reply-to=([\w:.\-]+) -->\s*\Z")
+_HIDDEN_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 
 
 def reply_marker(message_id: str) -> str:
-    """The hidden marker every posted reply carries (DESIGN.md §4)."""
+    """The hidden marker every posted reply ends with (docs/DESIGN.md §4)."""
     return _MARKER.format(message_id)
 
 
 def replied_to(body: str) -> str | None:
-    """The message id a bot reply answers, read from its hidden marker."""
-    match = _MARKER_RE.search(body)
+    """The message id a bot reply answers: its last line, in the exact form the bot writes."""
+    match = _TRAILING_MARKER.search(body[-300:])
     return match.group(1) if match else None
-
-
-def prose(body: str) -> str:
-    """The text of a comment that a person actually wrote as prose.
-
-    Drops fenced code blocks, inline code spans, `>` quotes and HTML comments, so a
-    mention that is quoted or shown as code does not summon the bot.
-    """
-    kept: list[str] = []
-    fence: str | None = None
-    for line in body.splitlines():
-        opening = _FENCE_RE.match(line)
-        if fence is not None:
-            if opening and opening.group(1) == fence:
-                fence = None
-            continue
-        if opening:
-            fence = opening.group(1)
-            continue
-        if line.lstrip().startswith(">"):
-            continue
-        kept.append(line)
-    text = "\n".join(kept)
-    text = _HTML_COMMENT_RE.sub(" ", text)
-    return _INLINE_CODE_RE.sub(" ", text)
 
 
 @functools.lru_cache(maxsize=64)
@@ -77,9 +56,28 @@ def _alias_pattern(alias: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w@]){re.escape('@' + name)}(?![\w-])", re.IGNORECASE)
 
 
+def _names(aliases: Iterable[str]) -> list[str]:
+    return [alias for alias in aliases if alias.strip("@ ")]
+
+
 def mentions(body: str, aliases: Iterable[str]) -> bool:
+    """Does `body` mention an alias in prose (not in code, a link, a quote or a comment)?"""
+    names = _names(aliases)
+    lowered = body.lower()
+    if not any(alias.lower() in lowered for alias in names):
+        return False  # most comments: no Markdown parsing at all
     text = prose(body)
-    return any(_alias_pattern(alias).search(text) for alias in aliases if alias.strip("@ "))
+    return any(_alias_pattern(alias).search(text) for alias in names)
+
+
+def asks_to_resolve(body: str, aliases: Iterable[str]) -> bool:
+    """`@livereview resolve` (any alias, any case) written as prose."""
+    names = _names(aliases)
+    if not mentions(body, names):
+        return False
+    text = prose(body)
+    return any(re.search(_alias_pattern(alias).pattern + r"[\s,:]+resolve\b", text,
+                         re.IGNORECASE) for alias in names)
 
 
 @functools.lru_cache(maxsize=256)
@@ -90,16 +88,19 @@ def _glob(pattern: str) -> re.Pattern[str]:
     return re.compile(f"^{body}$")
 
 
-def asks_to_resolve(body: str, aliases: Iterable[str]) -> bool:
-    """`@livereview resolve` (any alias, any case) written as prose."""
-    text = prose(body)
-    return any(re.search(_alias_pattern(alias).pattern + r"[\s,:]+resolve\b", text,
-                         re.IGNORECASE) for alias in aliases if alias.strip("@ "))
-
-
 def is_ignored(actor: Actor, patterns: Iterable[str]) -> bool:
     name = actor.username.lower()
     return any(_glob(p).match(name) for p in patterns)
+
+
+def is_other_bot(message: Message, policy: Policy) -> bool:
+    """Written by an automated account, whatever `ignore_users` forgets: the host marks it
+    (a GitHub App, a GitLab access-token or service account), its login ends in `[bot]`,
+    it is listed in `ignore_users`, or it signs its posts the way livereview does (another
+    instance of this daemon under another account)."""
+    author = message.author
+    return (author.bot or author.username.lower().endswith("[bot]")
+            or is_ignored(author, policy.ignore_users) or replied_to(message.body) is not None)
 
 
 def answered_ids(snapshot: Snapshot, identity: Identity) -> set[str]:
@@ -114,32 +115,42 @@ def answered_ids(snapshot: Snapshot, identity: Identity) -> set[str]:
     return done
 
 
-def _bot_spoke_before(thread: Thread, message: Message, identity: Identity) -> bool:
-    for earlier in thread.messages:
-        if earlier.id == message.id:
-            return False
-        if identity.is_me(earlier.author):
-            return True
-    return False
+@dataclass(frozen=True)
+class _ThreadIndex:
+    """Where each message sits in its thread and where the bot first and last spoke: one
+    pass, so 'did the bot speak before/after this message?' costs O(1), not O(thread)."""
+
+    position: dict[str, int]
+    first_bot: int | None
+    last_bot: int | None
+
+    @classmethod
+    def of(cls, thread: Thread, identity: Identity) -> _ThreadIndex:
+        position: dict[str, int] = {}
+        first = last = None
+        for i, message in enumerate(thread.messages):
+            position[message.id] = i
+            if identity.is_me(message.author):
+                first = i if first is None else first
+                last = i
+        return cls(position, first, last)
+
+    def bot_spoke_before(self, message_id: str) -> bool:
+        at = self.position.get(message_id)
+        return at is not None and self.first_bot is not None and self.first_bot < at
+
+    def bot_spoke_after(self, message_id: str) -> bool:
+        at = self.position.get(message_id)
+        return at is not None and self.last_bot is not None and self.last_bot > at
 
 
-def _bot_spoke_after(thread: Thread, message: Message, identity: Identity) -> bool:
-    seen = False
-    for other in thread.messages:
-        if seen and identity.is_me(other.author):
-            return True
-        seen = seen or other.id == message.id
-    return False
-
-
-def _reason(
-    event: Event, thread: Thread, message: Message, identity: Identity, policy: Policy
-) -> JobReason | None:
+def _reason(event: Event, message: Message, index: _ThreadIndex, policy: Policy
+            ) -> JobReason | None:
     if mentions(message.body, policy.aliases):
         return JobReason.EDIT_MENTION if event.kind is EventKind.COMMENT_EDITED else (
             JobReason.MENTION
         )
-    if event.kind is EventKind.COMMENT_ADDED and _bot_spoke_before(thread, message, identity):
+    if event.kind is EventKind.COMMENT_ADDED and index.bot_spoke_before(message.id):
         return JobReason.THREAD_REPLY
     return None
 
@@ -159,6 +170,7 @@ def reply_requests(
     done = answered_ids(snapshot, identity)
     threads = {t.id: t for t in snapshot.threads}
     messages = snapshot.messages()
+    indexes: dict[str, _ThreadIndex] = {}
     requests: dict[str, ReplyRequest] = {}
     for event in events:
         if event.kind not in (EventKind.COMMENT_ADDED, EventKind.COMMENT_EDITED):
@@ -167,16 +179,15 @@ def reply_requests(
         message = messages.get(event.message_id)
         if thread is None or message is None:
             continue
-        if (
-            message.system
-            or identity.is_me(message.author)
-            or is_ignored(message.author, policy.ignore_users)
-            or message.created_at < baseline
-            or message.id in done
-            or _bot_spoke_after(thread, message, identity)
-        ):
+        if (message.system or identity.is_me(message.author) or message.created_at < baseline
+                or message.id in done or is_other_bot(message, policy)):
             continue
-        reason = _reason(event, thread, message, identity, policy)
+        index = indexes.get(thread.id)
+        if index is None:
+            index = indexes[thread.id] = _ThreadIndex.of(thread, identity)
+        if index.bot_spoke_after(message.id):
+            continue
+        reason = _reason(event, message, index, policy)
         if reason is not None:
             request = ReplyRequest(snapshot.mr.key, thread.id, message.id, reason,
                                    message.created_at)
@@ -184,13 +195,19 @@ def reply_requests(
     return list(requests.values())
 
 
+def _looks_automated(message: Message, last_bot_at: datetime | None, policy: Policy) -> bool:
+    """Behaviour no person shows: an answer to the bot faster than anyone types, or a post
+    that hides metadata in HTML comments, as bots sign theirs."""
+    fast = last_bot_at is not None and (
+        message.created_at - last_bot_at).total_seconds() < policy.automated_reply_seconds
+    return fast or _HIDDEN_COMMENT.search(message.body) is not None
+
+
 def consecutive_bot_replies(thread: Thread, identity: Identity, policy: Policy) -> int:
     """The bot's replies at the end of `thread` with no human in between.
 
-    Ignored users do not count as humans, nor does an answer that arrives within
-    `automated_reply_seconds` of the bot's previous message: people do not type that fast,
-    another bot answering us does.
-    """
+    Other bots do not count as humans (host markers, `ignore_users`), nor does a message
+    that behaves like a bot's (see `_looks_automated`)."""
     count, last_bot_at = 0, None
     for message in thread.messages:
         if message.system:
@@ -198,20 +215,38 @@ def consecutive_bot_replies(thread: Thread, identity: Identity, policy: Policy) 
         if identity.is_me(message.author):
             count, last_bot_at = count + 1, message.created_at
             continue
-        automated = last_bot_at is not None and (
-            message.created_at - last_bot_at).total_seconds() < policy.automated_reply_seconds
-        if not automated and not is_ignored(message.author, policy.ignore_users):
+        if not (is_other_bot(message, policy) or _looks_automated(message, last_bot_at, policy)):
             count = 0
+    return count
+
+
+def exchange_replies(thread: Thread, identity: Identity) -> int:
+    """The bot's replies at the end of `thread` since anyone other than its current
+    counterpart wrote. However slowly it answers, a bot that keeps replying to the bot is
+    one counterpart talking to it forever: this caps that, whatever the timing."""
+    count, counterpart = 0, None
+    for message in thread.messages:
+        if message.system:
+            continue
+        if identity.is_me(message.author):
+            count += 1
+            continue
+        if message.author.id != counterpart:
+            count, counterpart = 0, message.author.id
     return count
 
 
 def loop_guard(snapshot: Snapshot, thread: Thread, identity: Identity, policy: Policy,
                now: datetime) -> str | None:
-    """Why the bot must not answer in `thread` now, or None (DESIGN.md §4 loop guards)."""
+    """Why the bot must not answer in `thread` now, or None (docs/DESIGN.md §4)."""
     consecutive = consecutive_bot_replies(thread, identity, policy)
     if consecutive >= policy.max_consecutive_replies:
         return (f"loop guard: {consecutive} bot replies in this thread without a human in "
                 "between")
+    exchange = exchange_replies(thread, identity)
+    if exchange >= policy.max_exchange_replies:
+        return (f"loop guard: {exchange} bot replies in this thread to one counterpart with "
+                "nobody else writing (another bot?)")
     hour_ago = now - timedelta(hours=1)
     recent = sum(1 for t in snapshot.threads for m in t.messages
                  if identity.is_me(m.author) and m.created_at > hour_ago)
