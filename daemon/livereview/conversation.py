@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from livereview.model import Identity, Message, MRKey, Snapshot, Thread
-from livereview.reply.context import clean
+from livereview.sanitize import clean
 from livereview.settings import Settings
 from livereview.store import jobs, snapshots, state
 from livereview.store.db import Store

@@ -126,7 +126,8 @@ def test_deleted_parent_gets_a_general_comment_quoting_the_question(sandbox: San
                                 body='{"message":"404 Not found"}')
     assert sandbox.once() == 0
     [reply] = replies_to(sandbox, note["id"])
-    assert str(reply["body"]).startswith("> @livereview is this lock needed?")
+    # The quote reads the same, but its mention is defused: quoting pings nobody.
+    assert str(reply["body"]).startswith("> @\u2060livereview is this lock needed?")
 
 
 def test_a_note_that_did_not_bump_updated_at_is_still_seen(sandbox: Sandbox) -> None:
@@ -162,7 +163,7 @@ def test_a_thread_from_before_a_force_push_is_answered_with_its_own_version_of_t
                        reply_to_discussion=discussion)
     assert sandbox.once() == 0
     assert len(replies_to(sandbox, ask["id"])) == 1
-    user = sandbox.llm.llm.prompts[-1][-1]["content"]
+    user = unfenced(sandbox.llm.llm.prompts[-1][-1]["content"])
     assert "src/cache.py:9 of an earlier version" in user
     assert re.search(r">>\s+9 \+\s+return cache.get\(key\)$", user, re.MULTILINE), user
 
@@ -174,6 +175,11 @@ def test_livereview_resolve_answers_and_resolves_the_discussion(sandbox: Sandbox
     assert len(replies_to(sandbox, note["id"])) == 1
     thread = discussion_of(sandbox, note["id"])
     assert all(n["resolved"] for n in thread["notes"] if n.get("resolvable"))
+
+
+def unfenced(prompt: str) -> str:
+    """The prompt with its per-prompt fence name written as a plain <untrusted> tag."""
+    return re.sub(r"<(/?)untrusted-[0-9a-f]{16}>", r"<\1untrusted>", prompt)
 
 
 def test_repo_knowledge_and_the_diffstat_reach_the_prompt(sandbox: Sandbox) -> None:
@@ -188,13 +194,13 @@ def test_repo_knowledge_and_the_diffstat_reach_the_prompt(sandbox: Sandbox) -> N
         '{ title = "Team rule", text = "Benchmarks before locks." }]'))
     sandbox.note("@livereview is this MR ready?")
     assert sandbox.once() == 0
-    user = sandbox.llm.llm.prompts[-1][-1]["content"]
+    user = unfenced(sandbox.llm.llm.prompts[-1][-1]["content"])
     assert "## References for this repo" in user
     assert "### CONTRIBUTING.md\n<untrusted>\nEvery shared cache needs a lock." in user
     assert "### https://wiki.example/caching" in user
     assert "docs/missing.md" not in user  # missing files are logged and left out
     assert "### Team rule\n<untrusted>\nBenchmarks before locks." in user
-    assert "## What the MR changes\n```\n" in user
+    assert "## What the MR changes\n<untrusted>\n" in user
     assert "\nsrc/cache.py | +3 -1\n" in user
 
 
@@ -209,7 +215,7 @@ def test_knowledge_globs_read_every_matching_file_of_the_folder(sandbox: Sandbox
         f'path = "{PROJECT}"', f'path = "{PROJECT}"\nknowledge = ["docs/adr/*.md"]'))
     sandbox.note("@livereview does this follow our ADRs?")
     assert sandbox.once() == 0
-    user = sandbox.llm.llm.prompts[-1][-1]["content"]
+    user = unfenced(sandbox.llm.llm.prompts[-1][-1]["content"])
     assert "### docs/adr/0001-locks.md\n<untrusted>\nShared caches take a lock." in user
     assert "### docs/adr/0002-retries.md\n<untrusted>\nRetry only temporary errors." in user
     assert "not an ADR" not in user

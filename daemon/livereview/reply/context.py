@@ -1,9 +1,11 @@
 """Build the LLM input for one reply job. Pure: everything comes in as model values.
 
 The prompt holds the MR summary, the diff hunk at the thread's anchor, the commits pushed
-since the bot last spoke, and the thread window, with who wrote each message. Human text
-is fenced as untrusted data and stripped of control characters. A character budget keeps
-it bounded; whatever is cut is said to be cut.
+since the bot last spoke, and the thread window, with who wrote each message. Text written by
+others is fenced as untrusted data with a fence name derived from that text (unforgeable:
+sanitize.fenced) and stripped of control and invisible characters; one-line fields outside
+fences (titles, branches, paths) are flattened so they cannot open a section. A character
+budget keeps it bounded; whatever is cut is said to be cut.
 """
 
 from __future__ import annotations
@@ -25,18 +27,14 @@ from livereview.model import (
     Message,
     Thread,
 )
+from livereview.sanitize import clean, fence_id, fenced, one_line
 
 HUNK_CONTEXT_LINES = 8
-_CONTROL = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
-def clean(text: str) -> str:
-    """Strip ANSI escapes and control characters (keeps newlines and tabs)."""
-    return _CONTROL.sub("", text)
-
-
-def system_prompt() -> str:
-    return resources.files("livereview").joinpath("prompts/system.md").read_text("utf-8")
+def system_prompt(fence: str = "FENCE") -> str:
+    text = resources.files("livereview").joinpath("prompts/system.md").read_text("utf-8")
+    return text.replace("{fence}", fence)
 
 
 def prompt_version() -> str:
@@ -118,24 +116,26 @@ def diffstat(diff_text: str, limit: int = 30) -> str:
     return "\n".join([total, *rows[:limit], *more])
 
 
-def _references(references: Sequence[Reference], limit: int = 1_500) -> str:
-    parts = []
-    for ref in references[:10]:
-        text = clean(ref.text)
-        cut = " (first 1500 characters)" if len(text) > limit else ""
-        parts.append(f"### {ref.source}{cut}\n{_untrusted(text[:limit])}" if text
-                     else f"### {ref.source}")
-    return "## References for this repo (cite them when they support you)\n" + \
-        "\n".join(parts)
+REFERENCE_CHARS = 1_500  # per knowledge file
+DESCRIPTION_CHARS = 2_000
+QUESTION_CHARS = 6_000  # the message to answer
+MESSAGE_CHARS = 1_500  # every other message of the thread window
+HUNK_CHARS = 6_000
 
 
-def _untrusted(text: str) -> str:
-    return f"<untrusted>\n{clean(text).replace('</untrusted>', '')}\n</untrusted>"
+def _cut(text: str, limit: int, what: str, truncated: list[str]) -> str:
+    """`text` within `limit` characters; a cut is said in the text and in `truncated`.
+    Pieces are cut before they are fenced, so a fence is never cut in half."""
+    if len(text) <= limit:
+        return text
+    truncated.append(f"{what} (first {limit} characters kept)")
+    return text[:limit] + "\n…(cut)"
 
 
 def _who(message: Message, identity: Identity) -> str:
     role = "you (livereview)" if identity.is_me(message.author) else "human"
-    return f"@{message.author.username} [{role}] at {message.created_at:%Y-%m-%d %H:%M}Z"
+    return (f"@{one_line(message.author.username, 60)} [{role}] at "
+            f"{message.created_at:%Y-%m-%d %H:%M}Z")
 
 
 def commits_since_bot(thread: Thread, commits: tuple[Commit, ...], identity: Identity
@@ -147,21 +147,50 @@ def commits_since_bot(thread: Thread, commits: tuple[Commit, ...], identity: Ide
     return tuple(c for c in commits if c.created_at > last)
 
 
-def _thread_window(thread: Thread, trigger_id: str, identity: Identity, keep_last: int
-                   ) -> tuple[list[str], int]:
+def _window(thread: Thread, trigger_id: str, keep_last: int) -> tuple[list[Message], int]:
+    """The first message, the last `keep_last` and the one to answer; how many are left out."""
     messages = [m for m in thread.messages if not m.system]
-    if len(messages) > keep_last + 1:
-        kept = [messages[0], *messages[-keep_last:]]
-        if all(m.id != trigger_id for m in kept):
-            kept.append(next(m for m in messages if m.id == trigger_id))
-        omitted = len(messages) - len(kept)
-    else:
-        kept, omitted = messages, 0
-    parts = []
-    for m in kept:
-        label = "THE MESSAGE TO ANSWER — " if m.id == trigger_id else ""
-        parts.append(f"### {label}{_who(m, identity)}\n{_untrusted(m.body)}")
-    return parts, omitted
+    if len(messages) <= keep_last + 1:
+        return messages, 0
+    kept = [messages[0], *messages[-keep_last:]]
+    if all(m.id != trigger_id for m in kept):
+        kept.append(next(m for m in messages if m.id == trigger_id))
+    return kept, len(messages) - len(kept)
+
+
+@dataclass
+class _Parts:
+    """The prompt's untrusted pieces, each already within its limit, before fencing."""
+
+    description: str
+    hunk: str | None
+    stat: str | None
+    references: list[tuple[str, str]]
+    messages: list[tuple[Message, str]]
+    truncated: list[str]
+
+    def fence(self) -> str:
+        return fence_id([self.description, self.hunk or "", self.stat or "",
+                         *(text for _, text in self.references),
+                         *(text for _, text in self.messages)])
+
+
+def _parts(mr: MergeRequest, thread: Thread, trigger_id: str, hunk: str | None,
+           stat: str | None, references: Sequence[Reference], keep_last: int) -> _Parts:
+    truncated: list[str] = []
+    kept, omitted = _window(thread, trigger_id, keep_last)
+    if omitted:
+        truncated.append(f"{omitted} older messages of the thread")
+    messages = [(m, _cut(clean(m.body), QUESTION_CHARS if m.id == trigger_id else
+                         MESSAGE_CHARS, f"message {m.id}", truncated)) for m in kept]
+    refs = [(one_line(ref.source), _cut(clean(ref.text), REFERENCE_CHARS, ref.source,
+                                        truncated)) for ref in references[:10]]
+    return _Parts(
+        description=_cut(clean(mr.description), DESCRIPTION_CHARS, "the MR description",
+                         truncated),
+        hunk=_cut(clean(hunk), HUNK_CHARS, "the diff hunk", truncated) if hunk else None,
+        stat=_cut(clean(stat), HUNK_CHARS, "the diffstat", truncated) if stat else None,
+        references=refs, messages=messages, truncated=truncated)
 
 
 def build(
@@ -175,46 +204,55 @@ def build(
     commits: tuple[Commit, ...] = (),
     lessons: Sequence[Lesson] = (),
     references: Sequence[Reference] = (),
-    budget_chars: int = 24_000,
+    budget_chars: int = 32_000,
     keep_last: int = 10,
 ) -> Prompt:
-    truncated: list[str] = []
-    description = clean(mr.description)
-    if len(description) > 2_000:
-        description = description[:2_000]
-        truncated.append("the MR description (first 2000 characters kept)")
-    sections = [
-        f"## Merge request !{mr.key.iid} in {mr.key.repo}: {clean(mr.title)}\n"
-        f"Author: @{mr.author.username}; {mr.source_branch} → {mr.target_branch}; "
-        f"state: {mr.state}\n{_untrusted(description)}",
-    ]
+    parts = _parts(mr, thread, trigger_id, hunk, stat, references, keep_last)
+    fence = parts.fence()
+    sections: list[tuple[str, str]] = [("the MR summary", (
+        f"## Merge request !{mr.key.iid} in {one_line(mr.key.repo)}: {one_line(mr.title)}\n"
+        f"Author: @{one_line(mr.author.username, 60)}; {one_line(mr.source_branch)} → "
+        f"{one_line(mr.target_branch)}; state: {one_line(mr.state, 20)}\n"
+        f"{fenced(parts.description, fence)}"))]
     if thread.anchor is not None:
-        where = f"{thread.anchor.new_path}:{thread.anchor.line}"
+        where = f"{one_line(thread.anchor.new_path)}:{thread.anchor.line}"
         if thread.anchor.head_sha not in ("", mr.head_sha):
-            where += (f" of an earlier version (head {thread.anchor.head_sha[:8]}; the MR "
-                      f"is now at {mr.head_sha[:8]}, so the code may have changed since)")
-        sections.append(f"## The thread is on {where}\n```diff\n{hunk}\n```" if hunk
-                        else f"## The thread is on {where} (the diff hunk is not available)")
-    elif stat:
-        sections.append(f"## What the MR changes\n```\n{stat}\n```")
+            where += (f" of an earlier version (head {one_line(thread.anchor.head_sha)[:8]}; "
+                      f"the MR is now at {one_line(mr.head_sha)[:8]}, so the code may have "
+                      "changed since)")
+        sections.append(("the diff hunk", f"## The thread is on {where}\n"
+                         f"{fenced(parts.hunk, fence)}" if parts.hunk else
+                         f"## The thread is on {where} (the diff hunk is not available)"))
+    elif parts.stat:
+        sections.append(("the diffstat",
+                         f"## What the MR changes\n{fenced(parts.stat, fence)}"))
     new_commits = commits_since_bot(thread, commits, identity)
     if new_commits:
-        sections.append("## Commits pushed since you last wrote here\n" + "\n".join(
-            f"- {c.sha[:8]} {clean(c.title)}" for c in new_commits[:20]))
+        sections.append(("the new commits", "## Commits pushed since you last wrote here\n"
+                         + "\n".join(f"- {one_line(c.sha)[:8]} {one_line(c.title)}"
+                                     for c in new_commits[:20])))
     if lessons:
-        sections.append("## Lessons this team taught you (follow them)\n" + "\n".join(
-            f"- [L{lesson.id}] {clean(lesson.key)}: {clean(lesson.value)}"
-            for lesson in lessons[:20]))
-    if references:
-        sections.append(_references(references))
-    window, omitted = _thread_window(thread, trigger_id, identity, keep_last)
-    if omitted:
-        truncated.append(f"{omitted} older messages of the thread")
-    sections.append("## The thread\n" + "\n\n".join(window))
-    user = "\n\n".join(sections)
-    if len(user) > budget_chars:
-        user = user[: budget_chars // 3] + "\n…\n" + user[-(2 * budget_chars) // 3:]
-        truncated.append(f"the middle of the context ({len(user)} characters kept)")
-    if truncated:
-        user += "\n\n(Context cut for length: " + "; ".join(truncated) + ".)"
-    return Prompt(system=system_prompt(), user=user, truncated=tuple(truncated))
+        sections.append(("the lessons", "## Lessons this team taught you (follow them)\n"
+                         + "\n".join(f"- [L{lesson.id}] {one_line(lesson.key)}: "
+                                     f"{one_line(lesson.value, 500)}"
+                                     for lesson in lessons[:20])))
+    if parts.references:
+        sections.append(("the references", "## References for this repo (cite them when "
+                         "they support you)\n" + "\n".join(
+                             f"### {source}\n{fenced(text, fence)}" if text else f"### {source}"
+                             for source, text in parts.references)))
+    sections.append(("the thread", "## The thread\n" + "\n\n".join(
+        f"### {'THE MESSAGE TO ANSWER — ' if m.id == trigger_id else ''}{_who(m, identity)}"
+        f"\n{fenced(text, fence)}" for m, text in parts.messages)))
+    # Over budget: leave out whole sections, least useful first — never cut one in half.
+    for name in ("the references", "the new commits", "the diffstat", "the lessons",
+                 "the diff hunk"):
+        if sum(len(text) + 2 for _, text in sections) <= budget_chars:
+            break
+        if any(n == name for n, _ in sections):
+            sections = [(n, text) for n, text in sections if n != name]
+            parts.truncated.append(f"{name} (left out: over the context budget)")
+    user = "\n\n".join(text for _, text in sections)
+    if parts.truncated:
+        user += "\n\n(Context cut for length: " + "; ".join(parts.truncated) + ".)"
+    return Prompt(system=system_prompt(fence), user=user, truncated=tuple(parts.truncated))

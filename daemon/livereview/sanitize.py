@@ -1,0 +1,137 @@
+"""Hostile text made safe, both ways. Pure.
+
+Inbound (a comment, a title, a file on its way into a prompt or onto a terminal): control
+characters, ANSI escapes and invisible format characters (bidi overrides such as U+202E,
+zero-width characters, tag characters that smuggle ASCII) are dropped; text from others is
+fenced in a way its author cannot forge.
+
+Outbound (everything the bot posts under its name): no live `@mention` except the ones the
+bot means, no hidden HTML comment (a forged reply marker among them), no invisible
+characters. Code blocks are left as they are, since hosts make no mentions there.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+
+from livereview.markdown import code_lines
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+# Variation selectors (U+FE00–FE0F, U+E0100–E01EF) are not format characters but carry
+# hidden payloads the same way tag characters do ("emoji smuggling").
+_SELECTORS = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef]")
+WORD_JOINER = "\u2060"
+
+
+def _invisible(char: str) -> bool:
+    return unicodedata.category(char) == "Cf"
+
+
+def clean(text: str) -> str:
+    """`text` without ANSI escapes, control characters (newlines and tabs stay) and
+    invisible format characters."""
+    text = _ANSI.sub("", text)
+    text = _CONTROL.sub("", text)
+    text = _SELECTORS.sub("", text)
+    if text.isascii():
+        return text
+    return "".join(c for c in text if not _invisible(c))
+
+
+def one_line(text: str, limit: int = 200) -> str:
+    """A field shown outside a fence (a title, a branch, a path): one clean line, so it
+    cannot start a section of its own."""
+    flat = " ".join(clean(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+# ---- fences around other people's text in prompts ------------------------------------------
+# Anything that could read as a fence tag: `<untrusted`, `</untrusted-x>`, their HTML-entity
+# spellings (&lt; &#60; &#x3c;), with any case and spaces (invisible characters are gone).
+_TAG_LIKE = re.compile(r"(?:<|\uff1c|\ufe64|&lt;?|&#0*60;?|&#x0*3c;?)(\s*/?\s*untrusted)",
+                       re.IGNORECASE)
+
+
+def fence_id(pieces: Iterable[str]) -> str:
+    """A fence name derived from everything it will enclose: to close the fence, a text
+    would have to contain the hash of itself."""
+    digest = hashlib.sha256()
+    for piece in pieces:
+        digest.update(piece.encode("utf-8", "surrogatepass"))
+        digest.update(b"\0")
+    return digest.hexdigest()[:16]
+
+
+def fenced(text: str, fence: str) -> str:
+    """`text` between `<untrusted-FENCE>` tags; tag look-alikes inside are defused (every
+    pass at once, so `</untru</untrusted>sted>` leaves nothing behind)."""
+    body = _TAG_LIKE.sub(r"‹\1", clean(text))
+    return f"<untrusted-{fence}>\n{body}\n</untrusted-{fence}>"
+
+
+# ---- what the bot posts -------------------------------------------------------------------
+# `@name`, `@group/sub`, `@org/team`, `@"Display Name"` (Bitbucket Data Center) and
+# `@{account-id}` (Bitbucket Cloud) — not `a@b` (an e-mail address). Hosts look for mentions
+# in the *rendered* text, where `_@bob_` is emphasis around one and `@&#97;ll` reads `@all`:
+# so every `@` is defused whatever follows it, unless a letter or digit precedes it.
+_MENTION = re.compile(f"(?<![A-Za-z0-9])@(?!{WORD_JOINER})")
+_BROADCAST = re.compile(r"(?<![A-Za-z0-9])@(?=(?:all|here|channel|everyone)\b)", re.IGNORECASE)
+_MAX_PASSES = 8
+# What HTML hides: comments, declarations, CDATA, processing instructions and the "bogus
+# comments" a `</` not followed by a letter opens.
+_HIDDEN = re.compile(r"<(?=[!?]|/(?![A-Za-z]))")
+_AT_ENTITY = re.compile(r"&(?:#0*64|#x0*40|commat);?", re.IGNORECASE)  # hosts decode them
+
+
+_BROADCASTS = frozenset({"all", "here", "channel", "everyone"})
+_ENDS_A_NAME = frozenset(" \t,;:!?)]'\"")
+
+
+def _allowed(line: str, at: int, allow: Sequence[str]) -> bool:
+    """Is the `@` at `at` one of the intended mentions? Only when the name is followed by
+    something that cannot continue it, raw or rendered (`@bob&#97;` reads `@boba`)."""
+    rest = line[at + 1:]
+    return any(rest.startswith(name) and name.lower() not in _BROADCASTS
+               and (len(rest) == len(name) or rest[len(name)] in _ENDS_A_NAME)
+               for name in allow if name)
+
+
+def _defuse_line(line: str, allow: Sequence[str]) -> str:
+    line = _AT_ENTITY.sub("@", line)
+    out, last = [], 0
+    for match in _MENTION.finditer(line):
+        if _allowed(line, match.start(), allow):
+            continue
+        out.append(line[last: match.end()] + WORD_JOINER)
+        last = match.end()
+    out.append(line[last:])
+    return _HIDDEN.sub("&lt;", "".join(out))
+
+
+def _defuse(lines: list[str], allow: Sequence[str]) -> list[str]:
+    code = code_lines("\n".join(lines))
+    return [_BROADCAST.sub("@" + WORD_JOINER, line) if i in code else _defuse_line(line, allow)
+            for i, line in enumerate(lines)]
+
+
+def outgoing(text: str, allow_mentions: Sequence[str] = ()) -> str:
+    """`text` as the bot may post it: invisible characters dropped; outside code blocks
+    every `@mention` not in `allow_mentions` (usernames, without `@`) is defused with a
+    word joiner (it shows the same, notifies nobody) and HTML comments are shown, not
+    hidden. In code blocks only broadcast mentions (`@all`, `@here`) are defused.
+
+    Defusing a line can change what the lines after it are (a defused HTML block turns an
+    indented "code" line into paragraph text), so it repeats until nothing changes; if that
+    does not settle, every line is defused — ugly in code, never a ping.
+    """
+    lines = clean(text.replace("\r\n", "\n").replace("\r", "\n")).split("\n")
+    for _ in range(_MAX_PASSES):
+        defused = _defuse(lines, allow_mentions)
+        if defused == lines:
+            return "\n".join(lines)
+        lines = defused
+    return "\n".join(_defuse_line(line, allow_mentions) for line in lines)
