@@ -23,6 +23,11 @@ class Metrics:
         self.replies = Counter(
             "livereview_replies_total", "Reply jobs finished, by outcome.",
             ["host_type", "outcome"], registry=r)
+        self.job_retries = Counter(
+            "livereview_job_retries_total",
+            "Reply job runs that will be retried, by cause (auth: a 401/403 a person must "
+            "fix; host, rate_limited, llm, timeout; unexpected: a bug, see the log).",
+            ["host_type", "cause"], registry=r)
         self.acks = Counter(
             "livereview_acks_total", "Acknowledgements, by outcome.",
             ["host_type", "outcome"], registry=r)
@@ -66,6 +71,8 @@ class Metrics:
             self.rate_limited.labels(host_type)
             for outcome in ("posted", "retry", "failed", "skipped"):
                 self.replies.labels(host_type, outcome)
+            for cause in ("auth", "host", "rate_limited", "llm", "timeout", "unexpected"):
+                self.job_retries.labels(host_type, cause)
             for outcome in ("ok", "forbidden", "not_found", "error"):
                 self.acks.labels(host_type, outcome)
         for host in hosts:

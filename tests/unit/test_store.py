@@ -45,7 +45,8 @@ def test_a_second_trigger_for_the_same_message_is_a_no_op(tmp_path: Path) -> Non
     store = open_store(tmp_path)
     request = ReplyRequest(KEY, "t1", "1", JobReason.MENTION, T0)
     snap = snapshot(thread("t1", msg("1")))
-    assert store.transaction(snapshots.ingest, snap, [], [request], IDENTITY, T0) == [request.key]
+    [(job_id, key)] = store.transaction(snapshots.ingest, snap, [], [request], IDENTITY, T0)
+    assert key == request.key and job_id > 0
     assert store.transaction(snapshots.ingest, snap, [], [request, request], IDENTITY, T0) == []
     assert store.transaction(jobs.counts) == {"pending": 1}
     store.close()

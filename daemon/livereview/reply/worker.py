@@ -1,9 +1,14 @@
-"""The reply job state machine: pending → acked → answered → posted (DESIGN.md §4).
+"""The reply job state machine: pending → acked → answered → posted (docs/DESIGN.md §4).
 
 Each transition is committed before the next I/O step. The one step that cannot be made
 atomic — the POST of the reply — is bracketed: `post_started_at` is committed first, and a
 job that finds it set re-reads the thread and adopts a reply carrying its hidden marker
 instead of posting a second one.
+
+Whatever a step raises, the job ends its run in a recorded state — retried later with
+backoff, or skipped or failed with the reason — and one log line says why. If even that
+cannot be recorded (the store is down), the job rests in memory before it is tried again:
+nothing loops hot.
 """
 
 from __future__ import annotations
@@ -11,13 +16,16 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-from collections.abc import Callable
+import time
+import traceback
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar
 
 import structlog
+from structlog.typing import FilteringBoundLogger
 
 from livereview.hosts.base import (
     AuthFailed,
@@ -26,34 +34,54 @@ from livereview.hosts.base import (
     HostError,
     NotFound,
     RateLimited,
-    Transient,
 )
-from livereview.lessons import applicable, repo_scope
+from livereview.lessons import repo_scope
 from livereview.metrics import Metrics
 from livereview.model import Identity, JobState, Lesson, Policy, ReplyJob, Snapshot, Thread
-from livereview.reply import context
 from livereview.reply.answer import StructuredAnswer
-from livereview.reply.answer import parse as parse_answer
-from livereview.reply.answer import render as render_answer
+from livereview.reply.compose import Composer, JobSkipped, quote
 from livereview.reply.knowledge import Knowledge
 from livereview.reply.llm import Answerer, LLMError
 from livereview.settings import BotSettings, DaemonSettings, LessonsSettings
 from livereview.store import jobs, snapshots
-from livereview.store import lessons as lesson_rows
 from livereview.store.db import Store
 from livereview.store.engine import StoreError
-from livereview.triggers import asks_to_resolve, loop_guard, replied_to, reply_marker
+from livereview.triggers import asks_to_resolve, loop_guard, replied_to
 
 log = structlog.get_logger("livereview.worker")
+T = TypeVar("T")
+AUTH_RETRY_SECONDS = 300.0  # a token or permission fixed by a person: look again slowly
+MAX_RETRY_SECONDS = 3600.0
+STORE_REST_SECONDS = 30.0  # a job whose outcome could not be recorded waits this long
 
 
-class JobSkipped(Exception):
-    """The job must not be answered (MR gone or closed); the message says why."""
+class JobFailed(Exception):
+    """The job cannot succeed, now or later; the message says why."""
 
 
-def _quote(text: str, limit: int = 400) -> str:
-    short = text if len(text) <= limit else text[:limit] + "…"
-    return "\n".join("> " + line for line in short.splitlines())
+def _cause(exc: BaseException) -> str:
+    """A bounded label for why a run did not finish (metrics, logs)."""
+    if isinstance(exc, AuthFailed | Forbidden):
+        return "auth"
+    if isinstance(exc, RateLimited):
+        return "rate_limited"
+    if isinstance(exc, HostError):
+        return "host"
+    if isinstance(exc, LLMError):
+        return "llm"
+    if isinstance(exc, TimeoutError):
+        return "timeout"
+    return "unexpected"
+
+
+def _describe(exc: BaseException) -> str:
+    """One line: the error, and for an unexpected one where it was raised."""
+    text = str(exc) or type(exc).__name__
+    if _cause(exc) != "unexpected":
+        return text
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f" at {frames[-1].filename.rsplit('/', 1)[-1]}:{frames[-1].lineno}" if frames else ""
+    return f"unexpected {type(exc).__name__}: {text}{where}"
 
 
 @dataclass
@@ -71,19 +99,32 @@ class Worker:
     knowledge: Knowledge = field(default_factory=Knowledge)
     idle_wait_seconds: float = 1.0  # look for due retries this often when nothing wakes us
     _running: dict[int, asyncio.Task[None]] = field(default_factory=dict)
+    _resting: dict[int, float] = field(default_factory=dict)  # job id → monotonic deadline
+    _store_trouble: str | None = None
     _wake: asyncio.Event = field(default_factory=asyncio.Event)
+    composer: Composer = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.composer = Composer(self.store, self.answerer, self.knowledge,
+                                 self.daemon.step_timeout_seconds, self.bot.max_reply_chars)
 
     # -- scheduling -------------------------------------------------------------------
     def kick(self) -> None:
         """New jobs are waiting: start what is due without waiting for the next tick."""
         self._wake.set()
 
+    def _busy(self) -> list[int]:
+        """Jobs not to start now: running, or resting after an unrecorded outcome."""
+        now = time.monotonic()
+        self._resting = {i: until for i, until in self._resting.items() if until > now}
+        return [*self._running, *self._resting]
+
     async def run_due(self) -> int:
         """Start every due job not already running (bounded); returns how many started."""
         free = self.daemon.max_concurrent_jobs - len(self._running)
         if free <= 0:
             return 0
-        due = await self.store.run(jobs.due, self.clock(), free, list(self._running))
+        due = await self.store.run(jobs.due, self.clock(), free, self._busy())
         for job in due:
             task = asyncio.create_task(self._guarded(job), name=f"reply-job-{job.id}")
             self._running[job.id] = task
@@ -94,11 +135,25 @@ class Worker:
         self._running.pop(job_id, None)
         self._wake.set()  # a slot is free: start the next due job now, not at the next tick
 
+    def _store_failed(self, exc: StoreError) -> None:
+        """Say so once, not every second while the database stays unusable."""
+        if self._store_trouble != str(exc):
+            self._store_trouble = str(exc)
+            log.error("store_unavailable", error=str(exc), component="worker")
+
+    def _store_ok(self) -> None:
+        if self._store_trouble is not None:
+            self._store_trouble = None
+            log.info("store_recovered", component="worker")
+
     async def serve(self, stop: asyncio.Event) -> None:
         """Run jobs as they come, until `stop` is set; then let in-flight jobs finish."""
         while not stop.is_set():
             self._wake.clear()
-            await self.run_due()
+            try:
+                await self.run_due()
+            except StoreError as exc:  # the next wait is the backoff
+                self._store_failed(exc)
             waits = [asyncio.create_task(self._wake.wait()), asyncio.create_task(stop.wait())]
             await asyncio.wait(waits, timeout=self.idle_wait_seconds,
                                return_when=asyncio.FIRST_COMPLETED)
@@ -124,85 +179,105 @@ class Worker:
                 await asyncio.wait(list(self._running.values()),
                                    return_when=asyncio.FIRST_COMPLETED)
 
-    # -- one job ----------------------------------------------------------------------
+    # -- one run of one job: always ends in a recorded state --------------------------
     async def _guarded(self, job: ReplyJob) -> None:
-        bound = log.bind(job_id=job.id, job_key=job.key, host=job.mr.host, repo=job.mr.repo,
-                         mr=job.mr.iid, thread_id=job.thread_id, message_id=job.message_id)
-        host_type = self.hosts[job.mr.host].type
+        bound: FilteringBoundLogger = log.bind(
+            job_id=job.id, job_key=job.key, host=job.mr.host, repo=job.mr.repo, mr=job.mr.iid,
+            thread_id=job.thread_id, message_id=job.message_id)
+        host_type = "unknown"
         try:
+            host = self.hosts.get(job.mr.host)
+            if host is None:
+                raise JobFailed(f"host {job.mr.host!r} is not in the configuration any more")
+            host_type = host.type
+            if job.mr.host not in self.identities:  # its first poll has not succeeded yet
+                raise HostError(f"the bot's identity on {job.mr.host!r} is not known yet")
             async with asyncio.timeout(self.daemon.job_timeout_seconds):
-                await self._advance(job, bound)
+                await self._advance(job, host, bound)
+            self._store_ok()
+        except StoreError as exc:
+            self._rest(job, exc)
         except JobSkipped as exc:
             bound.info("job_skipped", reason=str(exc))
-            await self._set(job, state=JobState.SKIPPED, last_error=str(exc))
-            self.metrics.replies.labels(host_type, "skipped").inc()
-        except (AuthFailed, Forbidden) as exc:
+            await self._record(job, self._end(job, JobState.SKIPPED, str(exc), host_type))
+        except JobFailed as exc:
             bound.error("job_failed", reason=str(exc), retry=False)
-            await self._set(job, state=JobState.FAILED, last_error=str(exc))
-            self.metrics.replies.labels(host_type, "failed").inc()
-        except (Transient, LLMError, HostError, TimeoutError) as exc:
-            await self._retry_later(job, exc, bound, host_type)
-        except StoreError as exc:
-            # Locked, read-only or full: nothing was marked done that was not done; the job
-            # resumes from its last committed state when the store is writable again.
-            bound.error("store_unavailable", error=str(exc))
+            await self._record(job, self._end(job, JobState.FAILED, str(exc), host_type))
+        except Exception as exc:  # noqa: BLE001 - the state machine's edge: record, never loop
+            await self._record(job, self._retry_later(job, exc, bound, host_type))
 
-    async def _retry_later(self, job: ReplyJob, exc: Exception, bound: Any,
-                           host_type: str) -> None:
+    def _rest(self, job: ReplyJob, exc: StoreError) -> None:
+        self._store_failed(exc)
+        self._resting[job.id] = time.monotonic() + STORE_REST_SECONDS
+
+    async def _record(self, job: ReplyJob, outcome: Awaitable[None]) -> None:
+        """Record a run's outcome; if the store refuses, let the job rest in memory."""
         try:
-            await self._schedule_retry(job, exc, bound, host_type)
-        except StoreError as store_exc:
-            bound.error("store_unavailable", error=str(store_exc), while_handling=str(exc))
+            await outcome
+        except StoreError as exc:
+            self._rest(job, exc)
+        except Exception as exc:  # noqa: BLE001 - e.g. the row vanished: say it, never loop
+            self._resting[job.id] = time.monotonic() + STORE_REST_SECONDS
+            log.error("job_unrecordable", job_id=job.id, error=_describe(exc))
 
-    async def _schedule_retry(self, job: ReplyJob, exc: Exception, bound: Any,
-                              host_type: str) -> None:
+    async def _end(self, job: ReplyJob, state: JobState, reason: str, host_type: str) -> None:
         current = await self.store.run(jobs.get, job.id)
-        attempts = current.attempts + 1
-        reason = str(exc) or type(exc).__name__
+        await self._set(job, state=state, attempts=current.attempts + 1, last_error=reason)
+        self.metrics.replies.labels(host_type, state.value).inc()
+
+    async def _retry_later(self, job: ReplyJob, exc: Exception, bound: FilteringBoundLogger,
+                           host_type: str) -> None:
+        current = await self.store.run(jobs.get, job.id)
+        attempts, cause, reason = current.attempts + 1, _cause(exc), _describe(exc)
         if attempts >= self.daemon.max_attempts:
-            bound.error("job_failed", reason=reason, attempts=attempts, retry=False)
+            bound.error("job_failed", reason=reason, cause=cause, attempts=attempts,
+                        retry=False)
             await self._set(job, state=JobState.FAILED, attempts=attempts, last_error=reason)
             self.metrics.replies.labels(host_type, "failed").inc()
             return
-        delay = min(900.0, self.daemon.retry_base_seconds * 2**attempts) * random.uniform(0.5, 1)
+        delay = self.daemon.retry_base_seconds * 2**attempts * random.uniform(0.5, 1)
+        if cause == "auth":  # a person must fix the token or the permission: ask slowly
+            delay = max(delay, AUTH_RETRY_SECONDS)
         if isinstance(exc, RateLimited):
             delay = max(delay, exc.retry_after)
-        bound.warning("job_retry", reason=reason, attempts=attempts,
+        delay = min(delay, MAX_RETRY_SECONDS)
+        bound.warning("job_retry", reason=reason, cause=cause, attempts=attempts,
                       retry_in_seconds=round(delay, 1))
         await self._set(job, attempts=attempts, last_error=reason,
                         next_attempt_at=self.clock() + timedelta(seconds=delay))
         self.metrics.replies.labels(host_type, "retry").inc()
+        self.metrics.job_retries.labels(host_type, cause).inc()
 
     async def _set(self, job: ReplyJob, **changes: Any) -> ReplyJob:
         return await self.store.run(jobs.update, job.id, self.clock(), **changes)
 
-    async def _step(self, coro: Any) -> Any:
+    async def _step(self, call: Awaitable[T]) -> T:
         async with asyncio.timeout(self.daemon.step_timeout_seconds):
-            return await coro
+            return await call
 
-    async def _advance(self, job: ReplyJob, bound: Any) -> None:
-        host = self.hosts[job.mr.host]
+    async def _advance(self, job: ReplyJob, host: Host, bound: FilteringBoundLogger) -> None:
         stored = await self.store.run(snapshots.load, job.mr)
         if stored is None:
             raise JobSkipped("the MR is not in the store")
         if stored.mr.state != "opened" and not self.bot.answer_closed_mrs:
             raise JobSkipped(f"the MR is {stored.mr.state}")
+        identity = self.identities[job.mr.host]
         if job.state is JobState.PENDING:
             thread = stored.thread(job.thread_id)
-            guard = thread and loop_guard(stored, thread, self.identities[job.mr.host],
-                                          self.policy, self.clock())
+            guard = thread and loop_guard(stored, thread, identity, self.policy, self.clock())
             if guard:
                 raise JobSkipped(guard)
             await self._ack(job, host, bound)
             job = await self._set(job, state=JobState.ACKED, acked_at=self.clock())
         if job.state is JobState.ACKED:
-            answer, meta, lessons_used = await self._compose(job, host, stored, bound)
+            answer, meta, lessons_used = await self.composer.compose(job, host, stored,
+                                                                     identity, bound)
             job = await self._set(job, state=JobState.ANSWERED, answer=answer,
                                   answer_meta=meta, lessons_used=lessons_used)
         if job.state is JobState.ANSWERED:
             await self._post(job, host, stored, bound)
 
-    async def _ack(self, job: ReplyJob, host: Host, bound: Any) -> None:
+    async def _ack(self, job: ReplyJob, host: Host, bound: FilteringBoundLogger) -> None:
         if not host.capabilities.reactions:
             return
         outcome = "ok"
@@ -223,51 +298,6 @@ class Worker:
         else:
             bound.info("ack_skipped", outcome=outcome)
 
-    async def _compose(self, job: ReplyJob, host: Host, stored: Snapshot, bound: Any
-                       ) -> tuple[str, str, str]:
-        """The reply's body (with the hidden marker), its metadata (JSON) and the ids of
-        the lessons its prompt contained."""
-        thread = stored.thread(job.thread_id)
-        if thread is None:
-            raise JobSkipped("the thread is no longer in the MR")
-        hunk = None
-        if thread.anchor is not None:
-            # A thread started before a push points at an older version of the diff: its
-            # line numbers only make sense there.
-            outdated = thread.anchor.head_sha not in ("", stored.mr.head_sha)
-            try:
-                diff = await self._step(host.diff(
-                    job.mr, thread.anchor.head_sha if outdated else None))
-                hunk = context.hunk_at(diff, thread.anchor)
-            except NotFound:
-                bound.info("diff_unavailable")
-        stat = None
-        if thread.anchor is None:  # a general comment: what the MR changes, in short
-            try:
-                stat = context.diffstat(await self._step(host.diff(job.mr)))
-            except NotFound:
-                bound.info("diff_unavailable")
-        references = await self.knowledge.read(job.mr, host, stored.mr.target_branch, bound)
-        identity = self.identities[job.mr.host]
-        active = await self.store.run(lesson_rows.everything, "active")
-        used = applicable(active, job.mr.host, job.mr.repo)
-        prompt = context.build(stored.mr, thread, job.message_id, identity, hunk=hunk,
-                               stat=stat, commits=stored.commits, lessons=used,
-                               references=references)
-        answer = await self._step(self.answerer.answer(prompt))
-        question = stored.messages().get(job.message_id)
-        structured = parse_answer(answer.text, question.body if question else "")
-        bound.info("answer_written", model=answer.model, chars=len(answer.text),
-                   prompt_tokens=answer.prompt_tokens, truncated=list(prompt.truncated),
-                   prompt_version=context.prompt_version(), mode=structured.mode,
-                   structured=structured.structured, concede=structured.concede,
-                   lessons_used=[lesson.id for lesson in used])
-        text = render_answer(structured)
-        if len(text) > self.bot.max_reply_chars:
-            text = text[: self.bot.max_reply_chars].rstrip() + "\n\n*(answer shortened)*"
-        return (f"{text}\n\n{reply_marker(job.message_id)}", json.dumps(structured.meta()),
-                " ".join(str(lesson.id) for lesson in used))
-
     async def _adopt(self, job: ReplyJob, host: Host) -> str | None:
         """The id of a reply to this job's message already on the host, if any."""
         identity = self.identities[job.mr.host]
@@ -284,7 +314,8 @@ class Worker:
             return thread_match.id
         return None
 
-    async def _post(self, job: ReplyJob, host: Host, stored: Snapshot, bound: Any) -> None:
+    async def _post(self, job: ReplyJob, host: Host, stored: Snapshot,
+                    bound: FilteringBoundLogger) -> None:
         assert job.answer is not None
         question = stored.messages().get(job.message_id)
         asked_by = question.author.username if question else ""
@@ -300,14 +331,14 @@ class Worker:
             message = await self._step(host.reply(job.mr, job.thread_id, job.answer))
         except NotFound:
             # The thread or its parent note was deleted: answer on the MR, quoting it.
-            quoted = _quote(question.body) + "\n\n" if question else ""
+            quoted = quote(question.body) + "\n\n" if question else ""
             bound.info("parent_gone", fallback="general_comment")
             message = await self._step(host.comment(job.mr, quoted + job.answer))
         await self._posted(job, host, message.id, bound, asked_by, meta)
         await self._resolve_if_asked(job, host, stored, bound, meta)
 
     async def _resolve_if_asked(self, job: ReplyJob, host: Host, stored: Snapshot,
-                                bound: Any, meta: StructuredAnswer) -> None:
+                                bound: FilteringBoundLogger, meta: StructuredAnswer) -> None:
         """`@livereview resolve`, or the model judging the point addressed when asked to
         resolve: mark the discussion resolved where the host allows it."""
         thread, question = stored.thread(job.thread_id), stored.messages().get(job.message_id)
@@ -322,8 +353,9 @@ class Worker:
             return
         bound.info("thread_resolved", asked=asked)
 
-    async def _posted(self, job: ReplyJob, host: Host, message_id: str, bound: Any,
-                      asked_by: str, meta: StructuredAnswer) -> None:
+    async def _posted(self, job: ReplyJob, host: Host, message_id: str,
+                      bound: FilteringBoundLogger, asked_by: str,
+                      meta: StructuredAnswer) -> None:
         now = self.clock()
         candidate = None
         if meta.concede and meta.lesson:
@@ -341,4 +373,3 @@ class Worker:
         self.metrics.time_to_reply.labels(host.type).observe(max(0.0, seconds))
         self.metrics.replies.labels(host.type, "posted").inc()
         bound.info("replied", posted_message_id=message_id, seconds=round(seconds, 2))
-

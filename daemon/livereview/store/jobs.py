@@ -32,24 +32,22 @@ def to_model(row: ReplyJobRow) -> ReplyJob:
     )
 
 
-def enqueue(session: Session, requests: Iterable[ReplyRequest], now: datetime) -> list[str]:
-    """Insert a job per request whose key is new; returns the keys actually inserted."""
+def enqueue(session: Session, requests: Iterable[ReplyRequest], now: datetime
+            ) -> list[tuple[int, str]]:
+    """Insert a job per request whose key is new; returns (id, key) of the jobs inserted."""
     wanted = {r.key: r for r in requests}
     if not wanted:
         return []
     existing = set(session.exec(select(ReplyJobRow.key).where(col(ReplyJobRow.key).in_(wanted))))
-    created: list[str] = []
-    for key, request in wanted.items():
-        if key in existing:
-            continue
-        session.add(ReplyJobRow(
-            key=key, host=request.mr.host, repo=request.mr.repo, iid=request.mr.iid,
-            host_thread_id=request.thread_id, host_message_id=request.message_id,
-            reason=request.reason, state=JobState.PENDING, next_attempt_at=now,
-            comment_created_at=request.comment_created_at, created_at=now, updated_at=now,
-        ))
-        created.append(key)
-    return created
+    rows = [ReplyJobRow(
+        key=key, host=request.mr.host, repo=request.mr.repo, iid=request.mr.iid,
+        host_thread_id=request.thread_id, host_message_id=request.message_id,
+        reason=request.reason, state=JobState.PENDING, next_attempt_at=now,
+        comment_created_at=request.comment_created_at, created_at=now, updated_at=now,
+    ) for key, request in wanted.items() if key not in existing]
+    session.add_all(rows)
+    session.flush()  # assigns the ids, so every log line of a job can carry its job_id
+    return [(row.id, row.key) for row in rows if row.id is not None]
 
 
 def due(session: Session, now: datetime, limit: int, exclude: Iterable[int] = ()) -> list[ReplyJob]:
@@ -129,6 +127,7 @@ def mark_posted(session: Session, /, job_id: int, message_id: str, now: datetime
         raise LookupError(f"reply job {job_id} vanished")
     row.state, row.posted_message_id, row.posted_at, row.updated_at = (
         JobState.POSTED, message_id, now, now)
+    row.attempts += 1  # the run that posted it counts, as a failed or skipped one does
     session.add(row)
     lesson_rows.cite(session, row.host, row.repo, message_id, citations, now)
     if lesson is None:

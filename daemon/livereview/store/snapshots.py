@@ -212,7 +212,7 @@ def touch(session: Session, key: MRKey, now: datetime) -> None:
 def ingest(
     session: Session, snapshot: Snapshot, events: list[Event], requests: list[ReplyRequest],
     identity: Identity, now: datetime,
-) -> list[str]:
+) -> list[tuple[int, str]]:
     """Persist a fetched snapshot, its events and the reply jobs they trigger, atomically:
     a crash leaves either all of it or none (and the next poll derives it again)."""
     save(session, snapshot, events, identity, now)

@@ -125,8 +125,9 @@ class HostPoller:
         requests = reply_requests(events, fresh, self.identity, self.policy, baseline)
         created = await self.store.run(snapshots.ingest, fresh, events, requests,
                                        self.identity, now)
-        for job_key in created:
-            log.info("reply_job_created", host=self.host.name, job_key=job_key)
+        for job_id, job_key in created:
+            log.info("reply_job_created", job_id=job_id, job_key=job_key, host=self.host.name,
+                     repo=key.repo, mr=key.iid)
         if created:
             self.on_new_jobs()
         return len(events), len(created)
