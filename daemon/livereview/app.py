@@ -101,10 +101,12 @@ class App:
             clock=now)
         return self.pollers[name]
 
-    async def cycle(self, *, cold: bool = False) -> dict[str, CycleReport]:
-        """One poll cycle over every host, concurrently; a failing host does not stop others."""
+    async def cycle(self, *, cold: bool = False, wait: float | None = None
+                    ) -> dict[str, CycleReport]:
+        """One poll cycle over every host, concurrently; a failing host does not stop others.
+        MR syncs still running after `wait` seconds go on in the background."""
         pollers = [p for n in self.hosts if (p := await self._poller(n)) is not None]
-        reports = await asyncio.gather(*(p.cycle(cold=cold) for p in pollers))
+        reports = await asyncio.gather(*(p.cycle(cold=cold, wait=wait) for p in pollers))
         counts = await self.store.run(jobs.counts)
         for job_state in JobState:
             self.metrics.jobs.labels(job_state.value).set(counts.get(job_state.value, 0))
@@ -117,7 +119,8 @@ class App:
             self._last_cold = time.monotonic()
         async with self._ticking:
             try:
-                reports = await self.cycle(cold=cold)
+                reports = await self.cycle(
+                    cold=cold, wait=self.settings.daemon.hot_poll_interval_seconds)
             except StoreError as exc:  # disk full, locked: poll again once it is writable
                 log.error("store_unavailable", error=str(exc))
                 return
@@ -195,6 +198,8 @@ class App:
                 async with asyncio.timeout(grace), self._ticking:
                     pass
             scheduler.shutdown(wait=False)
+            for poller in self.pollers.values():  # MR syncs still running in the background
+                await poller.settle(grace)
             finished = await self.worker.finish_in_flight(grace)
             log.info("daemon_stopped", in_flight_finished=finished)
 

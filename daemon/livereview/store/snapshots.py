@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections import defaultdict
 from datetime import datetime
 
+from sqlalchemy import select as columns
 from sqlmodel import Session, col, delete, select
 
 from livereview.model import (
     Actor,
-    ActorKind,
     Anchor,
     Commit,
     Event,
@@ -24,6 +24,7 @@ from livereview.model import (
     Thread,
 )
 from livereview.store import jobs
+from livereview.store.snapshot_save import save_children
 from livereview.store.tables import (
     EventRow,
     MRCommit,
@@ -44,14 +45,6 @@ def conversation(session: Session, key: MRKey) -> MRConversation | None:
             MRConversation.iid == key.iid,
         )
     ).first()
-
-
-def _actor_kind(message: Message, identity: Identity) -> ActorKind:
-    if message.system:
-        return ActorKind.SYSTEM
-    if identity.is_me(message.author):
-        return ActorKind.SELF
-    return ActorKind.BOT if message.author.bot else ActorKind.HUMAN
 
 
 def _last_activity(snapshot: Snapshot, identity: Identity, previous: datetime | None) -> datetime:
@@ -96,51 +89,18 @@ def _upsert_conversation(
 
 def save(
     session: Session, snapshot: Snapshot, events: list[Event], identity: Identity,
-    now: datetime,
+    now: datetime, stored: Snapshot | None = None,
 ) -> int:
-    """Replace the stored conversation by `snapshot` and append `events`; returns its id."""
+    """Store `snapshot` over `stored` (what this MR's poller loaded and diffed against, or
+    None to replace whatever is stored) and append `events`; returns the conversation id."""
+    existed = conversation(session, snapshot.mr.key) is not None
     row = _upsert_conversation(session, snapshot, identity, now)
     cid = row.id
     assert cid is not None
-    for table in _CHILDREN:
-        session.exec(delete(table).where(col(table.conversation_id) == cid))
-    for i, commit in enumerate(snapshot.commits):
-        session.add(MRCommit(conversation_id=cid, position=i, sha=commit.sha, title=commit.title,
-                             created_at=commit.created_at, parent_ids=" ".join(commit.parent_ids)))
-    position = 0
-    for t_pos, thread in enumerate(snapshot.threads):
-        a = thread.anchor
-        session.add(MRThread(
-            conversation_id=cid, position=t_pos, host_thread_id=thread.id,
-            individual=thread.individual, resolvable=thread.resolvable, resolved=thread.resolved,
-            new_path=a.new_path if a else None, old_path=a.old_path if a else None,
-            new_line=a.new_line if a else None, old_line=a.old_line if a else None,
-            base_sha=a.base_sha if a else None, start_sha=a.start_sha if a else None,
-            head_sha=a.head_sha if a else None,
-        ))
-        previous: str | None = None
-        for message in thread.messages:
-            session.add(MRMessage(
-                conversation_id=cid, position=position, host_message_id=message.id,
-                host_thread_id=thread.id, in_reply_to=previous, author_id=message.author.id,
-                author_username=message.author.username, author_name=message.author.name,
-                author_bot=message.author.bot, actor_kind=_actor_kind(message, identity),
-                kind="system" if message.system else "comment", body=message.body,
-                created_at=message.created_at, updated_at=message.updated_at,
-            ))
-            session.add_all(
-                MRReaction(conversation_id=cid, host_message_id=message.id,
-                           host_reaction_id=r.id, name=r.name, user_id=r.user.id,
-                           username=r.user.username)
-                for r in message.reactions
-            )
-            position += 1
-            previous = message.id
-    session.add_all(
-        EventRow(conversation_id=cid, kind=e.kind, host_thread_id=e.thread_id,
-                 host_message_id=e.message_id, detail=e.detail, created_at=now)
-        for e in events
-    )
+    if stored is None and existed:
+        for table in _CHILDREN:
+            session.exec(delete(table).where(col(table.conversation_id) == cid))
+    save_children(session, cid, snapshot, stored, events, identity, now)
     return cid
 
 
@@ -162,15 +122,18 @@ def load(session: Session, key: MRKey) -> Snapshot | None:
         reactions[r.host_message_id].append(
             Reaction(r.name, Actor(r.user_id, r.username), r.host_reaction_id))
     messages: dict[str, list[Message]] = defaultdict(list)
-    for m in session.exec(select(MRMessage).where(MRMessage.conversation_id == cid)
-                          .order_by(col(MRMessage.position))):
-        messages[m.host_thread_id].append(Message(
-            id=m.host_message_id, thread_id=m.host_thread_id,
-            author=Actor(m.author_id, m.author_username, m.author_name, m.author_bot),
-            body=m.body,
-            created_at=m.created_at, updated_at=m.updated_at, system=m.kind == "system",
-            reactions=tuple(reactions.get(m.host_message_id, ())),
-        ))
+    # Plain rows, not ORM objects: a thread can hold 100 000 notes.
+    m = MRMessage
+    for (mid, tid, author_id, username, name, bot, body, created, updated,
+         kind) in session.execute(
+            columns(col(m.host_message_id), col(m.host_thread_id), col(m.author_id),
+                    col(m.author_username), col(m.author_name), col(m.author_bot), col(m.body),
+                    col(m.created_at), col(m.updated_at), col(m.kind))
+            .where(col(m.conversation_id) == cid).order_by(col(m.position))):
+        messages[tid].append(Message(
+            id=mid, thread_id=tid, author=Actor(author_id, username, name, bot), body=body,
+            created_at=created, updated_at=updated, system=kind == "system",
+            reactions=tuple(reactions.get(mid, ()))))
     threads = tuple(
         Thread(id=t.host_thread_id, messages=tuple(messages.get(t.host_thread_id, ())),
                anchor=_anchor(t), resolvable=t.resolvable, resolved=t.resolved,
@@ -211,11 +174,12 @@ def touch(session: Session, key: MRKey, now: datetime) -> None:
 
 def ingest(
     session: Session, snapshot: Snapshot, events: list[Event], requests: list[ReplyRequest],
-    identity: Identity, now: datetime,
+    identity: Identity, now: datetime, stored: Snapshot | None = None,
 ) -> list[tuple[int, str]]:
-    """Persist a fetched snapshot, its events and the reply jobs they trigger, atomically:
-    a crash leaves either all of it or none (and the next poll derives it again)."""
-    save(session, snapshot, events, identity, now)
+    """Persist a fetched snapshot (over `stored`, the one it was diffed against), its
+    events and the reply jobs they trigger, atomically: a crash leaves either all of it or
+    none (and the next poll derives it again)."""
+    save(session, snapshot, events, identity, now, stored)
     return jobs.enqueue(session, requests, now)
 
 

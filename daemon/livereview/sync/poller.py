@@ -20,17 +20,20 @@ import structlog
 from livereview.hosts.base import AuthFailed, Forbidden, Host, HostError, NotFound
 from livereview.lessons import turned_down
 from livereview.metrics import Metrics
-from livereview.model import Identity, MRKey, Policy, Snapshot
+from livereview.model import Event, Identity, MRKey, Policy, ReplyRequest, Snapshot
 from livereview.settings import DaemonSettings
 from livereview.store import jobs, snapshots, state
 from livereview.store import lessons as lesson_rows
 from livereview.store.db import Store
+from livereview.store.engine import StoreError
 from livereview.sync.diff import diff
 from livereview.triggers import reply_requests
 
 log = structlog.get_logger("livereview.poller")
 INSTANCE = "*"
 MR_CONCURRENCY = 4  # MRs fetched at once per host (each is 3+ sequential requests)
+OFF_LOOP_MESSAGES = 2_000  # an MR with more messages is diffed and triggered in a thread
+MAX_BACKOFF_SECONDS = 900.0
 
 
 @dataclass
@@ -44,6 +47,8 @@ class CycleReport:
     requests: int = 0
     seconds: float = 0.0
     planned: int = 0  # MRs this cycle set out to fetch
+    in_background: int = 0  # MRs still syncing when the cycle stopped waiting
+    store_error: str = ""
 
 
 @dataclass
@@ -76,6 +81,9 @@ class HostPoller:
     _repos_checked: bool = False
     last_cycle_ok: bool = False
     _failing: dict[str, str] = field(default_factory=dict)  # subject → reason, logged once
+    _syncing: dict[MRKey, asyncio.Task[None]] = field(default_factory=dict)
+    _failures: dict[MRKey, tuple[int, float]] = field(default_factory=dict)  # count, retry at
+    _limit: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(MR_CONCURRENCY))
 
     async def _baselines(self, now: datetime) -> dict[str, datetime]:
         """Per repo: comments created before this are history, never answered."""
@@ -107,14 +115,26 @@ class HostPoller:
         self.metrics.repo_unhealthy.labels(self.host.name).set(len(self.unhealthy))
         self._repos_checked = True
 
+    def _decide(self, stored: Snapshot | None, fresh: Snapshot, baseline: datetime,
+                concessions: frozenset[str]) -> tuple[list[Event], list[ReplyRequest], set[str]]:
+        """The pure part of a sync: events, reply requests, turned-down concessions."""
+        events = diff(stored, fresh)
+        requests = [] if _unchanged(stored, fresh, events) else reply_requests(
+            events, fresh, self.identity, self.policy, baseline)
+        return events, requests, turned_down(fresh, concessions, self.identity)
+
     async def sync_mr(self, key: MRKey, baseline: datetime,
                       concessions: frozenset[str] = frozenset()) -> tuple[int, int]:
         """Fetch one MR, persist what changed; returns (events, new jobs)."""
         fresh = await self.host.fetch_mr(key.repo, key.iid, reactions_for=concessions)
         stored = await self.store.run(snapshots.load, key)
-        events = diff(stored, fresh)
+        size = sum(len(t.messages) for t in fresh.threads)
+        if size > OFF_LOOP_MESSAGES:  # a long MR: keep the event loop free for the others
+            events, requests, down = await asyncio.to_thread(
+                self._decide, stored, fresh, baseline, concessions)
+        else:
+            events, requests, down = self._decide(stored, fresh, baseline, concessions)
         now = self.clock()
-        down = turned_down(fresh, concessions, self.identity)
         if down:
             for lesson in await self.store.run(lesson_rows.archive_from, down, now):
                 log.info("lesson_archived", lesson_id=lesson.id, reason="a human gave the "
@@ -122,9 +142,8 @@ class HostPoller:
         if _unchanged(stored, fresh, events):
             await self.store.run(snapshots.touch, key, now)
             return 0, 0
-        requests = reply_requests(events, fresh, self.identity, self.policy, baseline)
         created = await self.store.run(snapshots.ingest, fresh, events, requests,
-                                       self.identity, now)
+                                       self.identity, now, stored)
         for job_id, job_key in created:
             log.info("reply_job_created", job_id=job_id, job_key=job_key, host=self.host.name,
                      repo=key.repo, mr=key.iid)
@@ -169,10 +188,13 @@ class HostPoller:
                                                 self.host.name)
         if cold:  # a 👎 on a concession does not bump the MR: look on the cold cycle
             plan.targets |= set(plan.concessions)
+        waiting = time.monotonic()
+        plan.targets |= {key for key, (_, at) in self._failures.items() if at <= waiting}
+        plan.targets -= {key for key, (_, at) in self._failures.items() if at > waiting}
         plan.targets = {t for t in plan.targets if t.repo in watched}
         return plan
 
-    def _trouble(self, subject: str, event: str, exc: HostError | None, **fields: object
+    def _trouble(self, subject: str, event: str, exc: Exception | None, **fields: object
                  ) -> None:
         """Log a failure once when it starts or changes, and once when it is over — not
         every cycle while a host stays broken (cycles run every few seconds)."""
@@ -189,16 +211,25 @@ class HostPoller:
 
     async def _sync_one(self, key: MRKey, baseline: datetime, report: CycleReport,
                         plan: Plan) -> None:
+        """Sync one MR; whatever fails is logged once and retried later with backoff."""
         subject, inbox_items = f"mr:{key}", plan.inbox.get(key, [])
         try:
             events, created = await self.sync_mr(key, baseline,
                                                  plan.concessions.get(key, frozenset()))
             if inbox_items:  # the mentions are in the store now (and jobs made for them)
                 await self.host.clear_mentions(inbox_items)
-        except HostError as exc:
+        except StoreError as exc:  # the next cycle tries again; the app says it once
+            report.errors += 1
+            report.store_error = str(exc)
+            return
+        except Exception as exc:  # noqa: BLE001 - one MR's trouble never stops the others
             self._trouble(subject, "mr_fetch_failed", exc, repo=key.repo, mr=key.iid)
+            failures = self._failures.get(key, (0, 0.0))[0] + 1
+            delay = min(MAX_BACKOFF_SECONDS, self.settings.hot_poll_interval_seconds * 2**failures)
+            self._failures[key] = (failures, time.monotonic() + delay)
             report.errors += 1
             return
+        self._failures.pop(key, None)
         self._trouble(subject, "mr_fetch_failed", None, repo=key.repo, mr=key.iid)
         report.fetched += 1
         report.events += events
@@ -206,8 +237,37 @@ class HostPoller:
         if self.on_progress is not None:
             self.on_progress(self.host.name, report.fetched + report.errors, report.planned)
 
-    async def cycle(self, *, cold: bool = False) -> CycleReport:
-        """One poll cycle: never raises for host trouble, reports it instead."""
+    def _start(self, key: MRKey, baseline: datetime, report: CycleReport, plan: Plan
+               ) -> asyncio.Task[None]:
+        async def bounded() -> None:
+            # A few MRs at a time, each fetched and stored before the next starts: all at
+            # once, every MR's first response would wait in memory for its second (295 MiB
+            # at first sight of 10 000 MRs), and nothing would be stored until the end.
+            async with self._limit:
+                await self._sync_one(key, baseline, report, plan)
+
+        task = asyncio.create_task(bounded(), name=f"sync-{key}")
+        self._syncing[key] = task
+        task.add_done_callback(lambda _: self._syncing.pop(key, None))
+        return task
+
+    async def settle(self, grace: float | None = None) -> bool:
+        """Wait for MR syncs still running (up to `grace` seconds); cancel the rest. True if
+        none had to be cancelled."""
+        if not self._syncing:
+            return True
+        _, pending = await asyncio.wait(list(self._syncing.values()), timeout=grace)
+        for task in pending:
+            task.cancel()
+        return not pending
+
+    async def cycle(self, *, cold: bool = False, wait: float | None = None) -> CycleReport:
+        """One poll cycle: never raises for host trouble, reports it instead.
+
+        MRs sync as tasks the cycle waits for up to `wait` seconds (None: until all are
+        done). One MR that takes long — a 100 000-note thread — goes on syncing in the
+        background, is not started again meanwhile, and does not hold up the next cycles
+        and the mentions they bring on other MRs."""
         report = CycleReport()
         started, started_clock = time.monotonic(), self.clock()
         sent_before = self.host.requests_sent
@@ -229,18 +289,18 @@ class HostPoller:
             report.ok = False
             return self._finish(report, started, sent_before)
         self._trouble("listing", "host_listing_failed", None)
-        report.listed, report.planned = plan.listed or 0, len(plan.targets)
-        # A few MRs at a time, each fetched and stored before the next starts: all at once,
-        # every MR's first response would wait in memory for its second (295 MiB at
-        # first sight of 10 000 MRs), and nothing would be stored until the end.
-        limit = asyncio.Semaphore(MR_CONCURRENCY)
-
-        async def sync(key: MRKey) -> None:
-            async with limit:
-                await self._sync_one(key, baselines[key.repo], report, plan)
-
-        await asyncio.gather(*(sync(k) for k in sorted(plan.targets, key=str)))
-        if plan.listed is not None:
+        keys = sorted(plan.targets - set(self._syncing), key=str)
+        report.listed, report.planned = plan.listed or 0, len(keys)
+        tasks = [self._start(k, baselines[k.repo], report, plan) for k in keys]
+        pending: set[asyncio.Task[None]] = set()
+        if tasks:
+            _, pending = await asyncio.wait(tasks, timeout=wait)
+        report.in_background = len(pending)
+        if report.store_error:
+            raise StoreError(report.store_error)
+        # Failed MRs are retried from memory (with backoff); MRs still syncing keep the
+        # listing where it was, so a crash meanwhile loses nothing.
+        if plan.listed is not None and not pending:
             await self.store.run(state.advance_watermark, self.host.name, INSTANCE,
                                  started_clock)
         self.metrics.last_poll_success.labels(self.host.name).set(time.time())
