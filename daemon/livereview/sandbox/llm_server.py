@@ -32,14 +32,20 @@ class FakeLLM:
     prompts: list[list[dict[str, str]]] = field(default_factory=list)
     faults: list[LLMFault] = field(default_factory=list)
     delay_seconds: float = 0.0
+    # A model that repeats whatever it was asked, word for word (hostile text included):
+    # the worst case for what the bot ends up posting.
+    parrot: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def answer_for(self, messages: list[dict[str, str]]) -> str:
         user = messages[-1]["content"] if messages else ""
-        question = re.search(r"THE MESSAGE TO ANSWER[^\n]*\n<untrusted>\n(.*?)\n</untrusted>",
-                             user, re.DOTALL)
+        question = re.search(r"THE MESSAGE TO ANSWER[^\n]*\n<untrusted(?:-\w+)?>\n(.*?)\n"
+                             r"</untrusted(?:-\w+)?>", user, re.DOTALL)
+        if self.parrot:
+            return f"{LABEL}\n\nYou said:\n\n{question.group(1) if question else ''}"
         where = re.search(r"## The thread is on (\S+)", user)
-        asked = question.group(1).strip().splitlines()[0][:200] if question else "your question"
+        asked = (question.group(1).strip().splitlines() or [""])[0][:200] if question else (
+            "your question")
         place = f" at `{where.group(1)}`" if where else ""
         return (f"{LABEL}\n\nYou asked: “{asked}”. I read the thread and the change{place}; "
                 "a real model would answer here from that context.")
