@@ -3,7 +3,7 @@
 GitLab and GitHub render comments as CommonMark (plus extensions that do not matter here)
 and turn `@name` into a mention only in prose: not in code blocks or spans, not inside
 links, not in HTML comments. A blockquote is someone else's words being quoted, so a
-mention there does not summon the bot either (DESIGN §5). markdown-it-py is a CommonMark
+mention there does not summon the bot either (docs/DESIGN.md §5). markdown-it-py is a CommonMark
 parser, so what it calls code is what the hosts call code — hand-written line rules were
 not (an indented block, `<code>` or a quote nested in a list fooled them). Pure.
 """

@@ -1,4 +1,4 @@
-"""Prometheus metrics (DESIGN.md §8). Labels are bounded: host type, outcome, state —
+"""Prometheus metrics (docs/DESIGN.md §8). Labels are bounded: host type, outcome, state —
 never a repo, MR, user or message. One `Metrics` object per process, passed explicitly."""
 
 from __future__ import annotations

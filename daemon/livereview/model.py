@@ -227,7 +227,7 @@ class ReplyJob:
 
 @dataclass(frozen=True, slots=True)
 class Lesson:
-    """A rule the bot learned when a human convincingly disagreed (governed: DESIGN §5)."""
+    """A rule the bot learned when a human convincingly disagreed (governed: docs/DESIGN.md §10)."""
 
     key: str  # the principle, e.g. "Locks around dict reads"
     value: str  # the short actionable rule

@@ -1,4 +1,4 @@
-"""Reply jobs: the persisted state machine of DESIGN.md §4.
+"""Reply jobs: the persisted state machine of docs/DESIGN.md §4.
 
 Every transition is committed by the caller before the next I/O step, so a crash at any
 point resumes from the last committed state. The job key is unique: a second trigger for
