@@ -14,6 +14,7 @@ print figures, never assert. All traffic stays on 127.0.0.1.
 5 peak RSS with 10 000 MRs         (fig_memory)            daemon in a subprocess
 6 reply throughput                 (fig_live.throughput)   real daemon, burst of mentions
 7 hot 1 000-note MR, per cycle     (fig_bigmr)             real poller, where time goes
+8 threads of 1k/10k/100k notes     (fig_longthread)        daemon in a subprocess; 👀 meanwhile
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from typing import TextIO
 import fig_bigmr
 import fig_idle
 import fig_live
+import fig_longthread
 import fig_memory
 import fig_pure
 from common import SCHEDULER_ERRORS, Row, cores, quiet
@@ -138,6 +140,7 @@ def main(argv: list[str] | None = None) -> int:
             ({6}, "6 throughput", lambda: fig_live.throughput(state, quick=args.quick)),
             ({7}, "7 hot big MR", lambda: fig_bigmr.run(state, quick=args.quick)),
             ({5}, "5 memory", lambda: fig_memory.run(state, quick=args.quick)),
+            ({8}, "8 long thread", lambda: fig_longthread.run(state, quick=args.quick)),
         ]
         for numbers, name, section in sections:
             if only and not numbers & only:
