@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -84,6 +86,18 @@ def wait_for(predicate: Callable[[], bool], timeout: float = 20.0) -> float:
             pytest.fail(f"condition not met within {timeout}s")
         time.sleep(0.05)
     return time.monotonic() - start
+
+
+def retries_due(db: Path) -> None:
+    """Wait until every open reply job's next attempt is due (a condition, not a nap)."""
+    def due() -> bool:
+        with sqlite3.connect(db) as conn:
+            (latest,) = conn.execute(
+                "SELECT max(next_attempt_at) FROM reply_jobs WHERE state IN "
+                "('pending', 'acked', 'answered')").fetchone()
+        return latest is None or datetime.fromisoformat(latest).replace(
+            tzinfo=UTC) <= datetime.now(UTC)
+    wait_for(due)
 
 
 @dataclass

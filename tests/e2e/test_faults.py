@@ -21,7 +21,15 @@ from livereview.metrics import Metrics
 from livereview.sandbox.llm_server import LLMFault
 from livereview.settings import load
 from livereview.triggers import replied_to
-from tests.e2e.conftest import PROJECT, TOKEN, Daemon, Sandbox, wait_for, write_config
+from tests.e2e.conftest import (
+    PROJECT,
+    TOKEN,
+    Daemon,
+    Sandbox,
+    retries_due,
+    wait_for,
+    write_config,
+)
 
 
 def answers(sandbox: Sandbox, note_id: object) -> list[dict[str, object]]:
@@ -46,9 +54,9 @@ def test_a_truncated_answer_is_never_posted_and_is_retried(sandbox: Sandbox) -> 
     sandbox.once()
     assert sandbox.bot_notes() == []
     assert job_states(sandbox) == [("acked", "LLM answer was cut by the token limit")]
-    time.sleep(0.3)
+    retries_due(sandbox.db)
     sandbox.once()  # empty answer: still nothing posted
-    time.sleep(0.5)
+    retries_due(sandbox.db)
     assert sandbox.once() == 0
     [reply] = answers(sandbox, note["id"])
     assert "sandbox answer engine" in str(reply["body"])
@@ -60,7 +68,7 @@ def test_an_mr_merged_while_its_job_waits_is_skipped_with_a_reason(sandbox: Sand
     sandbox.llm.llm.faults += [LLMFault(status=503)] * 3  # the call and the client's 2 retries
     sandbox.once()
     sandbox.gitlab.set_state(PROJECT, sandbox.iid, "merged")
-    time.sleep(0.3)
+    retries_due(sandbox.db)
     assert sandbox.once() == 0
     assert sandbox.bot_notes() == []
     assert job_states(sandbox) == [("skipped", "the MR is merged")]
@@ -73,7 +81,7 @@ def test_answer_closed_mrs_still_answers(sandbox: Sandbox) -> None:
     sandbox.llm.llm.faults += [LLMFault(status=503)] * 3  # the call and the client's 2 retries
     sandbox.once()
     sandbox.gitlab.set_state(PROJECT, sandbox.iid, "closed")
-    time.sleep(0.3)
+    retries_due(sandbox.db)
     assert sandbox.once() == 0
     assert len(answers(sandbox, note["id"])) == 1
 
@@ -187,11 +195,10 @@ def tiny_disk(tmp_path: Path) -> Iterator[Path]:
 
 def fill(disk: Path) -> Path:
     filler = disk / "filler"
-    with filler.open("wb") as out:
+    with filler.open("wb", buffering=0) as out:  # unbuffered: closing has nothing to flush
         try:
             while True:
                 out.write(b"\0" * 65536)
-                out.flush()
         except OSError:
             pass
     return filler

@@ -17,6 +17,7 @@ from livereview.sandbox.github_server import FakeGitHubServer
 from livereview.sandbox.github_state import FakeGitHub
 from livereview.sandbox.llm_server import FakeLLMServer
 from livereview.triggers import replied_to
+from tests.e2e.conftest import retries_due
 
 TOKEN = "ghp_e2e-SECRET-token-4242"
 REPO = "acme/widgets"
@@ -155,7 +156,7 @@ def test_a_reply_posted_but_lost_is_adopted_not_posted_again(
                            after_handling=True)
     gh.once()
     assert len(gh.replies_to(f"issuecomment-{question['id']}")) == 1  # it did reach GitHub
-    time.sleep(0.2)  # the retry is due
+    retries_due(tmp_path / "state" / "lr.db")
     assert gh.once() == 0
     assert len(gh.replies_to(f"issuecomment-{question['id']}")) == 1
     assert len(gh.llm.llm.prompts) == 1

@@ -7,7 +7,7 @@ import time
 from datetime import UTC, datetime, timedelta
 
 from livereview.triggers import replied_to
-from tests.e2e.conftest import FILES, PROJECT, Sandbox, write_config
+from tests.e2e.conftest import FILES, PROJECT, Sandbox, retries_due, write_config
 
 
 def replies_to(sandbox: Sandbox, note_id: object) -> list[dict[str, object]]:
@@ -92,7 +92,7 @@ def test_reply_posted_but_response_lost_is_adopted_not_posted_again(sandbox: San
                                 after_handling=True)
     sandbox.once()
     assert len(replies_to(sandbox, note["id"])) == 1  # it did reach GitLab
-    time.sleep(0.2)  # the retry is due
+    retries_due(sandbox.db)
     assert sandbox.once() == 0
     assert len(replies_to(sandbox, note["id"])) == 1
     assert len(sandbox.llm.llm.prompts) == 1  # the stored answer was reused, not regenerated
