@@ -16,7 +16,9 @@ from datetime import date, datetime, time
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
-SECRET_KEY = re.compile(r"token|key|passw|pwd|secret|credential", re.IGNORECASE)
+# A key whose name has a word like these holds (or names) a secret; `max_output_tokens`
+# counts tokens and is not one.
+_SECRET_WORD = re.compile(r"token|\w*key|pwd|\w*(passw|secret|credential)\w*", re.IGNORECASE)
 # Well-known token prefixes (GitLab, GitHub, OpenAI, Slack, AWS, Atlassian, JWT), and long
 # random-looking runs: upper case, lower case and digits mixed, or long hex.
 _TOKEN = re.compile(
@@ -41,6 +43,11 @@ class Invalid(ValueError):
     def __init__(self, message: str, *at: str | int, unknown: bool = False) -> None:
         super().__init__(message)
         self.message, self.at, self.unknown = message, at, unknown
+
+
+def secret_key(name: str) -> bool:
+    words = re.findall(r"[a-z0-9]+|[A-Z][a-z0-9]*", name)  # snake_case, kebab-, camelCase
+    return any(_SECRET_WORD.fullmatch(word) for word in words)
 
 
 def looks_like_token(text: str) -> bool:
@@ -141,7 +148,7 @@ def _problem(error: ErrorDetails) -> _Problem:
         return _Problem(key_path(loc), "unknown key", True)
     if kind == "missing":
         return _Problem(key_path(loc), "is required", False)
-    secret = any(isinstance(p, str) and SECRET_KEY.search(p) for p in loc)
+    secret = any(isinstance(p, str) and secret_key(p) for p in loc)
     got = shown(error.get("input"), secret=secret)
     if kind in _TYPE_MESSAGES:
         return _Problem(key_path(loc), f"{_TYPE_MESSAGES[kind]}, got {got}", False)

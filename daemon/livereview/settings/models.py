@@ -27,11 +27,11 @@ from pydantic import (
 
 from livereview.settings.errors import Invalid, plain, shown
 from livereview.settings.rules import (
+    Between,
     HttpUrl,
     Required,
     TomlList,
     at_most,
-    between,
     http_url,
     one_of,
     without_userinfo,
@@ -69,22 +69,22 @@ class Section(BaseModel):
 
 class DaemonSettings(Section):
     state_dir: str = ""  # shorthand: the SQLite file goes here
-    database_url: str = ""  # "" → $STATE_DIRECTORY, state_dir or ~/.local/state/livereview
-    poll_interval_seconds: Annotated[float, between(1, SECONDS_PER_DAY)] = 30.0
-    hot_poll_interval_seconds: Annotated[float, between(0.1, 3600)] = 3.0
-    hot_window_seconds: Annotated[float, between(10, SECONDS_PER_DAY)] = 600.0
+    database_url: str = ""  # "" → in state_dir, $STATE_DIRECTORY or ~/.local/state/livereview
+    poll_interval_seconds: Annotated[float, Between(1, SECONDS_PER_DAY)] = 30.0
+    hot_poll_interval_seconds: Annotated[float, Between(0.1, 3600)] = 3.0
+    hot_window_seconds: Annotated[float, Between(10, SECONDS_PER_DAY)] = 600.0
     metrics_listen: str = "127.0.0.1:9464"  # "" disables
-    backfill_hours: Annotated[float, between(0, 720)] = 24.0
-    watermark_overlap_seconds: Annotated[float, between(60, 3600, why=(
+    backfill_hours: Annotated[float, Between(0, 720)] = 24.0
+    watermark_overlap_seconds: Annotated[float, Between(60, 3600, why=(
         "GitLab bumps an MR's updated_at at most once a minute per note"))] = 120.0
-    max_concurrent_jobs: Annotated[int, between(1, 64)] = 4
-    max_attempts: Annotated[int, between(1, 50)] = 6
-    retry_base_seconds: Annotated[float, between(0.01, 900)] = 5.0
-    step_timeout_seconds: Annotated[float, between(1, 3600)] = 120.0
-    job_timeout_seconds: Annotated[float, between(1, SECONDS_PER_DAY)] = 600.0
+    max_concurrent_jobs: Annotated[int, Between(1, 64)] = 4
+    max_attempts: Annotated[int, Between(1, 50)] = 6
+    retry_base_seconds: Annotated[float, Between(0.01, 900)] = 5.0
+    step_timeout_seconds: Annotated[float, Between(1, 3600)] = 120.0
+    job_timeout_seconds: Annotated[float, Between(1, 7200)] = 600.0
     # systemd's TimeoutStopSec=45 kills a daemon that takes longer to stop.
-    shutdown_grace_seconds: Annotated[float, between(1, 40)] = 30.0
-    busy_timeout_seconds: Annotated[float, between(0.1, 300)] = 10.0
+    shutdown_grace_seconds: Annotated[float, Between(1, 40)] = 30.0
+    busy_timeout_seconds: Annotated[float, Between(0.1, 300)] = 10.0
     log_format: Annotated[str, one_of("auto", "console", "json")] = "auto"
 
     @field_validator("database_url", mode="after")
@@ -143,10 +143,10 @@ class BotSettings(Section):
     ack_reaction: Annotated[Required, at_most(64)] = "eyes"
     ignore_users: Annotated[TomlList[str], AfterValidator(_non_empty)] = (
         "ghost", "*-bot", "*[bot]")
-    max_reply_chars: Annotated[int, between(100, 60_000)] = 6000  # GitHub's cap is 65 536
-    max_consecutive_replies: Annotated[int, between(1, 100)] = 5
-    max_replies_per_mr_per_hour: Annotated[int, between(1, 10_000)] = 30
-    automated_reply_seconds: Annotated[float, between(0, 600)] = 5.0
+    max_reply_chars: Annotated[int, Between(100, 60_000)] = 6000  # GitHub's cap is 65 536
+    max_consecutive_replies: Annotated[int, Between(1, 100)] = 5
+    max_replies_per_mr_per_hour: Annotated[int, Between(1, 10_000)] = 30
+    automated_reply_seconds: Annotated[float, Between(0, 600)] = 5.0
     answer_closed_mrs: bool = False
 
 
@@ -157,9 +157,9 @@ class AISettings(Section):
     api_key_env: VariableName = "OPENAI_API_KEY"  # "" for servers that need no key
     api_key_file: str = ""
     api_key: Secret = Secret("")
-    timeout_seconds: Annotated[float, between(1, 3600)] = 60.0
-    max_output_tokens: Annotated[int, between(16, 65_536)] = 800
-    temperature: Annotated[float, between(0, 2)] = 0.2
+    timeout_seconds: Annotated[float, Between(1, 3600)] = 60.0
+    max_output_tokens: Annotated[int, Between(16, 65_536)] = 800
+    temperature: Annotated[float, Between(0, 2)] = 0.2
 
     @model_validator(mode="after")
     def _read_key(self, info: ValidationInfo) -> Self:
@@ -191,8 +191,8 @@ class HostSettings(Section):
     token: Secret = Secret("")
     ca_bundle: str | None = None
     username: str | None = None  # identity override; else GET /user
-    max_concurrent_requests: Annotated[int, between(1, 64)] = 4
-    request_timeout_seconds: Annotated[float, between(1, 600)] = 30.0
+    max_concurrent_requests: Annotated[int, Between(1, 64)] = 4
+    request_timeout_seconds: Annotated[float, Between(1, 600)] = 30.0
     list_strategy: Annotated[str, one_of("auto", "instance", "project")] = "auto"
 
     @field_validator("url", mode="after")

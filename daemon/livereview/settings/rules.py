@@ -5,10 +5,12 @@ Each raises `Invalid` with the operator's wording; `errors.describe` adds the ke
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, TypeVar
 from urllib.parse import urlsplit
 
-from pydantic import AfterValidator, BeforeValidator
+from pydantic import AfterValidator, BeforeValidator, GetCoreSchemaHandler
+from pydantic_core import CoreSchema, core_schema
 
 from livereview.settings.errors import Invalid, number, shown
 
@@ -25,20 +27,30 @@ def _as_tuple(value: object) -> object:
 TomlList = Annotated[tuple[T, ...], BeforeValidator(_as_tuple)]
 
 
-def between(low: float, high: float, why: str = "") -> AfterValidator:
-    """Inclusive bounds. `why` explains the lower bound when it is not obvious."""
-    allowed = f"range {number(low)} to {number(high)}"
+@dataclass(frozen=True)
+class Between:
+    """Inclusive bounds for a number, as field metadata (`Annotated[float, Between(1, 60)]`)
+    that tests can find on every numeric field. `why` explains a lower bound that is not
+    obvious."""
 
-    def check(value: N) -> N:
-        if low <= value <= high:
+    low: float
+    high: float
+    why: str = ""
+
+    def check(self, value: N) -> N:
+        if self.low <= value <= self.high:
             return value
-        if value > high:
-            raise Invalid(f"must be <= {number(high)}, got {shown(value)} ({allowed})")
-        if value <= 0 < low:
+        allowed = f"range {number(self.low)} to {number(self.high)}"
+        if value > self.high:
+            raise Invalid(f"must be <= {number(self.high)}, got {shown(value)} ({allowed})")
+        if value <= 0 < self.low:
             raise Invalid(f"must be > 0, got {shown(value)} ({allowed})")
-        raise Invalid(f"must be >= {number(low)}, got {shown(value)} ({why or allowed})")
+        raise Invalid(f"must be >= {number(self.low)}, got {shown(value)} "
+                      f"({self.why or allowed})")
 
-    return AfterValidator(check)
+    def __get_pydantic_core_schema__(self, source: type, handler: GetCoreSchemaHandler
+                                     ) -> CoreSchema:
+        return core_schema.no_info_after_validator_function(self.check, handler(source))
 
 
 def _required(value: str) -> str:
