@@ -46,7 +46,8 @@ def numeric_fields() -> list[tuple[str, str, type, Between]]:
             if info.annotation in (int, float):
                 bounds = [m for m in info.metadata if isinstance(m, Between)]
                 assert bounds, f"{section}.{name} is a number without bounds"
-                found.append((section, name, info.annotation, bounds[0]))
+                found.append((section, name, int if info.annotation is int else float,
+                              bounds[0]))
     return found
 
 

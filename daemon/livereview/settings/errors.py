@@ -12,6 +12,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, time
+from enum import IntEnum
 
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
@@ -35,14 +36,22 @@ class ConfigError(Exception):
     """A configuration problem, already phrased for the operator (one line)."""
 
 
+class Rank(IntEnum):
+    """Which problem is reported first: a misspelt key before the value it leaves missing,
+    and a wrong value before a missing one (the wrong one is what the operator just wrote)."""
+
+    UNKNOWN = 0
+    WRONG = 1
+    MISSING = 2
+
+
 class Invalid(ValueError):
     """A rule a value broke, phrased for the operator. `at` names keys below the one being
-    validated (a model validator's error belongs to one of its keys); `unknown` ranks it with
-    misspelt keys."""
+    validated (a model validator's error belongs to one of its keys)."""
 
-    def __init__(self, message: str, *at: str | int, unknown: bool = False) -> None:
+    def __init__(self, message: str, *at: str | int, rank: Rank = Rank.WRONG) -> None:
         super().__init__(message)
-        self.message, self.at, self.unknown = message, at, unknown
+        self.message, self.at, self.rank = message, at, rank
 
 
 def secret_key(name: str) -> bool:
@@ -73,8 +82,8 @@ def plain(text: str, limit: int = 200) -> str:
 
 
 def _kind(value: object) -> str:
-    names = {bool: "boolean", int: "integer", float: "number", str: "string"}
-    return next((f"a {n}" for t, n in names.items() if type(value) is t), "a value")
+    names = {bool: "a boolean", int: "an integer", float: "a number", str: "a string"}
+    return next((name for t, name in names.items() if type(value) is t), "a value")
 
 
 def shown(value: object, *, secret: bool = False) -> str:
@@ -135,7 +144,7 @@ _TYPE_MESSAGES = {
 class _Problem:
     path: str
     message: str
-    unknown: bool
+    rank: Rank
 
 
 def _problem(error: ErrorDetails) -> _Problem:
@@ -143,22 +152,22 @@ def _problem(error: ErrorDetails) -> _Problem:
     kind = error["type"]
     cause = error.get("ctx", {}).get("error")
     if kind == "value_error" and isinstance(cause, Invalid):
-        return _Problem(key_path(loc + cause.at), cause.message, cause.unknown)
+        return _Problem(key_path(loc + cause.at), cause.message, cause.rank)
     if kind == "extra_forbidden":
-        return _Problem(key_path(loc), "unknown key", True)
+        return _Problem(key_path(loc), "unknown key", Rank.UNKNOWN)
     if kind == "missing":
-        return _Problem(key_path(loc), "is required", False)
+        return _Problem(key_path(loc), "is required", Rank.MISSING)
     secret = any(isinstance(p, str) and secret_key(p) for p in loc)
     got = shown(error.get("input"), secret=secret)
     if kind in _TYPE_MESSAGES:
-        return _Problem(key_path(loc), f"{_TYPE_MESSAGES[kind]}, got {got}", False)
+        return _Problem(key_path(loc), f"{_TYPE_MESSAGES[kind]}, got {got}", Rank.WRONG)
     # Pydantic's own wording for anything else; its messages name rules, not inputs.
-    return _Problem(key_path(loc), f"{error['msg']}, got {got}", False)
+    return _Problem(key_path(loc), f"{error['msg']}, got {got}", Rank.WRONG)
 
 
 def describe(error: ValidationError) -> str:
-    """The one problem to report: a misspelt key before whatever it leaves missing, else the
-    first in the order of the file's sections and keys."""
+    """The one problem to report: the first of the highest rank, in the order of the file's
+    sections and keys."""
     problems = [_problem(e) for e in error.errors(include_url=False)]
-    first = min(problems, key=lambda p: not p.unknown)
+    first = min(problems, key=lambda p: p.rank)
     return one_line(redact(f"{first.path or 'the file'}: {first.message}"))

@@ -25,7 +25,7 @@ from pydantic import (
     model_validator,
 )
 
-from livereview.settings.errors import Invalid, plain, shown
+from livereview.settings.errors import Invalid, Rank, plain, shown
 from livereview.settings.rules import (
     Between,
     HttpUrl,
@@ -63,7 +63,7 @@ class Section(BaseModel):
         if _reading(info) and isinstance(data, dict):
             for key, instead in cls.derived.items():
                 if key in data:
-                    raise Invalid(f"unknown key ({instead})", key, unknown=True)
+                    raise Invalid(f"unknown key ({instead})", key, rank=Rank.UNKNOWN)
         return data
 
 
@@ -201,7 +201,7 @@ class HostSettings(Section):
         host_type = info.data.get("type")
         if host_type != "github":
             if not url:
-                raise Invalid("is required")
+                raise Invalid("is required", rank=Rank.MISSING)
             return http_url(url)
         url = http_url(url or GITHUB_API)
         # The REST base, not the web UI: api.github.com (api.SUBDOMAIN.ghe.com on GHE.com),
@@ -252,7 +252,7 @@ def _knowledge(value: object) -> object:
 
 def _repo_path(path: str) -> str:
     if not path.strip("/").strip():
-        raise Invalid("is required")
+        raise Invalid("is required", rank=Rank.MISSING)
     return path.strip("/")
 
 
@@ -270,7 +270,7 @@ class LessonsSettings(Section):
 def _at_least_one(kind: str) -> AfterValidator:
     def check(values: tuple[object, ...]) -> tuple[object, ...]:
         if not values:
-            raise Invalid(f"at least one [[{kind}]] table is required")
+            raise Invalid(f"at least one [[{kind}]] table is required", rank=Rank.MISSING)
         return values
 
     return AfterValidator(check)
@@ -281,11 +281,12 @@ SECTIONS = ("daemon", "bot", "ai", "lessons")
 
 class Settings(Section):
     derived: ClassVar[dict[str, str]] = {"source": "the file's own path is not a setting"}
+    # Validated, and so reported, in this order: what to watch first, then how.
+    hosts: Annotated[TomlList[HostSettings], _at_least_one("hosts")]
+    repos: Annotated[TomlList[RepoSettings], _at_least_one("repos")]
     daemon: DaemonSettings
     bot: BotSettings
     ai: AISettings
-    hosts: Annotated[TomlList[HostSettings], _at_least_one("hosts")]
-    repos: Annotated[TomlList[RepoSettings], _at_least_one("repos")]
     lessons: LessonsSettings = LessonsSettings()
     source: Path | None = None
 

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 from pydantic import AfterValidator, BeforeValidator, GetCoreSchemaHandler
 from pydantic_core import CoreSchema, core_schema
 
-from livereview.settings.errors import Invalid, number, shown
+from livereview.settings.errors import Invalid, Rank, number, shown
 
 T = TypeVar("T")
 N = TypeVar("N", int, float)
@@ -55,7 +55,7 @@ class Between:
 
 def _required(value: str) -> str:
     if not value.strip():
-        raise Invalid("is required")
+        raise Invalid("is required", rank=Rank.MISSING)
     return value
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from pydantic import GetCoreSchemaHandler
 from pydantic_core import CoreSchema, core_schema
 
-from livereview.settings.errors import Invalid, looks_like_token, plain
+from livereview.settings.errors import Invalid, Rank, looks_like_token, plain
 
 _VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 
@@ -68,7 +68,7 @@ def resolve(kind: str, env_name: str, file_name: str, *, both_set: bool, require
         raise Invalid(f"set {env_key} or {file_key}, not both", file_key)
     if not file_name and not env_name:
         if required:
-            raise Invalid(f"is required (or {file_key})", env_key)
+            raise Invalid(f"is required (or {file_key})", env_key, rank=Rank.MISSING)
         return Secret("")
     if not reading.secrets:
         return Secret("")
