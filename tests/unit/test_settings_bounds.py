@@ -40,7 +40,7 @@ COMPANIONS: dict[str, dict[str, float]] = {
 
 
 def numeric_fields() -> list[tuple[str, str, type, Between]]:
-    found = []
+    found: list[tuple[str, str, type, Between]] = []
     for section, model in SECTIONS.items():
         for name, info in model.model_fields.items():
             if info.annotation in (int, float):
