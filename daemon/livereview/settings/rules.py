@@ -5,6 +5,7 @@ Each raises `Invalid` with the operator's wording; `errors.describe` adds the ke
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Annotated, TypeVar
 from urllib.parse import urlsplit
@@ -82,11 +83,9 @@ def at_most(length: int) -> AfterValidator:
 
 
 def without_userinfo(url: str) -> str:
-    """A URL as an error may show it: `user:password@` dropped."""
-    parts = urlsplit(url)
-    if "@" not in parts.netloc:
-        return url
-    return parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]).geturl()
+    """A URL as an error may show it: anything up to the last `@` (`user:password@`) dropped.
+    No parsing: this also serves URLs that do not parse."""
+    return re.sub(r"^([A-Za-z][\w+.-]*://).*@", r"\1", url, flags=re.DOTALL)
 
 
 def http_url(url: str) -> str:
