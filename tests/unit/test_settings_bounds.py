@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from livereview.settings import (
     AISettings,
@@ -199,3 +199,9 @@ def test_the_example_config_states_each_range(section: str, name: str, kind: typ
     assert line is not None, f"the example config does not show {name}"
     assert f"# {_range(bounds)}" in line
 
+
+
+def test_bounds_hold_for_settings_built_in_code_too() -> None:
+    with pytest.raises(ValidationError):
+        HostSettings(name="gl", type="gitlab", url="https://gitlab.example",
+                     max_concurrent_requests=0)
