@@ -25,7 +25,7 @@ from livereview.check import check, render
 from livereview.demo import run_demo
 from livereview.model import JobState
 from livereview.profile import profile_report
-from livereview.settings import ConfigError, Settings, load
+from livereview.settings import ConfigError, Settings, load, load_ai
 from livereview.store import jobs, state
 from livereview.store.db import Store
 from livereview.store.engine import StoreError
@@ -124,8 +124,12 @@ def _health(settings: Settings, args: argparse.Namespace) -> int:
     return EXIT_OK if healthy else EXIT_RUNTIME
 
 
+# Commands that only read the store: they check where each token comes from, read none.
+STORE_ONLY = ("health", "pending", "conversation", "lessons")
+
+
 def _settings(args: argparse.Namespace) -> Settings:
-    return load(args.config or default_config_path())
+    return load(args.config or default_config_path(), secrets=args.command not in STORE_ONLY)
 
 
 def _init(args: argparse.Namespace) -> int:
@@ -216,7 +220,8 @@ def _demo(args: argparse.Namespace) -> int:
     ai = None
     if args.llm:
         try:
-            ai = _settings(args).ai
+            # The demo's host is the sandbox: only the [ai] section (and its key) is read.
+            ai = load_ai(args.config or default_config_path())
         except ConfigError as exc:
             print(f"livereview: config error: {exc}", file=sys.stderr)
             return EXIT_USAGE

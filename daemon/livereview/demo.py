@@ -9,7 +9,6 @@ labelled) unless `--llm` points the daemon at the configured model.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import statistics
 import tempfile
 import time
@@ -136,7 +135,7 @@ def demo_settings(gitlab_url: str, state: Path, ai: AISettings | None, llm_url: 
     }, {"DEMO_TOKEN": TOKEN})
     if ai is None:
         return settings
-    return dataclasses.replace(settings, ai=ai)
+    return settings.model_copy(update={"ai": ai})
 
 
 def summary(demo: Demo, state: Path, out: TextIO) -> None:

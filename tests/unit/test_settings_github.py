@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from livereview.settings import ConfigError, parse
+from livereview.settings import ConfigError, HostSettings, Secret, parse
 
 ENV = {"T": "ghp_x", "OPENAI_API_KEY": "k"}
 
@@ -30,3 +30,12 @@ def test_a_web_url_is_refused_with_the_api_base_to_use(url: str) -> None:
     with pytest.raises(ConfigError, match=r"hosts\[0\]\.url: expected the API base, "
                        r"https://api\.github\.com or https://HOST/api/v3"):
         parse(github(url=url), ENV)
+
+
+def test_code_may_point_at_a_fakes_loopback_url_a_file_may_not() -> None:
+    # The contract tests build HostSettings for a fake GitHub at http://127.0.0.1:PORT.
+    host = HostSettings(name="gh", type="github", url="http://127.0.0.1:8080",
+                        token=Secret("ghp_x"))
+    assert (host.url, host.token.reveal()) == ("http://127.0.0.1:8080", "ghp_x")
+    with pytest.raises(ConfigError, match=r"hosts\[0\]\.url: expected the API base"):
+        parse(github(url="http://127.0.0.1:8080"), ENV)

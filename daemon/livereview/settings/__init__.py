@@ -1,0 +1,28 @@
+"""`livereview.toml` → frozen, validated Settings.
+
+Every problem is reported as one `ConfigError` line naming the key (`hosts[0].url`) and the
+cause, so `livereview check` can print it and exit 2. Secrets are never in the file: tokens
+come from environment variables or files (systemd credentials), and never appear in an error.
+"""
+
+from livereview.settings.errors import ConfigError
+from livereview.settings.loading import load, load_ai, parse, read
+from livereview.settings.models import (
+                                        GITHUB_API,
+                                        HOST_TYPES,
+                                        SUPPORTED_HOST_TYPES,
+                                        AISettings,
+                                        BotSettings,
+                                        DaemonSettings,
+                                        HostSettings,
+                                        LessonsSettings,
+                                        RepoSettings,
+                                        Settings,
+)
+from livereview.settings.secret import Secret
+
+__all__ = [
+    "GITHUB_API", "HOST_TYPES", "SUPPORTED_HOST_TYPES", "AISettings", "BotSettings",
+    "ConfigError", "DaemonSettings", "HostSettings", "LessonsSettings", "RepoSettings",
+    "Secret", "Settings", "load", "load_ai", "parse", "read",
+]

@@ -1,0 +1,326 @@
+"""The settings, one frozen pydantic model per TOML section: each default and bound is written
+once, on its field. Keys outside a model are refused (`extra="forbid"`), values are checked
+strictly (a boolean is not a number, `6.0` is not a count), and every number has a lower and
+an upper bound an operator would find sensible.
+
+A model validated with a `Reading` context is being read from a file: the keys it derives
+(`token`, `api_key`, `source`) may not be written there, and its secrets are resolved from the
+environment. Built in code (tests, the demo), a model takes what it is given.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated, ClassVar, Self
+from urllib.parse import urlsplit
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+from livereview.settings.errors import Invalid, Rank, plain, shown
+from livereview.settings.rules import (
+    Between,
+    HttpUrl,
+    Required,
+    TomlList,
+    at_most,
+    http_url,
+    one_of,
+    without_userinfo,
+)
+from livereview.settings.secret import Reading, Secret, resolve, variable_name
+
+HOST_TYPES = ("gitlab", "github", "bitbucket-cloud", "bitbucket-server", "local")
+SUPPORTED_HOST_TYPES = ("gitlab", "github")
+GITHUB_API = "https://api.github.com"
+SECONDS_PER_DAY = 86_400.0
+
+VariableName = Annotated[str, AfterValidator(variable_name)]
+
+
+def _reading(info: ValidationInfo) -> Reading | None:
+    return info.context if isinstance(info.context, Reading) else None
+
+
+class Section(BaseModel):
+    # Defaults are validated too: a default outside its own bounds is a bug caught at once.
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False,
+                              validate_default=True)
+    # Attributes computed while reading (key → what to write in the file instead).
+    derived: ClassVar[dict[str, str]] = {}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_derived_keys(cls, data: object, info: ValidationInfo) -> object:
+        if _reading(info) and isinstance(data, dict):
+            for key, instead in cls.derived.items():
+                if key in data:
+                    raise Invalid(f"unknown key ({instead})", key, rank=Rank.UNKNOWN)
+        return data
+
+
+class DaemonSettings(Section):
+    state_dir: str = ""  # shorthand: the SQLite file goes here
+    database_url: str = ""  # "" → in state_dir, $STATE_DIRECTORY or ~/.local/state/livereview
+    poll_interval_seconds: Annotated[float, Between(1, SECONDS_PER_DAY)] = 30.0
+    hot_poll_interval_seconds: Annotated[float, Between(0.1, 3600)] = 3.0
+    hot_window_seconds: Annotated[float, Between(10, SECONDS_PER_DAY)] = 600.0
+    metrics_listen: str = "127.0.0.1:9464"  # "" disables
+    backfill_hours: Annotated[float, Between(0, 720)] = 24.0
+    watermark_overlap_seconds: Annotated[float, Between(60, 3600, why=(
+        "GitLab bumps an MR's updated_at at most once a minute per note"))] = 120.0
+    max_concurrent_jobs: Annotated[int, Between(1, 64)] = 4
+    max_attempts: Annotated[int, Between(1, 50)] = 6
+    retry_base_seconds: Annotated[float, Between(0.01, 900)] = 5.0
+    step_timeout_seconds: Annotated[float, Between(1, 3600)] = 120.0
+    job_timeout_seconds: Annotated[float, Between(1, 7200)] = 600.0
+    # systemd's TimeoutStopSec=45 kills a daemon that takes longer to stop.
+    shutdown_grace_seconds: Annotated[float, Between(1, 40)] = 30.0
+    busy_timeout_seconds: Annotated[float, Between(0.1, 300)] = 10.0
+    log_format: Annotated[str, one_of("auto", "console", "json")] = "auto"
+
+    @field_validator("database_url", mode="after")
+    @classmethod
+    def _database_url(cls, url: str, info: ValidationInfo) -> str:
+        if not url:
+            reading = _reading(info)
+            env = reading.env if reading else os.environ
+            state = (info.data.get("state_dir") or env.get("STATE_DIRECTORY")
+                     or str(Path.home() / ".local/state/livereview"))
+            return f"sqlite:///{Path(state) / 'livereview.db'}"
+        if not url.startswith(("sqlite:", "postgresql")):
+            raise Invalid("expected sqlite:/// or postgresql+psycopg://, got "
+                          f"{shown(without_userinfo(url))}")
+        return url
+
+    @field_validator("metrics_listen", mode="after")
+    @classmethod
+    def _metrics_listen(cls, listen: str) -> str:
+        host, _, port = listen.rpartition(":")
+        if listen and not (host and port.isascii() and port.isdigit()
+                           and 1 <= int(port) <= 65535):
+            raise Invalid(f'expected HOST:PORT (port 1 to 65535) or "", got {shown(listen)}')
+        return listen
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Self:
+        if self.hot_poll_interval_seconds > self.poll_interval_seconds:
+            raise Invalid("must be <= poll_interval_seconds "
+                          f"({self.poll_interval_seconds:g}), got "
+                          f"{self.hot_poll_interval_seconds:g}", "hot_poll_interval_seconds")
+        if self.job_timeout_seconds < self.step_timeout_seconds:
+            raise Invalid("must be >= step_timeout_seconds "
+                          f"({self.step_timeout_seconds:g}), got {self.job_timeout_seconds:g}",
+                          "job_timeout_seconds")
+        return self
+
+
+def _aliases(aliases: tuple[str, ...]) -> tuple[str, ...]:
+    if not aliases:
+        raise Invalid("name at least one alias (nobody could summon the bot)")
+    for alias in aliases:
+        if not alias.lstrip("@") or any(c.isspace() for c in alias) or len(alias) > 100:
+            raise Invalid(f"invalid alias {shown(alias)}")
+    return tuple(a if a.startswith("@") else "@" + a for a in aliases)
+
+
+def _non_empty(values: tuple[str, ...]) -> tuple[str, ...]:
+    if not all(values):
+        raise Invalid("expected a list of non-empty strings")
+    return values
+
+
+class BotSettings(Section):
+    mention_aliases: Annotated[TomlList[str], AfterValidator(_aliases)] = ("@livereview",)
+    ack_reaction: Annotated[Required, at_most(64)] = "eyes"
+    ignore_users: Annotated[TomlList[str], AfterValidator(_non_empty)] = (
+        "ghost", "*-bot", "*[bot]")
+    max_reply_chars: Annotated[int, Between(100, 60_000)] = 6000  # GitHub's cap is 65 536
+    max_consecutive_replies: Annotated[int, Between(1, 100)] = 5
+    max_replies_per_mr_per_hour: Annotated[int, Between(1, 10_000)] = 30
+    automated_reply_seconds: Annotated[float, Between(0, 600)] = 5.0
+    answer_closed_mrs: bool = False
+
+
+class AISettings(Section):
+    derived: ClassVar[dict[str, str]] = {"api_key": "set api_key_env or api_key_file"}
+    base_url: HttpUrl = "https://api.openai.com/v1"
+    model: Required = "gpt-4o-mini"
+    api_key_env: VariableName = "OPENAI_API_KEY"  # "" for servers that need no key
+    api_key_file: str = ""
+    api_key: Secret = Secret("")
+    timeout_seconds: Annotated[float, Between(1, 3600)] = 60.0
+    max_output_tokens: Annotated[int, Between(16, 65_536)] = 800
+    temperature: Annotated[float, Between(0, 2)] = 0.2
+
+    @model_validator(mode="after")
+    def _read_key(self, info: ValidationInfo) -> Self:
+        reading = _reading(info)
+        if reading is None:
+            return self
+        key = resolve("api_key", self.api_key_env, self.api_key_file, required=False,
+                      both_set="api_key_env" in self.model_fields_set and bool(self.api_key_env),
+                      reading=reading)
+        return self.model_copy(update={"api_key": key})
+
+
+def _host_type(value: str) -> str:
+    if value not in HOST_TYPES:
+        raise Invalid(f"expected one of {', '.join(HOST_TYPES)}, got {shown(value)}")
+    if value not in SUPPORTED_HOST_TYPES:
+        raise Invalid(f"{value!r} is not supported by this version yet "
+                      f"(supported: {', '.join(SUPPORTED_HOST_TYPES)})")
+    return value
+
+
+class HostSettings(Section):
+    derived: ClassVar[dict[str, str]] = {"token": "set token_env or token_file"}
+    name: Required
+    type: Annotated[Required, AfterValidator(_host_type)]
+    url: str = ""  # required, except for GitHub (GITHUB_API)
+    token_env: VariableName = ""
+    token_file: str = ""
+    token: Secret = Secret("")
+    ca_bundle: str | None = None
+    username: str | None = None  # identity override; else GET /user
+    max_concurrent_requests: Annotated[int, Between(1, 64)] = 4
+    request_timeout_seconds: Annotated[float, Between(1, 600)] = 30.0
+    list_strategy: Annotated[str, one_of("auto", "instance", "project")] = "auto"
+
+    @field_validator("url", mode="after")
+    @classmethod
+    def _url(cls, url: str, info: ValidationInfo) -> str:
+        host_type = info.data.get("type")
+        if host_type != "github":
+            if not url:
+                raise Invalid("is required", rank=Rank.MISSING)
+            return http_url(url)
+        url = http_url(url or GITHUB_API)
+        # The REST base, not the web UI: api.github.com (api.SUBDOMAIN.ghe.com on GHE.com),
+        # or https://HOST/api/v3 on GitHub Enterprise Server. Only an operator's file is held
+        # to it: code (the contract tests) points at a fake's bare loopback URL.
+        parts = urlsplit(url)
+        if _reading(info) and not parts.path and not (parts.hostname or "").startswith("api."):
+            raise Invalid(f"expected the API base, {GITHUB_API} or https://HOST/api/v3 for "
+                          f"GitHub Enterprise Server, got {shown(url)}")
+        return url
+
+    @field_validator("ca_bundle", mode="after")
+    @classmethod
+    def _ca_bundle(cls, path: str | None) -> str | None:
+        if path and not Path(path).is_file():
+            raise Invalid(f"no such file {plain(path)}")
+        return path or None
+
+    @field_validator("username", mode="after")
+    @classmethod
+    def _username(cls, name: str | None) -> str | None:
+        return name or None
+
+    @model_validator(mode="after")
+    def _read_token(self, info: ValidationInfo) -> Self:
+        reading = _reading(info)
+        if reading is None:
+            return self
+        token = resolve("token", self.token_env, self.token_file, required=True,
+                        both_set=bool(self.token_env), reading=reading)
+        return self.model_copy(update={"token": token})
+
+
+def _knowledge(value: object) -> object:
+    """Paths and URLs as strings; snippets as inline tables {title = "…", text = "…"}."""
+    if not isinstance(value, list):
+        return value
+    entries: list[str | tuple[str, str]] = []
+    for index, item in enumerate(value):
+        if isinstance(item, str) and item.strip():
+            entries.append(item.strip())
+        elif isinstance(item, dict) and set(item) == {"title", "text"} and all(
+                isinstance(v, str) and v.strip() for v in item.values()):
+            entries.append((item["title"].strip(), item["text"]))
+        else:
+            raise Invalid('expected a repo path, a URL, or { title = "…", text = "…" }', index)
+    return tuple(entries)
+
+
+def _repo_path(path: str) -> str:
+    if not path.strip("/").strip():
+        raise Invalid("is required", rank=Rank.MISSING)
+    return path.strip("/")
+
+
+class RepoSettings(Section):
+    host: Required
+    path: Annotated[str, AfterValidator(_repo_path)]
+    # Files of the repo (CONTRIBUTING.md, docs/adr/…), URLs, or (title, text) snippets.
+    knowledge: Annotated[tuple[str | tuple[str, str], ...], BeforeValidator(_knowledge)] = ()
+
+
+class LessonsSettings(Section):
+    require_approval: bool = True  # a conceded lesson waits for `livereview lessons approve`
+
+
+def _at_least_one(kind: str) -> AfterValidator:
+    def check(values: tuple[object, ...]) -> tuple[object, ...]:
+        if not values:
+            raise Invalid(f"at least one [[{kind}]] table is required", rank=Rank.MISSING)
+        return values
+
+    return AfterValidator(check)
+
+
+SECTIONS = ("daemon", "bot", "ai", "lessons")
+
+
+class Settings(Section):
+    derived: ClassVar[dict[str, str]] = {"source": "the file's own path is not a setting"}
+    # Validated, and so reported, in this order: what to watch first, then how.
+    hosts: Annotated[TomlList[HostSettings], _at_least_one("hosts")]
+    repos: Annotated[TomlList[RepoSettings], _at_least_one("repos")]
+    daemon: DaemonSettings
+    bot: BotSettings
+    ai: AISettings
+    lessons: LessonsSettings = LessonsSettings()
+    source: Path | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _sections_default(cls, data: object, info: ValidationInfo) -> object:
+        # A section left out of the file still gets read, with the file's context: its
+        # defaults may come from the environment (STATE_DIRECTORY, OPENAI_API_KEY).
+        if _reading(info) and isinstance(data, dict):
+            return {**{name: {} for name in SECTIONS}, "hosts": [], "repos": [], **data}
+        return data
+
+    @model_validator(mode="after")
+    def _references(self) -> Self:
+        names: set[str] = set()
+        for index, host in enumerate(self.hosts):
+            if host.name in names:
+                raise Invalid(f"duplicate host name {shown(host.name)}", "hosts", index, "name")
+            names.add(host.name)
+        seen: set[tuple[str, str]] = set()
+        for index, repo in enumerate(self.repos):
+            if repo.host not in names:
+                raise Invalid(f"no [[hosts]] named {shown(repo.host)}", "repos", index, "host")
+            if (repo.host, repo.path) in seen:
+                raise Invalid(f"{shown(repo.path)} is listed twice", "repos", index, "path")
+            seen.add((repo.host, repo.path))
+        return self
+
+    def host(self, name: str) -> HostSettings:
+        return next(h for h in self.hosts if h.name == name)
+
+    def knowledge(self) -> dict[tuple[str, str], tuple[str | tuple[str, str], ...]]:
+        return {(r.host, r.path): r.knowledge for r in self.repos if r.knowledge}
+
+    def repos_of(self, host: str) -> tuple[str, ...]:
+        return tuple(r.path for r in self.repos if r.host == host)
