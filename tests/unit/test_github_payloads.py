@@ -5,13 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from livereview.hosts.github_payloads import review_anchor, review_threads
+from livereview.hosts.payload import JsonObject, json_object
 
 
-def comment(cid: int, **fields: Any) -> dict[str, Any]:
-    return {"id": cid, "user": {"id": 7, "login": "alice"}, "body": f"c{cid}",
+def comment(cid: int, **fields: Any) -> JsonObject:
+    return json_object({"id": cid, "user": {"id": 7, "login": "alice"}, "body": f"c{cid}",
             "created_at": f"2024-05-02T10:00:{cid:02d}Z", "updated_at": "2024-05-02T10:00:00Z",
             "path": "app.py", "side": "RIGHT", "line": 3, "original_line": 2,
-            "commit_id": "head", "original_commit_id": "first", **fields}
+            "commit_id": "head", "original_commit_id": "first", **fields}, "GET /comments")
 
 
 def test_a_current_comment_is_anchored_at_its_line_in_the_current_diff() -> None:
