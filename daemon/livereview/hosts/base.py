@@ -1,7 +1,7 @@
 """The Host protocol: a small async interface over model types, plus typed errors.
 
 A host that cannot do something says so with a capability flag instead of raising from a
-method it pretends to have (DESIGN.md §3).
+method it pretends to have.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """In-memory state of the fake GitLab: setup, mutations, todos, faults and the request log.
 
-Shapes follow the recorded gitlab.com responses in /work/shared/fixtures/gitlab and GitLab's
+Shapes follow the recorded gitlab.com responses in tests/fixtures/gitlab and GitLab's
 own source (gitlabhq/gitlabhq: lib/api/*.rb, lib/api/entities/*.rb, app/services/todo_service.rb).
 The data model is in gitlab_model.py, lookups and JSON payloads in gitlab_payloads.py; their
 names stay importable from here. Every public method takes the single re-entrant lock, so the
