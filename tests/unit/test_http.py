@@ -107,11 +107,14 @@ async def test_an_html_error_page_from_a_proxy_is_a_bad_response() -> None:
         await client(handler).json("GET", "/x")
 
 
-@pytest.mark.parametrize("body", [b"", b'{"id": 1', b"[" * 100_000 + b"]" * 100_000])
-async def test_an_empty_truncated_or_too_deep_body_is_a_bad_response(body: bytes) -> None:
+@pytest.mark.parametrize(("body", "got"), [
+    (b"", "an empty body"), (b'{"id": 1', "malformed JSON"),
+    (b"[" * 100_000 + b"]" * 100_000, "malformed JSON")])  # deeper than the parser goes
+async def test_an_empty_truncated_or_too_deep_body_is_a_bad_response(body: bytes,
+                                                                     got: str) -> None:
     handler, _ = scripted(httpx2.Response(200, content=body,
                                           headers={"Content-Type": "application/json"}))
-    with pytest.raises(BadResponse, match=r"^GET /x: expected JSON, got application/json$"):
+    with pytest.raises(BadResponse, match=f"^GET /x: expected JSON, got {got}$"):
         await client(handler).json("GET", "/x")
 
 

@@ -334,7 +334,12 @@ class HttpClient:
 def _decode(response: httpx2.Response, endpoint: str) -> object:
     try:
         return response.json()
-    except (ValueError, RecursionError):  # not JSON (HTML, truncated, empty), or nested
-        # deeper than the parser goes
-        kind = response.headers.get("Content-Type", "unknown content type")
-        raise BadResponse(f"{endpoint}: expected JSON, got {kind}") from None
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser goes
+        kind = response.headers.get("Content-Type", "")
+        if not response.content:
+            problem = "an empty body"
+        elif "json" in kind:
+            problem = "malformed JSON"
+        else:
+            problem = kind or "no content type"
+        raise BadResponse(f"{endpoint}: expected JSON, got {problem}") from None
