@@ -108,6 +108,22 @@ async def test_a_403_falls_back_to_per_project_and_the_instance_is_tried_again_l
     await host.close()
 
 
+async def test_a_look_back_at_the_instance_that_fails_otherwise_lists_per_project(
+        setup: Setup) -> None:
+    setup.fake.inject_fault("GET", LISTING, status=403, body='{"message":"403 Forbidden"}')
+    host = setup.host()
+    await host.list_changed_mrs((REPO,), None)
+    setup.now[0] += REPROBE_SECONDS
+    setup.fake.inject_fault("GET", LISTING, status=200, body=HTML,
+                            headers={"Content-Type": "text/html"})
+    assert [mr.iid for mr in await host.list_changed_mrs((REPO,), None)] == [1]
+    assert not host.listing_is_cheap
+    setup.now[0] += REPROBE_SECONDS
+    await host.list_changed_mrs((REPO,), None)
+    assert host.listing_is_cheap
+    await host.close()
+
+
 async def test_a_403_on_a_project_lookup_is_not_the_listings_verdict(setup: Setup) -> None:
     setup.fake.inject_fault("GET", r"^/api/v4/projects/acme%2Fwidgets$", status=403,
                             body='{"message":"403 Forbidden"}')

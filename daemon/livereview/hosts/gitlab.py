@@ -21,6 +21,7 @@ from livereview.hosts.base import (
     Capabilities,
     Conflict,
     Forbidden,
+    HostError,
     NotFound,
 )
 from livereview.hosts.http import HttpClient
@@ -131,6 +132,13 @@ class GitLab:
                 log.warning("instance_listing_forbidden", host=self.name, reason=str(exc),
                             fallback="project", retry_in_seconds=REPROBE_SECONDS)
             self.listing, self._reprobe_at = "project", self._clock() + REPROBE_SECONDS
+            return await self._list_projects(repos, since)
+        except HostError as exc:
+            if self.listing == "instance":
+                raise
+            # A look back that failed for another reason: per project works, try later.
+            log.info("instance_listing_probe_failed", host=self.name, reason=str(exc))
+            self._reprobe_at = self._clock() + REPROBE_SECONDS
             return await self._list_projects(repos, since)
         if self.listing == "project":
             log.info("instance_listing_restored", host=self.name)
