@@ -37,6 +37,11 @@ class Metrics:
         self.rate_limited = Counter(
             "livereview_rate_limited_total", "Responses that told us to slow down (429 etc.).",
             ["host_type"], registry=r)
+        self.rate_limit_remaining = Gauge(
+            "livereview_rate_limit_remaining",
+            "Requests left in the host's rate-limit window, as its last answer said "
+            "(RateLimit-Remaining, GitHub's X-RateLimit-Remaining for the REST budget).",
+            ["host_type"], registry=r)
         self.poll_cycle = Histogram(
             "livereview_poll_cycle_seconds", "Duration of one poll cycle of one host.",
             buckets=(0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120), registry=r)

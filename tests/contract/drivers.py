@@ -72,6 +72,9 @@ class Driver(Protocol):
 
     def resolved(self, iid: int, thread_id: str) -> bool: ...
 
+    def automated_account(self) -> str:
+        """A user the host itself marks as automated (an App, an access-token user)."""
+
     def fail(self, operation: str, status: int, *, headers: dict[str, str] | None = None,
              after_handling: bool = False) -> None:
         """The next `operation` (fetch: the MR's GET; reply; react) answers `status`
@@ -137,6 +140,9 @@ class GitLabDriver:
     def resolved(self, iid: int, thread_id: str) -> bool:
         discussion = next(d for d in self.fake.discussions(REPO, iid) if d["id"] == thread_id)
         return all(n["resolved"] for n in discussion["notes"] if n["resolvable"])
+
+    def automated_account(self) -> str:
+        return self.fake.add_token_bot(REPO)
 
     def fail(self, operation: str, status: int, *, headers: dict[str, str] | None = None,
              after_handling: bool = False) -> None:
@@ -206,6 +212,9 @@ class GitHubDriver:
 
     def resolved(self, iid: int, thread_id: str) -> bool:
         return self.fake.thread_of_comment(REPO, self._kind(thread_id)[1]).resolved
+
+    def automated_account(self) -> str:
+        return self.fake.add_user("ci-helper[bot]")["login"]  # a GitHub App's account
 
     def fail(self, operation: str, status: int, *, headers: dict[str, str] | None = None,
              after_handling: bool = False) -> None:

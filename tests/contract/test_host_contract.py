@@ -81,6 +81,18 @@ async def test_changes_since_a_watermark(driver: Driver) -> None:
     assert b in {mr.iid for mr in await driver.host.list_changed_mrs((driver.repo,), since)}
 
 
+async def test_the_hosts_own_bot_markers_mark_the_author(driver: Driver) -> None:
+    """Whatever its timing, an account the host calls automated is never taken for a human."""
+    iid = driver.open_mr("Bump a dependency")
+    automated = driver.automated_account()
+    driver.general_comment(iid, "Bumped by a tool.", author=automated)
+    driver.general_comment(iid, "Thanks!")
+    snap = await driver.host.fetch_mr(driver.repo, iid)
+    assert {(m.author.username, m.author.bot) for t in snap.threads for m in t.messages} == {
+        (automated, True), ("alice", False)}
+    assert not snap.mr.author.bot
+
+
 async def test_reply_lands_in_the_diff_thread(driver: Driver) -> None:
     key, snap = await opened(driver)
     diff, question = find(snap, "diff: why hold the lock for a read?")

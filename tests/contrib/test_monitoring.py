@@ -36,6 +36,7 @@ KNOWN_METRICS: dict[str, tuple[str, frozenset[str]]] = {
     "livereview_acks_total": ("counter", frozenset({"host_type", "outcome"})),
     "livereview_host_requests_total": ("counter", frozenset({"host_type", "status_class"})),
     "livereview_rate_limited_total": ("counter", frozenset({"host_type"})),
+    "livereview_rate_limit_remaining": ("gauge", frozenset({"host_type"})),
     "livereview_poll_cycle_seconds": ("histogram", frozenset()),
     "livereview_poll_requests": ("histogram", frozenset()),
     "livereview_list_strategy": ("gauge", frozenset({"host", "strategy"})),
@@ -96,6 +97,7 @@ def exercised_metrics() -> Metrics:
     metrics.acks.labels("gitlab", "ok").inc()
     metrics.host_requests.labels("gitlab", "2xx").inc()
     metrics.rate_limited.labels("gitlab").inc()
+    metrics.rate_limit_remaining.labels("gitlab").set(597)
     metrics.poll_cycle.observe(0.3)
     metrics.poll_requests.observe(2)
     metrics.list_strategy.labels("main", "instance").set(1)

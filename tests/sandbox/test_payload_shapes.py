@@ -1,20 +1,20 @@
-"""The fake answers with the keys real GitLab sends (../shared/fixtures/gitlab, recorded
-from gitlab.com): a daemon that passes against the fake reads real payloads too."""
+"""The fakes answer with the keys the real hosts send: GitLab's as recorded from gitlab.com
+(tests/fixtures/gitlab), GitHub's as its REST reference documents them. A daemon that passes
+against the fakes reads real payloads too."""
 
 from __future__ import annotations
 
-import json
-import os
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from livereview.sandbox.github_state import FakeGitHub
 from livereview.sandbox.gitlab_state import FakeGitLab
+from tests.fixtures import recorded as fixtures
 
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "gitlab"
 TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}(Z|[+-]\d\d:\d\d)$")
+GITHUB_TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")  # whole seconds, UTC
 # Keys the fake leaves out on purpose: EE-only, or profile fields only admins see.
 OMITTED = {
     "user": {"color_scheme_id", "confirmed_at", "current_sign_in_at", "identities",
@@ -26,13 +26,8 @@ OMITTED = {
 
 
 def recorded(name: str) -> Any:
-    if not FIXTURES.is_dir():
-        if os.environ.get("CI"):
-            pytest.fail(f"shared fixtures missing at {FIXTURES}")
-        pytest.skip(f"shared fixtures not beside this checkout ({FIXTURES})")
-    data = json.loads((FIXTURES / name).read_text(encoding="utf-8"))
-    if isinstance(data, list) and data and isinstance(data[0], dict) and "response" in data[0]:
-        data = data[0]["response"]
+    """The recorded payload, or the first item of a recorded list."""
+    data = fixtures.gitlab(name)
     return data[0] if isinstance(data, list) else data
 
 
@@ -75,3 +70,64 @@ def test_timestamps_have_milliseconds_and_a_zone(fake: dict[str, Any]) -> None:
         for key in ("created_at", "updated_at"):
             assert TIMESTAMP.match(fake[kind][key]), (kind, key, fake[kind][key])
     assert TIMESTAMP.match(recorded("vscode_diff_note.json")["created_at"])
+
+
+@pytest.fixture(scope="module")
+def fake_github() -> dict[str, Any]:
+    github = FakeGitHub()
+    github.add_user("alice")
+    github.add_repo("a/b")
+    number = github.add_pr("a/b", title="t", author="alice", files={"x.py": ("a\n", "b\n")})
+    issue = github.add_issue_comment("a/b", number, author="alice", body="hi")
+    review = github.add_review_comment("a/b", number, author="alice", body="hi", path="x.py",
+                                       line=1)
+    with github.lock:
+        pull = github.pull_json(github.find_issue("a/b", number, pull=True), full=True)
+        return {"pull": pull, "user": pull["user"],
+                "issue_comment": github.issue_comment_json(
+                    github.find_issue_comment("a/b", issue["id"])),
+                "review_comment": github.review_comment_json(
+                    github.find_review_comment("a/b", review["id"]))}
+
+
+# The keys of GitHub's REST reference for each payload (https://docs.github.com/en/rest:
+# "Get a pull request", "Get an issue comment", "Get a review comment for a pull request"
+# and the simple-user they embed), written out here: the documented example responses
+# and schema properties, less the media-type-only `body_text` / `body_html`, the
+# reply-only `in_reply_to_id` and the optional `name` / `email` / `starred_at` of a user.
+DOCUMENTED = {
+    "pull": {
+        "url", "id", "node_id", "html_url", "diff_url", "patch_url", "issue_url",
+        "commits_url", "review_comments_url", "review_comment_url", "comments_url",
+        "statuses_url", "number", "state", "locked", "title", "user", "body", "labels",
+        "milestone", "active_lock_reason", "created_at", "updated_at", "closed_at",
+        "merged_at", "merge_commit_sha", "assignee", "assignees", "requested_reviewers",
+        "requested_teams", "head", "base", "_links", "author_association", "auto_merge",
+        "draft", "merged", "mergeable", "rebaseable", "mergeable_state", "merged_by",
+        "comments", "review_comments", "maintainer_can_modify", "commits", "additions",
+        "deletions", "changed_files"},
+    "issue_comment": {
+        "id", "node_id", "url", "html_url", "body", "user", "created_at", "updated_at",
+        "issue_url", "author_association", "performed_via_github_app", "reactions"},
+    "review_comment": {
+        "url", "pull_request_review_id", "id", "node_id", "diff_hunk", "path", "position",
+        "original_position", "commit_id", "original_commit_id", "user", "body", "created_at",
+        "updated_at", "html_url", "pull_request_url", "author_association", "_links",
+        "reactions", "start_line", "original_start_line", "start_side", "line",
+        "original_line", "side", "subject_type"},
+    "user": {
+        "login", "id", "node_id", "avatar_url", "gravatar_id", "url", "html_url",
+        "followers_url", "following_url", "gists_url", "starred_url", "subscriptions_url",
+        "organizations_url", "repos_url", "events_url", "received_events_url", "type",
+        "user_view_type", "site_admin"},
+}
+DOCUMENTED_STAMP = "2011-04-14T16:00:49Z"  # the form of every date in the reference
+
+
+@pytest.mark.parametrize("kind", ["pull", "issue_comment", "review_comment"])
+def test_fake_github_sends_every_documented_key(fake_github: dict[str, Any], kind: str
+                                                ) -> None:
+    assert DOCUMENTED[kind] - set(fake_github[kind]) == set()
+    assert DOCUMENTED["user"] - set(fake_github[kind]["user"]) == set()
+    assert GITHUB_TIMESTAMP.match(DOCUMENTED_STAMP)
+    assert GITHUB_TIMESTAMP.match(fake_github[kind]["created_at"])

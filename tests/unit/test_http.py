@@ -107,6 +107,38 @@ async def test_an_html_error_page_from_a_proxy_is_a_bad_response() -> None:
         await client(handler).json("GET", "/x")
 
 
+@pytest.mark.parametrize(("body", "got"), [
+    (b"", "an empty body"), (b'{"id": 1', "malformed JSON"),
+    (b"[" * 100_000 + b"]" * 100_000, "malformed JSON")])  # deeper than the parser goes
+async def test_an_empty_truncated_or_too_deep_body_is_a_bad_response(body: bytes,
+                                                                     got: str) -> None:
+    handler, _ = scripted(httpx2.Response(200, content=body,
+                                          headers={"Content-Type": "application/json"}))
+    with pytest.raises(BadResponse, match=f"^GET /x: expected JSON, got {got}$"):
+        await client(handler).json("GET", "/x")
+
+
+async def test_a_page_item_that_is_no_object_names_the_page_and_index() -> None:
+    handler, _ = scripted(
+        httpx2.Response(200, json=[{"id": 1}], headers={"X-Next-Page": "2"}),
+        httpx2.Response(200, json=[{"id": 2}, None], headers={"X-Next-Page": ""}))
+    with pytest.raises(BadResponse, match=r"^GET /list \(page 2\): \[1\]: expected an object"):
+        [i async for page in client(handler).items("/list") for i in page]
+
+
+async def test_the_rate_limit_left_is_a_gauge() -> None:
+    metrics = Metrics()
+    handler, _ = scripted(
+        httpx2.Response(200, json={}, headers={"RateLimit-Remaining": "597"}),
+        httpx2.Response(200, json={}, headers={"RateLimit-Remaining": "596"}),
+        httpx2.Response(200, json={}))  # a host (or a route) without rate-limit headers
+    http = client(handler, metrics)
+    for _ in range(3):
+        await http.json("GET", "/x")
+    assert metrics.registry.get_sample_value(
+        "livereview_rate_limit_remaining", {"host_type": "gitlab"}) == 596
+
+
 async def test_pages_follow_x_next_page() -> None:
     handler, seen = scripted(
         httpx2.Response(200, json=[1, 2], headers={"X-Next-Page": "2"}),

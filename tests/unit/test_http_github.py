@@ -92,7 +92,10 @@ async def test_graphql_budget_does_not_pace_rest() -> None:
     handler, _ = scripted(httpx2.Response(200, json={"data": {}}, headers={
         "X-RateLimit-Limit": "5000", "X-RateLimit-Remaining": "3",
         "X-RateLimit-Reset": reset, "X-RateLimit-Resource": "graphql"}))
-    http = github(handler)
+    metrics = Metrics()
+    http = github(handler, metrics)
     await http.json("POST", "https://ghe.example/api/graphql", json={"query": "{}"})
     assert http.rate_limit_remaining is None
     assert http.pace(time.time()) == 0.0
+    assert metrics.registry.get_sample_value(  # the gauge shows the REST budget only
+        "livereview_rate_limit_remaining", {"host_type": "github"}) is None

@@ -38,19 +38,20 @@ from livereview.hosts.github_payloads import (
     REVIEW_BODY,
     actor,
     iso_stamp,
+    issue_message,
     issue_thread,
     merge_request,
     number_in_url,
     parse_id,
-    parse_time,
     quote_question,
     review_body_thread,
+    review_message,
     review_threads,
     to_commit,
-    to_message,
     unified_diff,
 )
 from livereview.hosts.http import HttpClient
+from livereview.hosts.payload import JsonObject, json_objects
 from livereview.model import (
     Anchor,
     ChangedMR,
@@ -63,6 +64,12 @@ from livereview.model import (
 )
 
 log = structlog.get_logger("livereview.github")
+
+
+def _unreacted(comment: JsonObject) -> bool:
+    """Whether a comment's `reactions` rollup says nobody reacted (no list to read)."""
+    rollup = comment.obj_or_none("reactions")
+    return rollup is not None and rollup.number_or_none("total_count") == 0
 # Award-emoji names people configure (GitLab's) → GitHub's eight reaction contents.
 _REACTIONS = {"thumbsup": "+1", "thumbsdown": "-1", "smile": "laugh", "laughing": "laugh",
               "tada": "hooray", "heart": "heart", "rocket": "rocket", "eyes": "eyes",
@@ -109,17 +116,18 @@ class GitHub:
     def _pull(self, key: MRKey) -> str:
         return f"{self._repo(key.repo)}/pulls/{key.iid}"
 
-    async def _all(self, path: str, params: dict[str, Any] | None = None) -> list[Any]:
-        return [x async for page in self.http.pages(path, params, conditional=True)
+    async def _all(self, path: str, params: dict[str, Any] | None = None
+                   ) -> list[JsonObject]:
+        return [x async for page in self.http.items(path, params, conditional=True)
                 for x in page]
 
     async def whoami(self) -> Identity:
-        user = await self.http.json("GET", "/user")
-        return Identity(self.name, str(user["id"]), str(user["login"]))
+        user = await self.http.one("GET", "/user")
+        return Identity(self.name, str(user.number("id")), user.text("login"))
 
     async def repo_exists(self, repo: str) -> bool:
         try:
-            await self.http.json("GET", self._repo(repo), conditional=True)
+            await self.http.request("GET", self._repo(repo), conditional=True)
         except NotFound:  # GitHub answers 404, not 403, for a repo the token cannot see
             return False
         return True
@@ -147,14 +155,14 @@ class GitHub:
 
     async def _changed_in(self, repo: str, since: datetime | None) -> list[ChangedMR]:
         changed: dict[int, ChangedMR] = {}
-        pages = self.http.pages(f"{self._repo(repo)}/pulls", {
+        pages = self.http.items(f"{self._repo(repo)}/pulls", {
             "state": "open", "sort": "updated", "direction": "desc"}, conditional=True)
         async with aclosing(pages):
             async for page in pages:
-                fresh = [p for p in page if since is None or parse_time(p["updated_at"]) >= since]
-                for p in fresh:
-                    changed[int(p["number"])] = ChangedMR(repo, int(p["number"]),
-                                                          parse_time(p["updated_at"]), "opened")
+                listed = [ChangedMR(repo, p.number("number"), p.time("updated_at"), "opened")
+                          for p in page]
+                fresh = [mr for mr in listed if since is None or mr.updated_at >= since]
+                changed.update((mr.iid, mr) for mr in fresh)
                 if len(fresh) < len(page):  # sorted by update: the rest is older
                     break
         if since is not None:
@@ -171,11 +179,11 @@ class GitHub:
         found = []
         for c in await self._all(f"{self._repo(repo)}/issues/comments", params):
             # Issues and PRs share this list; a PR's comment links to …/pull/<n>.
-            if "/pull/" in str(c.get("html_url")) and parse_time(c["updated_at"]) >= since:
-                found.append((number_in_url(c["issue_url"]), parse_time(c["updated_at"])))
+            if "/pull/" in c.text_or("html_url") and (at := c.time("updated_at")) >= since:
+                found.append((number_in_url(c, "issue_url"), at))
         for c in await self._all(f"{self._repo(repo)}/pulls/comments", params):
-            if parse_time(c["updated_at"]) >= since:
-                found.append((number_in_url(c["pull_request_url"]), parse_time(c["updated_at"])))
+            if (at := c.time("updated_at")) >= since:
+                found.append((number_in_url(c, "pull_request_url"), at))
         return found
 
     # ---- reading a PR -----------------------------------------------------------------------
@@ -184,46 +192,46 @@ class GitHub:
         key = MRKey(self.name, repo, iid)
         base = self._pull(key)
         # Hot PRs are re-fetched every few seconds: each list is revalidated by its ETag.
-        pr = await self.http.json("GET", base, conditional=True)
+        pr = await self.http.one("GET", base, conditional=True)
         issue_comments = await self._all(f"{self._repo(repo)}/issues/{iid}/comments")
         review_comments = await self._all(f"{base}/comments")
         reviews = await self._all(f"{base}/reviews")
         commits = await self._all(f"{base}/commits")
-        self._review_nodes.update({int(r["id"]): str(r["node_id"]) for r in reviews
-                                   if r.get("node_id")})
-        roots = {int(c["id"]) for c in review_comments if not c.get("in_reply_to_id")}
+        self._review_nodes.update({r.number("id"): r.text("node_id") for r in reviews
+                                   if r.has("node_id")})
+        roots = {c.number("id") for c in review_comments if not c.has("in_reply_to_id")}
         states = await self._thread_states(key, roots)
         threads = [issue_thread(c) for c in issue_comments]
         threads += [review_body_thread(r) for r in reviews
-                    if (r.get("body") or "").strip() and r.get("state") != "PENDING"]
+                    if r.text_or("body").strip() and r.text_or("state") != "PENDING"]
         threads += review_threads(review_comments, states)
         threads.sort(key=lambda t: (t.messages[0].created_at, t.id))
         if reactions_for:
-            counts = {f"{ISSUE}{c['id']}": c.get("reactions") for c in issue_comments}
-            counts |= {f"{REVIEW}{c['id']}": c.get("reactions") for c in review_comments}
-            threads = [await self._with_reactions(key, t, reactions_for, counts)
+            # A comment carries only counts (its `reactions` rollup): none, nothing to read.
+            unreacted = {f"{ISSUE}{c.number('id')}" for c in issue_comments if _unreacted(c)}
+            unreacted |= {f"{REVIEW}{c.number('id')}" for c in review_comments
+                          if _unreacted(c)}
+            threads = [await self._with_reactions(key, t, reactions_for - unreacted)
                        for t in threads]
         return Snapshot(mr=merge_request(key, pr), threads=tuple(threads),
                         commits=tuple(to_commit(c) for c in reversed(commits)))
 
-    async def _with_reactions(self, key: MRKey, thread: Thread, ids: frozenset[str],
-                              rollups: dict[str, Any]) -> Thread:
-        """Who reacted how, for the messages in `ids`: a comment carries only counts (its
-        `reactions` rollup), so the list is read — not when the count is zero."""
+    async def _with_reactions(self, key: MRKey, thread: Thread, ids: frozenset[str]
+                              ) -> Thread:
+        """Who reacted how, for the messages in `ids`."""
         if not any(m.id in ids for m in thread.messages):
             return thread
         messages = []
         for m in thread.messages:
-            rollup = rollups.get(m.id)
-            if m.id in ids and not (isinstance(rollup, dict) and rollup.get("total_count") == 0):
+            if m.id in ids:
                 kind, number = parse_id(m.id)
                 if kind != REVIEW_BODY:  # the bot's own messages are never review bodies
                     where = "issues" if kind == ISSUE else "pulls"
                     found = await self._all(
                         f"{self._repo(key.repo)}/{where}/comments/{number}/reactions")
                     m = replace(m, reactions=tuple(
-                        Reaction(str(r["content"]), actor(r.get("user")), str(r["id"]))
-                        for r in found))
+                        Reaction(r.text("content"), actor(r.obj_or_none("user")),
+                                 str(r.number("id"))) for r in found))
             messages.append(m)
         return replace(thread, messages=tuple(messages))
 
@@ -259,31 +267,30 @@ class GitHub:
                 raise NotFound(f"review thread {thread_id} not in {key}")
             return found[0]
         comments = await self._all(f"{self._repo(key.repo)}/issues/{key.iid}/comments")
+        messages = [(c.number("id"), issue_message(c, thread_id)) for c in comments]
         if kind == ISSUE:
-            question = next((c for c in comments if int(c["id"]) == number), None)
+            question = next((c for c in comments if c.number("id") == number), None)
             if question is None:
                 raise NotFound(f"comment {thread_id} not in {key}")
-            start = parse_time(question["created_at"])
+            start = question.time("created_at")
             return issue_thread(question, tuple(
-                to_message(f"{ISSUE}{c['id']}", thread_id, c) for c in comments
-                if int(c["id"]) != number and parse_time(c["created_at"]) >= start))
-        review = await self.http.json("GET", f"{self._pull(key)}/reviews/{number}")
-        start = parse_time(review["submitted_at"])
+                m for cid, m in messages if cid != number and m.created_at >= start))
+        review = await self.http.one("GET", f"{self._pull(key)}/reviews/{number}")
+        start = review.time("submitted_at")
         return review_body_thread(review, tuple(
-            to_message(f"{ISSUE}{c['id']}", thread_id, c) for c in comments
-            if parse_time(c["created_at"]) >= start))
+            m for _, m in messages if m.created_at >= start))
 
     async def diff(self, key: MRKey, head_sha: str | None = None) -> str:
         """The PR's changes as one unified diff: the current version, or the version whose
         head was `head_sha` (three-dot compare from the base: what the PR showed then)."""
         if head_sha:
-            pr = await self.http.json("GET", self._pull(key), conditional=True)
-            if head_sha != (pr.get("head") or {}).get("sha"):
-                base = (pr.get("base") or {}).get("sha") or ""
+            pr = merge_request(key, await self.http.one("GET", self._pull(key),
+                                                           conditional=True))
+            if head_sha != pr.head_sha:
                 try:
-                    compare = await self.http.json(
-                        "GET", f"{self._repo(key.repo)}/compare/{base}...{head_sha}")
-                    return unified_diff(compare.get("files") or [])
+                    compare = await self.http.one(
+                        "GET", f"{self._repo(key.repo)}/compare/{pr.base_sha}...{head_sha}")
+                    return unified_diff(compare.objects("files"))
                 except NotFound:  # the old head is gone (garbage-collected): use the current
                     log.info("diff_version_gone", host=self.name, mr=str(key), head=head_sha)
         return unified_diff(await self._all(f"{self._pull(key)}/files"))
@@ -295,12 +302,12 @@ class GitHub:
         return response.text
 
     async def list_files(self, repo: str, ref: str, directory: str) -> list[str]:
-        entries = await self.http.json(
-            "GET", f"{self._repo(repo)}/contents/{quote(directory.strip('/'))}",
-            params={"ref": ref})
+        path = f"{self._repo(repo)}/contents/{quote(directory.strip('/'))}"
+        entries = await self.http.json("GET", path, params={"ref": ref})
         if not isinstance(entries, list):  # a file, not a directory
             return []
-        return [str(e["path"]) for e in entries if e.get("type") == "file"]
+        return [e.text("path") for e in json_objects(entries, f"GET {path}")
+                if e.text_or("type") == "file"]
 
     # ---- writing ----------------------------------------------------------------------------
     async def reply(self, key: MRKey, thread_id: str, body: str) -> Message:
@@ -308,26 +315,26 @@ class GitHub:
         reply). Elsewhere: a new PR comment that quotes the question."""
         kind, number = parse_id(thread_id)
         if kind == REVIEW:
-            c = await self.http.json("POST", f"{self._pull(key)}/comments/{number}/replies",
-                                     json={"body": body})
-            return to_message(f"{REVIEW}{c['id']}", thread_id, c)
+            c = await self.http.one(
+                "POST", f"{self._pull(key)}/comments/{number}/replies", json={"body": body})
+            return review_message(c, thread_id)
         if kind == ISSUE:
-            question = await self.http.json(
+            question = await self.http.one(
                 "GET", f"{self._repo(key.repo)}/issues/comments/{number}")
         else:
-            question = await self.http.json("GET", f"{self._pull(key)}/reviews/{number}")
-        quoted = quote_question(question.get("body") or "")
+            question = await self.http.one("GET", f"{self._pull(key)}/reviews/{number}")
+        quoted = quote_question(question.text_or("body"))
         return await self.comment(key, f"{quoted}\n\n{body}" if quoted else body)
 
     async def comment(self, key: MRKey, body: str, anchor: Anchor | None = None) -> Message:
         if anchor is None:
-            c = await self.http.json(
+            c = await self.http.one(
                 "POST", f"{self._repo(key.repo)}/issues/{key.iid}/comments", json={"body": body})
-            return to_message(f"{ISSUE}{c['id']}", f"{ISSUE}{c['id']}", c)
-        c = await self.http.json("POST", f"{self._pull(key)}/comments", json={
+            return issue_message(c)
+        c = await self.http.one("POST", f"{self._pull(key)}/comments", json={
             "body": body, "commit_id": anchor.head_sha, "path": anchor.new_path,
             "line": anchor.line, "side": "LEFT" if anchor.new_line is None else "RIGHT"})
-        return to_message(f"{REVIEW}{c['id']}", f"{REVIEW}{c['id']}", c)
+        return review_message(c)
 
     async def react(self, key: MRKey, message_id: str, emoji: str) -> None:
         """A reaction; GitHub answers 200 instead of 201 when it exists already: success."""
@@ -337,13 +344,13 @@ class GitHub:
                             f"({', '.join(REACTION_ENUM)})")
         kind, number = parse_id(message_id)
         if kind == REVIEW_BODY:  # no REST endpoint for reactions on reviews
-            node = self._review_nodes.get(number) or str((await self.http.json(
-                "GET", f"{self._pull(key)}/reviews/{number}"))["node_id"])
+            node = self._review_nodes.get(number) or (await self.http.one(
+                "GET", f"{self._pull(key)}/reviews/{number}")).text("node_id")
             await self.graphql.add_reaction(node, content)
             return
         where = "issues" if kind == ISSUE else "pulls"
-        await self.http.json("POST", f"{self._repo(key.repo)}/{where}/comments/{number}"
-                             "/reactions", json={"content": content})
+        await self.http.request("POST", f"{self._repo(key.repo)}/{where}/comments/{number}"
+                                "/reactions", json={"content": content})
 
     async def resolve(self, key: MRKey, thread_id: str, resolved: bool = True) -> None:
         kind, root = parse_id(thread_id)

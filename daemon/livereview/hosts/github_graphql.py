@@ -14,6 +14,7 @@ from typing import Any
 
 from livereview.hosts.base import BadResponse, Forbidden, HostError, NotFound, RateLimited
 from livereview.hosts.http import HttpClient
+from livereview.hosts.payload import JsonObject, json_object
 
 REVIEW_THREADS = """
 query ReviewThreads($owner: String!, $name: String!, $number: Int!, $after: String) {
@@ -56,9 +57,8 @@ class ThreadState:
     resolved: bool
 
 
-def _fail(errors: list[Any], what: str) -> HostError:
-    first = errors[0] if errors and isinstance(errors[0], dict) else {}
-    kind, message = first.get("type", ""), str(first.get("message", ""))[:200]
+def _fail(error: JsonObject, what: str) -> HostError:
+    kind, message = error.text_or("type"), error.text_or("message")[:200]
     text = f"GraphQL {what}: {kind or 'error'}: {message}"
     if kind == "NOT_FOUND":
         return NotFound(text)
@@ -77,18 +77,14 @@ class GraphQL:
         # 32-bit Int), or databaseId on a GitHub Enterprise Server too old to know it.
         self.id_field = "fullDatabaseId"
 
-    async def run(self, what: str, query: str, variables: dict[str, Any]) -> dict[str, Any]:
+    async def run(self, what: str, query: str, variables: dict[str, Any]) -> JsonObject:
         """`data` of one query; GraphQL errors (HTTP 200 with `errors`) become HostErrors."""
-        answer = await self.http.json("POST", self.url,
-                                      json={"query": query, "variables": variables})
-        if not isinstance(answer, dict):
-            raise BadResponse(f"GraphQL {what}: expected a JSON object")
-        if answer.get("errors"):
-            raise _fail(answer["errors"], what)
-        data = answer.get("data")
-        if not isinstance(data, dict):
-            raise BadResponse(f"GraphQL {what}: no data")
-        return data
+        answer = json_object(await self.http.json(
+            "POST", self.url, json={"query": query, "variables": variables}), f"GraphQL {what}")
+        errors = answer.objects("errors")
+        if errors:
+            raise _fail(errors[0], what)
+        return answer.obj("data")
 
     async def review_threads(self, repo: str, number: int) -> dict[int, ThreadState]:
         """Per review thread, keyed by its first comment's REST id: node id and resolution."""
@@ -105,23 +101,33 @@ class GraphQL:
                     raise
                 self.id_field = "databaseId"
                 continue
-            pull = ((data.get("repository") or {}).get("pullRequest") or {})
-            page = pull.get("reviewThreads") or {}
-            for node in page.get("nodes") or []:
-                first = ((node.get("comments") or {}).get("nodes") or [{}])[0]
-                rest_id = str(first.get(self.id_field) or "")
-                if rest_id.isdigit():
-                    threads[int(rest_id)] = ThreadState(str(node["id"]),
-                                                         bool(node.get("isResolved")))
-            info = page.get("pageInfo") or {}
-            if not info.get("hasNextPage"):
+            repository = data.obj_or_none("repository")
+            pull = repository.obj_or_none("pullRequest") if repository else None
+            page = pull.obj_or_none("reviewThreads") if pull else None
+            if page is None:
                 return threads
-            after = info.get("endCursor")
+            for node in page.objects("nodes"):
+                comments = node.obj_or_none("comments")
+                first = next(iter(comments.objects("nodes")), None) if comments else None
+                if first is not None and first.has(self.id_field):
+                    rest_id = first.token(self.id_field)
+                    if rest_id.isdigit():
+                        threads[int(rest_id)] = ThreadState(node.text("id"),
+                                                            node.flag("isResolved"))
+            info = page.obj_or_none("pageInfo")
+            if info is None or not info.flag("hasNextPage"):
+                return threads
+            cursor = info.text("endCursor")
+            if cursor == after:  # the same page again would never end
+                raise info.error("endCursor", "does not move on")
+            after = cursor
 
     async def set_resolved(self, thread_node_id: str, resolved: bool) -> bool:
         field = "resolveReviewThread" if resolved else "unresolveReviewThread"
         data = await self.run(field, SET_RESOLVED % field, {"threadId": thread_node_id})
-        return bool(((data.get(field) or {}).get("thread") or {}).get("isResolved"))
+        result = data.obj_or_none(field)
+        thread = result.obj_or_none("thread") if result else None
+        return thread is not None and thread.flag("isResolved")
 
     async def add_reaction(self, subject_node_id: str, content: str) -> None:
         await self.run("addReaction", ADD_REACTION, {"subjectId": subject_node_id,

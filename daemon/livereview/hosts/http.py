@@ -15,6 +15,7 @@ import ssl
 import time
 from collections import OrderedDict
 from collections.abc import AsyncGenerator, Mapping
+from contextlib import aclosing
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Any
@@ -34,6 +35,7 @@ from livereview.hosts.base import (
     TLSFailed,
     Transient,
 )
+from livereview.hosts.payload import JsonObject, json_object, json_objects
 from livereview.metrics import Metrics, status_class
 
 log = structlog.get_logger("livereview.http")
@@ -171,6 +173,9 @@ class HttpClient:
                 value = _header(response, name)
                 if value.isdigit():
                     self._rate_limit[name] = int(value)
+            if _header(response, "Remaining").isdigit():
+                self.metrics.rate_limit_remaining.labels(self.host_type).set(
+                    self._rate_limit["Remaining"])
         if status in (403, 429) and rate_limited(response):
             self.metrics.rate_limited.labels(self.host_type).inc()
 
@@ -270,32 +275,50 @@ class HttpClient:
         raise AssertionError("unreachable: the last attempt returns or raises")
 
     async def json(self, method: str, path: str, *, conditional: bool = False,
-                   **kwargs: Any) -> Any:
+                   **kwargs: Any) -> object:
+        """The decoded JSON body; anything else (HTML, truncated, empty) is BadResponse."""
         response = await self.request(method, path, conditional=conditional, **kwargs)
-        try:
-            return response.json()
-        except ValueError:
-            kind = response.headers.get("Content-Type", "unknown content type")
-            raise BadResponse(f"{method} {path}: expected JSON, got {kind}") from None
+        return _decode(response, f"{method} {path}")
+
+    async def one(self, method: str, path: str, *, conditional: bool = False,
+                  **kwargs: Any) -> JsonObject:
+        """The body as a JSON object, read with typed accessors (hosts/payload.py)."""
+        body = await self.json(method, path, conditional=conditional, **kwargs)
+        return json_object(body, f"{method} {path}")
 
     async def pages(
         self, path: str, params: Mapping[str, Any] | None = None, per_page: int = 100,
         *, conditional: bool = False,
-    ) -> AsyncGenerator[list[Any], None]:
+    ) -> AsyncGenerator[list[object], None]:
         """Yield every page of a paginated list: GitLab's `X-Next-Page`, else the `Link`
         header's rel="next" (GitHub; its query may hold a page number or a cursor). The next
         request keeps `path` and takes the link's query, so URLs stay stable for ETags."""
+        async with aclosing(self._pages(path, params, per_page, conditional)) as pages:
+            async for _, items in pages:
+                yield items
+
+    async def items(
+        self, path: str, params: Mapping[str, Any] | None = None, *, conditional: bool = False,
+    ) -> AsyncGenerator[list[JsonObject], None]:
+        """`pages`, each item a JSON object read with typed accessors; a wrong item names
+        its page and index."""
+        async with aclosing(self._pages(path, params, 100, conditional)) as pages:
+            async for number, items in pages:
+                where = f"GET {path}" + (f" (page {number})" if number > 1 else "")
+                yield json_objects(items, where)
+
+    async def _pages(self, path: str, params: Mapping[str, Any] | None, per_page: int,
+                     conditional: bool) -> AsyncGenerator[tuple[int, list[object]], None]:
         query: dict[str, Any] = {**(params or {}), "per_page": per_page, "page": 1}
+        number = 0
         while True:
             response = await self.request("GET", path, params=dict(query),
                                           conditional=conditional)
-            try:
-                items = response.json()
-            except ValueError:
-                raise BadResponse(f"GET {path}: expected a JSON list") from None
+            items = _decode(response, f"GET {path}")
             if not isinstance(items, list):
                 raise BadResponse(f"GET {path}: expected a JSON list")
-            yield items
+            number += 1
+            yield number, items
             if not items:
                 return
             next_page = response.headers.get("X-Next-Page", "").strip()
@@ -306,3 +329,17 @@ class HttpClient:
             if not link:
                 return
             query = dict(httpx2.URL(link).params.multi_items())
+
+
+def _decode(response: httpx2.Response, endpoint: str) -> object:
+    try:
+        return response.json()
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser goes
+        kind = response.headers.get("Content-Type", "")
+        if not response.content:
+            problem = "an empty body"
+        elif "json" in kind:
+            problem = "malformed JSON"
+        else:
+            problem = kind or "no content type"
+        raise BadResponse(f"{endpoint}: expected JSON, got {problem}") from None

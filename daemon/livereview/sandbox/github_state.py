@@ -88,6 +88,7 @@ class FakeGitHub(GitHubPayloads, GitHubTraffic):
     # ---- setup API (used by tests and drivers) ---------------------------------------------
     @locked
     def add_user(self, login: str, name: str | None = None, *, bot: bool = False) -> JSON:
+        """A user; `bot` (or a `name[bot]` login, as GitHub Apps act) is `type: "Bot"`."""
         if login not in self.users:
             kind = "Bot" if bot or login.endswith("[bot]") else "User"
             self.users[login] = User(self._next("user", 1000), login, name or login.title(),

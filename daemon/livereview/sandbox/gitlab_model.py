@@ -1,6 +1,6 @@
 """The fake GitLab's data model: records, errors, timestamps, diffs and mention parsing.
 
-Shapes follow the recorded gitlab.com responses in /work/shared/fixtures/gitlab and GitLab's
+Shapes follow the recorded gitlab.com responses in tests/fixtures/gitlab and GitLab's
 own source (gitlabhq/gitlabhq: lib/api/*.rb, lib/api/entities/*.rb, app/services/todo_service.rb).
 """
 

@@ -1,7 +1,7 @@
 """The read side of the fake GitLab: lookups, queries and the REST v4 JSON it answers with.
 
 `GitLabPayloads` is the base class of `FakeGitLab` (gitlab_state.py), which owns the state and
-the lock. Shapes follow the recorded gitlab.com responses in /work/shared/fixtures/gitlab and
+the lock. Shapes follow the recorded gitlab.com responses in tests/fixtures/gitlab and
 GitLab's own source (gitlabhq/gitlabhq: lib/api/*.rb, lib/api/entities/*.rb).
 """
 

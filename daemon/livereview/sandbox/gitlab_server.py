@@ -1,6 +1,6 @@
 """The fake GitLab over HTTP: a ThreadingHTTPServer on 127.0.0.1 routing REST v4 to the state.
 
-Answers like gitlab.com does (see /work/shared/fixtures/gitlab): JSON bodies, `X-*` pagination
+Answers like gitlab.com does (see tests/fixtures/gitlab): JSON bodies, `X-*` pagination
 headers plus `Link`, `RateLimit-*` headers, `{"message": ...}` errors, HTTP/1.1 keep-alive.
 """
 

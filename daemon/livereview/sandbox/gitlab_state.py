@@ -1,6 +1,6 @@
 """In-memory state of the fake GitLab: setup, mutations, todos, faults and the request log.
 
-Shapes follow the recorded gitlab.com responses in /work/shared/fixtures/gitlab and GitLab's
+Shapes follow the recorded gitlab.com responses in tests/fixtures/gitlab and GitLab's
 own source (gitlabhq/gitlabhq: lib/api/*.rb, lib/api/entities/*.rb, app/services/todo_service.rb).
 The data model is in gitlab_model.py, lookups and JSON payloads in gitlab_payloads.py; their
 names stay importable from here. Every public method takes the single re-entrant lock, so the
@@ -113,6 +113,28 @@ class FakeGitLab(GitLabPayloads, LoopbackTraffic):
             self.users[username] = User(self._next("user"), username,
                                         name or username.replace(".", " ").title(), bot, self.now())
         return self.user_json(self.users[username], full=True)
+
+    @locked
+    def add_token_bot(self, owner: str, *, group: bool = False, name: str = "bot token") -> str:
+        """The user GitLab creates for a project (or group) access token, named as GitLab
+        names it: `project_{id}_bot_{random}` / `group_{id}_bot_{random}`
+        (https://docs.gitlab.com/user/project/settings/project_access_tokens/#bot-users-for-projects)."""
+        owner_id = self._next("group") if group else self.find_project(owner).id
+        kind = "group" if group else "project"
+        username = f"{kind}_{owner_id}_bot_{sha1(kind, owner, self._next('token'))[:32]}"
+        self.add_user(username, name, bot=True)
+        return username
+
+    @locked
+    def add_service_account(self, *, group_id: int | None = None,
+                            name: str = "Service account user") -> str:
+        """A service account with the username GitLab generates: `service_account_{random}`,
+        or `service_account_group_{id}_{random}` (https://docs.gitlab.com/api/service_accounts/)."""
+        digest = sha1("service_account", group_id, self._next("service_account"))[:32]
+        username = (f"service_account_group_{group_id}_{digest}" if group_id is not None
+                    else f"service_account_{digest}")
+        self.add_user(username, name, bot=True)
+        return username
 
     @locked
     def add_project(self, path: str) -> JSON:

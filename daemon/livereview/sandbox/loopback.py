@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import re
 import socket
 import sys
@@ -70,6 +71,7 @@ class Fault:
     headers: dict[str, str]
     times: int
     after_handling: bool
+    rewrite: Callable[[bytes], bytes] | None = None  # answer normally, with this body
 
 
 class LoopbackTraffic:
@@ -89,6 +91,20 @@ class LoopbackTraffic:
         data = body.encode() if isinstance(body, str) else body
         self._faults.append(Fault(method.upper(), re.compile(path_regex), status, data,
                                   dict(headers or {}), times, after_handling))
+
+    @locked
+    def rewrite_json(self, method: str, path_regex: str, change: Callable[[Any], Any], *,
+                     times: int = 1) -> None:
+        """Answer the next `times` matching requests as usual, but with `change` applied to
+        the decoded JSON body (a note without `created_at`, an id that is a string…): how a
+        host that breaks its own API contract looks. Error answers pass unchanged."""
+        def rewrite(body: bytes) -> bytes:
+            try:
+                return json.dumps(change(json.loads(body))).encode()
+            except ValueError:
+                return body
+        self._faults.append(Fault(method.upper(), re.compile(path_regex), 200, b"", {}, times,
+                                  after_handling=False, rewrite=rewrite))
 
     @locked
     def take_fault(self, method: str, path: str) -> Fault | None:
@@ -166,9 +182,13 @@ class LoopbackHandler(BaseHTTPRequestHandler):
         if owner.latency_seconds:
             time.sleep(owner.latency_seconds)
         fault = owner.state.take_fault(self.command, path)
-        if fault is None or fault.after_handling:  # after_handling: the work is done, then lost
+        if fault is None or fault.after_handling or fault.rewrite:
+            # after_handling: the work is done, then lost; rewrite: done, answered changed
             headers = {k.lower(): v for k, v in self.headers.items()}
             response = owner.dispatch(self.command, path, query, raw, headers)
+        if fault is not None and fault.rewrite is not None:
+            status, body, sent = response
+            response, fault = (status, fault.rewrite(body) if status < 300 else body, sent), None
         if fault is None:
             self._send(*self._conditional(*response))
         else:
