@@ -33,6 +33,7 @@ KNOWN_METRICS: dict[str, tuple[str, frozenset[str]]] = {
     "livereview_time_to_ack_seconds": ("histogram", frozenset({"host_type"})),
     "livereview_time_to_reply_seconds": ("histogram", frozenset({"host_type"})),
     "livereview_replies_total": ("counter", frozenset({"host_type", "outcome"})),
+    "livereview_job_retries_total": ("counter", frozenset({"host_type", "cause"})),
     "livereview_acks_total": ("counter", frozenset({"host_type", "outcome"})),
     "livereview_host_requests_total": ("counter", frozenset({"host_type", "status_class"})),
     "livereview_rate_limited_total": ("counter", frozenset({"host_type"})),
@@ -49,6 +50,7 @@ HISTOGRAM_SUFFIXES = ("_bucket", "_count", "_sum")
 METRIC_NAME = re.compile(r"livereview_[a-z_]+")
 DATASOURCE = "${datasource}"
 ALERTS = {"LivereviewNoSuccessfulPoll", "LivereviewSlowAck", "LivereviewRepliesFailing",
+          "LivereviewRepliesRefused",
           "LivereviewRateLimited", "LivereviewUnhealthyRepos"}
 
 
@@ -94,6 +96,7 @@ def exercised_metrics() -> Metrics:
     metrics.time_to_ack.labels("gitlab").observe(1.5)
     metrics.time_to_reply.labels("gitlab").observe(12.0)
     metrics.replies.labels("gitlab", "posted").inc()
+    metrics.job_retries.labels("gitlab", "auth").inc()
     metrics.acks.labels("gitlab", "ok").inc()
     metrics.host_requests.labels("gitlab", "2xx").inc()
     metrics.rate_limited.labels("gitlab").inc()
