@@ -32,7 +32,7 @@ def connect(settings: HostSettings, metrics: Metrics,
         base_url=settings.url, headers=_headers(settings),
         host_type=settings.type, metrics=metrics, timeout=settings.request_timeout_seconds,
         ca_bundle=settings.ca_bundle, max_concurrency=settings.max_concurrent_requests,
-        transport=transport)
+        transport=transport, max_response_bytes=settings.max_response_mb * 2**20)
     if settings.type == "github":
         return GitHub(settings.name, http, graphql_url=graphql_url(settings.url))
     return GitLab(settings.name, http, list_strategy=settings.list_strategy)

@@ -41,6 +41,7 @@ from livereview.metrics import Metrics, status_class
 log = structlog.get_logger("livereview.http")
 IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
+OFF_LOOP_BYTES = 1_000_000  # JSON bodies bigger than this are decoded in a thread
 
 
 @dataclass(frozen=True)
@@ -138,8 +139,10 @@ class HttpClient:
         max_concurrency: int = 4,
         retry: RetryPolicy | None = None,
         transport: httpx2.AsyncBaseTransport | None = None,
+        max_response_bytes: int = 64 * 2**20,
     ) -> None:
         self.host_type = host_type
+        self.max_response_bytes = max_response_bytes
         self.metrics = metrics
         self.retry = retry or RetryPolicy()
         self._limit = asyncio.Semaphore(max_concurrency)
@@ -202,7 +205,40 @@ class HttpClient:
             await asyncio.sleep(wait)
         async with self._limit:
             self.requests_sent += 1
-            return await self._client.request(method, path, **kwargs)
+            request = self._client.build_request(method, path, **kwargs)
+            response = await self._client.send(request, stream=True)
+            try:
+                return await self._bounded(response, f"{method} {path}")
+            finally:
+                await response.aclose()
+
+    async def _bounded(self, response: httpx2.Response, endpoint: str) -> httpx2.Response:
+        """The response with its body read — refused as soon as it is bigger than
+        `max_response_bytes`: one MR's answer must not take the daemon's memory
+        (hosts[].max_response_mb)."""
+        limit = self.max_response_bytes
+        too_big = BadResponse(f"{endpoint}: the answer is larger than max_response_mb "
+                              f"({limit / 2**20:g} MB)")
+        declared = response.headers.get("Content-Length", "")
+        if declared.isdigit() and int(declared) > limit:
+            raise too_big
+        try:
+            read = response.content  # a transport that hands over a read body (tests)
+        except httpx2.ResponseNotRead:
+            pass
+        else:
+            if len(read) > limit:
+                raise too_big
+            return response
+        chunks, size = [], 0
+        async for chunk in response.aiter_raw():
+            size += len(chunk)
+            if size > limit:
+                raise too_big
+            chunks.append(chunk)
+        # The raw bytes with the original headers: httpx decodes (gzip) as it would have.
+        return httpx2.Response(response.status_code, headers=response.headers,
+                               content=b"".join(chunks), request=response.request)
 
     async def request(self, method: str, path: str, *, conditional: bool = False,
                       **kwargs: Any) -> httpx2.Response:
@@ -278,7 +314,7 @@ class HttpClient:
                    **kwargs: Any) -> object:
         """The decoded JSON body; anything else (HTML, truncated, empty) is BadResponse."""
         response = await self.request(method, path, conditional=conditional, **kwargs)
-        return _decode(response, f"{method} {path}")
+        return await _decoded(response, f"{method} {path}")
 
     async def one(self, method: str, path: str, *, conditional: bool = False,
                   **kwargs: Any) -> JsonObject:
@@ -314,7 +350,7 @@ class HttpClient:
         while True:
             response = await self.request("GET", path, params=dict(query),
                                           conditional=conditional)
-            items = _decode(response, f"GET {path}")
+            items = await _decoded(response, f"GET {path}")
             if not isinstance(items, list):
                 raise BadResponse(f"GET {path}: expected a JSON list")
             number += 1
@@ -329,6 +365,14 @@ class HttpClient:
             if not link:
                 return
             query = dict(httpx2.URL(link).params.multi_items())
+
+
+async def _decoded(response: httpx2.Response, endpoint: str) -> object:
+    """`_decode`, in a thread for a big body: parsing megabytes of JSON would stall every
+    other MR's work on the event loop."""
+    if len(response.content) > OFF_LOOP_BYTES:
+        return await asyncio.to_thread(_decode, response, endpoint)
+    return _decode(response, endpoint)
 
 
 def _decode(response: httpx2.Response, endpoint: str) -> object:

@@ -1,0 +1,57 @@
+"""One MR too big for the daemon's budget, and one merely long: neither holds up the
+others, and the too-big one says why (issue 12.1)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from livereview.triggers import replied_to
+from tests.e2e.conftest import PROJECT, Sandbox, write_config
+
+
+def answers(sandbox: Sandbox, note_id: object) -> list[dict[str, object]]:
+    return [n for n in sandbox.bot_notes() if replied_to(str(n["body"])) == str(note_id)]
+
+
+def long_mr(sandbox: Sandbox, notes: int, mention_last: bool) -> tuple[int, dict[str, object]]:
+    iid = sandbox.gitlab.add_mr(PROJECT, title="long", author="bob",
+                                files={"l.py": ("a = 1\n", "a = 2\n")})
+    first = sandbox.gitlab.add_note(PROJECT, iid, author="bob", body="start", thread=True)
+    discussion = str(next(d["id"] for d in sandbox.gitlab.discussions(PROJECT, iid)
+                          if d["notes"][0]["id"] == first["id"]))
+    note = first
+    for n in range(notes):
+        body = "@livereview and now?" if mention_last and n == notes - 1 else (
+            f"note {n}: " + "words " * 40)
+        note = sandbox.gitlab.add_note(PROJECT, iid, author=("bob", "carol")[n % 2],
+                                       body=body, reply_to_discussion=discussion)
+    return iid, note
+
+
+def test_an_mr_over_max_response_mb_is_skipped_with_its_reason(
+        sandbox: Sandbox, capsys: pytest.CaptureFixture[str]) -> None:
+    sandbox.gitlab.add_user("carol")
+    long_mr(sandbox, 2_500, mention_last=True)  # ~1.5 MB of discussions
+    text = sandbox.config.read_text().replace('token_env = "LIVEREVIEW_E2E_TOKEN"',
+                                              'token_env = "LIVEREVIEW_E2E_TOKEN"\n'
+                                              "max_response_mb = 1")
+    sandbox.config.write_text(text)
+    other = sandbox.note("@livereview is this lock needed?")
+    assert sandbox.once() == 0
+    assert len(answers(sandbox, other["id"])) == 1  # the other MR is answered
+    events = [json.loads(line) for line in capsys.readouterr().err.splitlines()
+              if line.startswith("{")]
+    [failure] = [e for e in events if e["event"] == "mr_fetch_failed"]
+    assert "larger than max_response_mb (1 MB)" in failure["reason"]
+    assert failure["mr"] == 2
+
+
+def test_a_mention_at_the_end_of_a_long_thread_is_answered_once(sandbox: Sandbox) -> None:
+    write_config(sandbox.config, sandbox.gitlab_server.url, sandbox.llm.url, sandbox.db)
+    sandbox.gitlab.add_user("carol")
+    _, last = long_mr(sandbox, 4_000, mention_last=True)
+    assert sandbox.once() == 0
+    assert sandbox.once() == 0
+    assert len(answers(sandbox, last["id"])) == 1
