@@ -4,11 +4,23 @@ others, and the too-big one says why (issue 12.1)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from typing import Concatenate, ParamSpec, TypeVar, cast
 
 import pytest
+from sqlmodel import Session
 
+from livereview.app import App
+from livereview.metrics import Metrics
+from livereview.model import MRKey
+from livereview.settings import load
+from livereview.store import snapshots
+from livereview.store.db import Store
 from livereview.triggers import replied_to
 from tests.e2e.conftest import PROJECT, Sandbox, write_config
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 def answers(sandbox: Sandbox, note_id: object) -> list[dict[str, object]]:
@@ -55,3 +67,40 @@ def test_a_mention_at_the_end_of_a_long_thread_is_answered_once(sandbox: Sandbox
     assert sandbox.once() == 0
     assert sandbox.once() == 0
     assert len(answers(sandbox, last["id"])) == 1
+
+
+class LoadLog(Store):
+    """The real store, noting which MRs' snapshots are loaded."""
+
+    def __init__(self, real: Store) -> None:
+        super().__init__(real.engine)
+        self.loaded: list[MRKey] = []
+
+    async def run(self, fn: Callable[Concatenate[Session, P], R], *args: P.args,
+                  **kwargs: P.kwargs) -> R:
+        if fn is snapshots.load:
+            self.loaded.append(cast(MRKey, args[0]))
+        return await super().run(fn, *args, **kwargs)
+
+
+async def test_a_long_mr_refetched_unchanged_is_not_loaded_and_diffed_again(
+        sandbox: Sandbox) -> None:
+    sandbox.gitlab.add_user("carol")
+    iid, _ = long_mr(sandbox, 3_000, mention_last=False)
+    key = MRKey("gl", PROJECT, iid)
+    app = App.create(load(sandbox.config), metrics=Metrics())
+    try:
+        await app.cycle(cold=True)
+        store = LoadLog(app.store)
+        app.store = app.worker.store = app.worker.composer.store = store
+        for poller in app.pollers.values():
+            poller.store = store
+        await app.cycle()  # the long MR is hot: fetched again, unchanged
+        assert key not in store.loaded
+        note = sandbox.gitlab.add_note(PROJECT, iid, author="alice", body="@livereview ok?")
+        await app.cycle()  # it changed: loaded, diffed and stored as usual
+        assert key in store.loaded
+        await app.worker.drain()
+    finally:
+        await app.close()
+    assert len(answers(sandbox, note["id"])) == 1

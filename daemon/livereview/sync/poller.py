@@ -10,6 +10,7 @@ MRs with recent activity or open jobs are fetched every cycle anyway (hot).
 from __future__ import annotations
 
 import asyncio
+import operator
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -83,6 +84,7 @@ class HostPoller:
     _failing: dict[str, str] = field(default_factory=dict)  # subject → reason, logged once
     _syncing: dict[MRKey, asyncio.Task[None]] = field(default_factory=dict)
     _failures: dict[MRKey, tuple[int, float]] = field(default_factory=dict)  # count, retry at
+    _ingested: dict[MRKey, Snapshot] = field(default_factory=dict)  # long MRs as last stored
     _limit: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(MR_CONCURRENCY))
 
     async def _baselines(self, now: datetime) -> dict[str, datetime]:
@@ -127,9 +129,17 @@ class HostPoller:
                       concessions: frozenset[str] = frozenset()) -> tuple[int, int]:
         """Fetch one MR, persist what changed; returns (events, new jobs)."""
         fresh = await self.host.fetch_mr(key.repo, key.iid, reactions_for=concessions)
+        big = sum(len(t.messages) for t in fresh.threads) > OFF_LOOP_MESSAGES
+        last = self._ingested.get(key)
+        # A long MR re-fetched unchanged (a hot one, every few seconds): compare it with
+        # what was stored last time instead of loading and diffing it again.
+        if big and last is not None and not concessions \
+                and await asyncio.to_thread(operator.eq, last, fresh):
+            await self.store.run(snapshots.touch, key, self.clock())
+            return 0, 0
+        self._ingested.pop(key, None)
         stored = await self.store.run(snapshots.load, key)
-        size = sum(len(t.messages) for t in fresh.threads)
-        if size > OFF_LOOP_MESSAGES:  # a long MR: keep the event loop free for the others
+        if big:  # keep the event loop free for the other MRs
             events, requests, down = await asyncio.to_thread(
                 self._decide, stored, fresh, baseline, concessions)
         else:
@@ -141,9 +151,12 @@ class HostPoller:
                          "concession a thumbs down", repo=key.repo, mr=key.iid)
         if _unchanged(stored, fresh, events):
             await self.store.run(snapshots.touch, key, now)
-            return 0, 0
-        created = await self.store.run(snapshots.ingest, fresh, events, requests,
-                                       self.identity, now, stored)
+            created: list[tuple[int, str]] = []
+        else:
+            created = await self.store.run(snapshots.ingest, fresh, events, requests,
+                                           self.identity, now, stored)
+        if big:
+            self._ingested[key] = fresh
         for job_id, job_key in created:
             log.info("reply_job_created", job_id=job_id, job_key=job_key, host=self.host.name,
                      repo=key.repo, mr=key.iid)
