@@ -33,7 +33,8 @@ from livereview.sandbox.gitlab_server import FakeGitLabServer
 from livereview.sandbox.loopback import Response
 
 DRIVER = Path(__file__).with_name("longthread_driver.py")
-SIZES = (1_000, 10_000, 100_000)
+SIZES = (1_000, 10_000, 30_000)  # within the default max_response_mb (32)
+HUGE = 100_000  # ~80 MB of discussions: refused by default, read with max_response_mb = 128
 
 
 class FrozenLongThread(FakeGitLabServer):
@@ -77,25 +78,29 @@ def populate(notes: int) -> tuple[BenchGitLab, int]:
     return gitlab, iid
 
 
-def first_cycles(state_dir: Path, notes: int) -> list[dict[str, Any]]:
+def first_cycles(state_dir: Path, notes: int, max_response_mb: int = 32
+                 ) -> list[dict[str, Any]]:
     gitlab, _ = populate(notes)
     with FrozenLongThread(gitlab) as server:
         proc = subprocess.run(  # noqa: S603 - our own interpreter and script
             [sys.executable, str(DRIVER), "cycles", server.url,
-             str(state_dir / f"long-{notes}.db"), "2"],
+             str(state_dir / f"long-{notes}-{max_response_mb}.db"), "2",
+             str(max_response_mb)],
             capture_output=True, text=True, check=False, timeout=900)
     if proc.returncode != 0:
         raise RuntimeError(proc.stderr.strip().splitlines()[-1] if proc.stderr else "failed")
     return [json.loads(line) for line in proc.stdout.splitlines()]
 
 
-def ack_while_processing(state_dir: Path, notes: int) -> float | None:
+def ack_while_processing(state_dir: Path, notes: int, max_response_mb: int = 32
+                         ) -> float | None:
     """Seconds from a mention on the small MR to its 👀, while the long one is processed."""
     gitlab, _ = populate(notes)
     with FrozenLongThread(gitlab) as server:
         proc = subprocess.Popen(  # noqa: S603 - our own interpreter and script
             [sys.executable, str(DRIVER), "daemon", server.url,
-             str(state_dir / f"ack-{notes}.db")], stdout=subprocess.DEVNULL)
+             str(state_dir / f"ack-{notes}.db"), str(max_response_mb)],
+            stdout=subprocess.DEVNULL)
         try:
             deadline = time.monotonic() + 120
             while not (server.long_fetched and server.small_fetched) \
@@ -115,37 +120,55 @@ def ack_while_processing(state_dir: Path, notes: int) -> float | None:
             proc.wait(timeout=60)
 
 
+def _show(seconds: float | None) -> str:
+    return "none" if seconds is None else f"{seconds:.2f} s"
+
+
+def _line(label: str, first: dict[str, Any], second: dict[str, Any]) -> None:
+    print(f"  {label:>28}: first cycle {first['seconds']:6.2f} s wall, "
+          f"{first['cpu_seconds']:6.2f} s CPU, {first['errors']} MR refused; unchanged cycle "
+          f"{second['seconds']:5.2f} s; peak RSS {first['VmHWM'] / 1024:6.1f} MiB")
+
+
 def run(state_dir: Path, *, quick: bool) -> list[Row]:
     sizes = SIZES[:2] if quick else SIZES
-    print(f"\n## 8. one thread of {', '.join(f'{n:,}' for n in sizes)} notes "
+    print(f"\n## 8. one thread of {', '.join(f'{n:,}' for n in (*sizes, HUGE))} notes "
           "(daemon in a subprocess, fake without added latency)")
-    rows, firsts = [], {}
+    firsts = {}
     for notes in sizes:
         first, second = first_cycles(state_dir, notes)
         firsts[notes] = first
-        print(f"  {notes:>7,} notes: first cycle {first['seconds']:6.2f} s wall, "
-              f"{first['cpu_seconds']:6.2f} s CPU; unchanged cycle {second['seconds']:5.2f} s; "
-              f"peak RSS {first['VmHWM'] / 1024:6.1f} MiB")
+        _line(f"{notes:,} notes", first, second)
+    refused, _ = huge = first_cycles(state_dir, HUGE)
+    _line(f"{HUGE:,} notes, default limit", *huge)
+    read, read_again = first_cycles(state_dir, HUGE, 128) if not quick else (refused, refused)
+    if not quick:
+        _line(f"{HUGE:,}, max_response_mb 128", read, read_again)
     small, large = sizes[0], sizes[-1]
     ratio = firsts[large]["cpu_seconds"] / max(firsts[small]["cpu_seconds"], 1e-9)
     print(f"  CPU ratio {large:,} / {small:,} notes: {ratio:.0f}× for {large // small}× the "
           "notes (linear: about the same, quadratic: its square)")
+    heavy, limit = (large, 32) if quick else (HUGE, 128)
     baseline = ack_while_processing(state_dir, 100)
-    loaded = ack_while_processing(state_dir, large)
-    show = (lambda s: "none" if s is None else f"{s:.2f} s")  # noqa: E731
-    print(f"  time to 👀 on another MR: {show(baseline)} beside a 100-note thread, "
-          f"{show(loaded)} while the {large:,}-note thread is processed")
+    loaded = ack_while_processing(state_dir, heavy, limit)
+    print(f"  time to 👀 on another MR: {_show(baseline)} beside a 100-note thread, "
+          f"{_show(loaded)} while a {heavy:,}-note thread is processed")
     top = firsts[large]
-    rows.append(Row(f"8. first cycle, thread of {large:,} notes",
-                    f"{top['seconds']:.2f} s wall, {top['cpu_seconds']:.2f} s CPU "
-                    f"({ratio:.0f}× the CPU of {small:,} notes)", "< 2 s, linear",
-                    top["seconds"] < 2.0))
-    rows.append(Row(f"8. peak RSS, thread of {large:,} notes",
-                    f"{top['VmHWM'] / 1024:.0f} MiB", "< 200 MB",
-                    top["VmHWM"] * 1024 < 200 * 10**6))
-    rows.append(Row(f"8. time to 👀 on another MR meanwhile ({large:,} notes)",
-                    f"{show(loaded)} (baseline {show(baseline)})"))
-    return rows
+    return [
+        Row(f"8. first cycle, thread of {large:,} notes",
+            f"{top['seconds']:.2f} s wall, {top['cpu_seconds']:.2f} s CPU, peak RSS "
+            f"{top['VmHWM'] / 1024:.0f} MiB; CPU {ratio:.0f}× that of {small:,} notes",
+            "linear"),
+        Row(f"8. first cycle, thread of {HUGE:,} notes (over the default max_response_mb)",
+            f"{refused['seconds']:.2f} s, peak RSS {refused['VmHWM'] / 1024:.0f} MiB, the MR "
+            "refused with its reason", "< 2 s, < 200 MB",
+            refused["seconds"] < 2.0 and refused["VmHWM"] * 1024 < 200 * 10**6),
+        Row("8. the same read whole (max_response_mb = 128)",
+            f"{read['seconds']:.2f} s wall, {read['cpu_seconds']:.2f} s CPU, peak RSS "
+            f"{read['VmHWM'] / 1024:.0f} MiB; unchanged cycle {read_again['seconds']:.2f} s"),
+        Row(f"8. time to 👀 on another MR while a {heavy:,}-note thread is processed",
+            f"{_show(loaded)} (baseline {_show(baseline)})"),
+    ]
 
 
 if __name__ == "__main__":  # alone: python bench/fig_longthread.py [--quick]

@@ -139,7 +139,7 @@ class HttpClient:
         max_concurrency: int = 4,
         retry: RetryPolicy | None = None,
         transport: httpx2.AsyncBaseTransport | None = None,
-        max_response_bytes: int = 64 * 2**20,
+        max_response_bytes: int = 32 * 2**20,
     ) -> None:
         self.host_type = host_type
         self.max_response_bytes = max_response_bytes

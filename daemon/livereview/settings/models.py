@@ -194,10 +194,10 @@ class HostSettings(Section):
     username: str | None = None  # identity override; else GET /user
     max_concurrent_requests: Annotated[int, Between(1, 64)] = 4
     request_timeout_seconds: Annotated[float, Between(1, 600)] = 30.0
-    # What one response may weigh: a 100 000-note thread is ~80 MB of GitLab JSON and
-    # several hundred MB once parsed. A bigger answer is refused (that MR is skipped and
-    # the log says why) rather than let one MR take the daemon's memory.
-    max_response_mb: Annotated[int, Between(1, 1024)] = 64
+    # What one response may weigh: a 40 000-note thread is ~32 MB of GitLab JSON and
+    # ~250 MB of the daemon's memory while it is parsed (bench figure 8). A bigger answer is
+    # refused (that MR is skipped and the log says why) rather than let one MR take it all.
+    max_response_mb: Annotated[int, Between(1, 1024)] = 32
     list_strategy: Annotated[str, one_of("auto", "instance", "project")] = "auto"
 
     @field_validator("url", mode="after")
