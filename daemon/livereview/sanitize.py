@@ -135,3 +135,15 @@ def outgoing(text: str, allow_mentions: Sequence[str] = ()) -> str:
             return "\n".join(lines)
         lines = defused
     return "\n".join(_defuse_line(line, allow_mentions) for line in lines)
+
+
+_HIDDEN_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
+
+
+def quote(text: str, limit: int = 400) -> str:
+    """Someone's comment as a Markdown quote the bot may post (a reply that cannot sit in
+    its thread quotes the question): what was hidden in it stays out, it is cut at `limit`
+    characters, and it is defused like everything else the bot posts."""
+    text = _HIDDEN_COMMENT.sub("", text).strip()
+    short = text if len(text) <= limit else text[:limit] + "…"
+    return outgoing("\n".join("> " + line for line in short.splitlines()))

@@ -14,13 +14,17 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from livereview.cli import main
+from livereview.sandbox.github_server import FakeGitHubServer
+from livereview.sandbox.github_state import FakeGitHub
 from livereview.sandbox.gitlab_server import FakeGitLabServer
 from livereview.sandbox.gitlab_state import FakeGitLab
 from livereview.sandbox.llm_server import FakeLLMServer
+from livereview.triggers import replied_to
 
 TOKEN = "glpat-e2e-SECRET-token-4242"
 PROJECT = "acme/widgets"
@@ -133,3 +137,64 @@ def start_daemon(sandbox: Sandbox) -> Iterator[Callable[[], Daemon]]:
         if daemon.process.poll() is None:
             daemon.process.kill()
             daemon.process.wait()
+
+
+# ---- the GitHub (Enterprise Server) sandbox ------------------------------------------------
+GITHUB_TOKEN = "ghp_e2e-SECRET-token-4242"
+GITHUB_REPO = "acme/widgets"
+GITHUB_FILES = {"src/cache.py": (
+    "import threading\n\ncache = {}\n\n\ndef get(key):\n    return cache.get(key)\n",
+    "import threading\n\ncache = {}\nlock = threading.Lock()\n\n\ndef get(key):\n"
+    "    with lock:\n        return cache.get(key)\n",
+)}
+
+
+@dataclass
+class GitHubSandbox:
+    github: FakeGitHub
+    server: FakeGitHubServer
+    llm: FakeLLMServer
+    config: Path
+    number: int
+
+    def once(self) -> int:
+        return main(["--config", str(self.config), "once"])
+
+    def comment(self, body: str, author: str = "alice") -> dict[str, Any]:
+        return self.github.add_issue_comment(GITHUB_REPO, self.number, author=author,
+                                             body=body)
+
+    def review_comment(self, body: str, line: int = 9) -> dict[str, Any]:
+        return self.github.add_review_comment(GITHUB_REPO, self.number, author="alice",
+                                              body=body, path="src/cache.py", line=line)
+
+    def replies_to(self, message_id: str) -> list[dict[str, Any]]:
+        return [c for c in self.github.comments_by("livereview")
+                if replied_to(c["body"]) == message_id]
+
+
+def write_github_config(path: Path, url: str, llm_url: str, db: Path, **daemon: object
+                        ) -> None:
+    settings = {"hot_poll_interval_seconds": 1, "poll_interval_seconds": 5,
+                "metrics_listen": '""', "backfill_hours": 24, **daemon}
+    lines = ["[daemon]", f'database_url = "sqlite:///{db}"']
+    lines += [f"{k} = {v}" for k, v in settings.items()]
+    lines += ["", "[ai]", f'base_url = "{llm_url}"', 'model = "sandbox"', 'api_key_env = ""',
+              "timeout_seconds = 10", "", "[[hosts]]", 'name = "gh"', 'type = "github"',
+              f'url = "{url}"', 'token_env = "LIVEREVIEW_E2E_GITHUB_TOKEN"', "",
+              "[[repos]]", 'host = "gh"', f'path = "{GITHUB_REPO}"', ""]
+    path.write_text("\n".join(lines), encoding="utf-8")
+
+
+@pytest.fixture
+def gh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[GitHubSandbox]:
+    monkeypatch.setenv("LIVEREVIEW_E2E_GITHUB_TOKEN", GITHUB_TOKEN)
+    github = FakeGitHub(token=GITHUB_TOKEN)
+    github.add_user("alice", "Alice")
+    number = github.add_pr(GITHUB_REPO, title="Guard the cache with a lock",
+                           body="Concurrent readers saw torn writes.", author="bob",
+                           files=GITHUB_FILES)
+    with FakeGitHubServer(github) as server, FakeLLMServer() as llm:
+        config = tmp_path / "livereview.toml"
+        write_github_config(config, server.enterprise_url, llm.url, tmp_path / "state" / "lr.db")
+        yield GitHubSandbox(github, server, llm, config, number)

@@ -5,83 +5,22 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-import pytest
-
-from livereview.cli import main
-from livereview.sandbox.github_server import FakeGitHubServer
-from livereview.sandbox.github_state import FakeGitHub
-from livereview.sandbox.llm_server import FakeLLMServer
-from livereview.triggers import replied_to
-from tests.e2e.conftest import retries_due
-
-TOKEN = "ghp_e2e-SECRET-token-4242"
-REPO = "acme/widgets"
-FILES = {"src/cache.py": (
-    "import threading\n\ncache = {}\n\n\ndef get(key):\n    return cache.get(key)\n",
-    "import threading\n\ncache = {}\nlock = threading.Lock()\n\n\ndef get(key):\n"
-    "    with lock:\n        return cache.get(key)\n",
-)}
-
-
-@dataclass
-class GitHubSandbox:
-    github: FakeGitHub
-    server: FakeGitHubServer
-    llm: FakeLLMServer
-    config: Path
-    number: int
-
-    def once(self) -> int:
-        return main(["--config", str(self.config), "once"])
-
-    def comment(self, body: str, author: str = "alice") -> dict[str, Any]:
-        return self.github.add_issue_comment(REPO, self.number, author=author, body=body)
-
-    def review_comment(self, body: str, line: int = 9) -> dict[str, Any]:
-        return self.github.add_review_comment(REPO, self.number, author="alice", body=body,
-                                              path="src/cache.py", line=line)
-
-    def replies_to(self, message_id: str) -> list[dict[str, Any]]:
-        return [c for c in self.github.comments_by("livereview")
-                if replied_to(c["body"]) == message_id]
-
-
-def write_config(path: Path, url: str, llm_url: str, db: Path, **daemon: object) -> None:
-    settings = {"hot_poll_interval_seconds": 1, "poll_interval_seconds": 5,
-                "metrics_listen": '""', "backfill_hours": 24, **daemon}
-    lines = ["[daemon]", f'database_url = "sqlite:///{db}"']
-    lines += [f"{k} = {v}" for k, v in settings.items()]
-    lines += ["", "[ai]", f'base_url = "{llm_url}"', 'model = "sandbox"', 'api_key_env = ""',
-              "timeout_seconds = 10", "", "[[hosts]]", 'name = "gh"', 'type = "github"',
-              f'url = "{url}"', 'token_env = "LIVEREVIEW_E2E_GITHUB_TOKEN"', "",
-              "[[repos]]", 'host = "gh"', f'path = "{REPO}"', ""]
-    path.write_text("\n".join(lines), encoding="utf-8")
-
-
-@pytest.fixture
-def gh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[GitHubSandbox]:
-    monkeypatch.setenv("LIVEREVIEW_E2E_GITHUB_TOKEN", TOKEN)
-    github = FakeGitHub(token=TOKEN)
-    github.add_user("alice", "Alice")
-    number = github.add_pr(REPO, title="Guard the cache with a lock",
-                           body="Concurrent readers saw torn writes.", author="bob",
-                           files=FILES)
-    with FakeGitHubServer(github) as server, FakeLLMServer() as llm:
-        config = tmp_path / "livereview.toml"
-        write_config(config, server.enterprise_url, llm.url, tmp_path / "state" / "lr.db")
-        yield GitHubSandbox(github, server, llm, config, number)
+from tests.e2e.conftest import (
+    GITHUB_FILES,
+    GITHUB_REPO,
+    GitHubSandbox,
+    retries_due,
+    write_github_config,
+)
 
 
 def test_a_mention_in_a_review_comment_gets_eyes_and_a_reply_in_its_thread(
         gh: GitHubSandbox) -> None:
     question = gh.review_comment("@livereview why hold the lock for a read?")
     assert gh.once() == 0
-    assert gh.github.reactions_on(REPO, "review", question["id"]) == [("eyes", "livereview")]
+    assert gh.github.reactions_on(GITHUB_REPO, "review", question["id"]) == [("eyes", "livereview")]
     [reply] = gh.replies_to(f"discussion_r{question['id']}")
     assert reply["in_reply_to_id"] == question["id"]  # in the same review thread
     assert (reply["path"], reply["line"]) == ("src/cache.py", 9)
@@ -95,10 +34,10 @@ def test_a_mention_in_the_conversation_gets_a_pr_comment_quoting_it(
         gh: GitHubSandbox) -> None:
     question = gh.comment("@livereview is this lock needed?\nReads look atomic.")
     assert gh.once() == 0
-    assert gh.github.reactions_on(REPO, "issue", question["id"]) == [("eyes", "livereview")]
+    assert gh.github.reactions_on(GITHUB_REPO, "issue", question["id"]) == [("eyes", "livereview")]
     [reply] = gh.replies_to(f"issuecomment-{question['id']}")
     assert reply["issue_url"].endswith(f"/issues/{gh.number}")  # a comment on the PR
-    assert reply["body"].startswith("> @livereview is this lock needed?\n> Reads look atomic."
+    assert reply["body"].startswith("> @\u2060livereview is this lock needed?\n> Reads look atomic."
                                     "\n\n")
 
 
@@ -116,7 +55,8 @@ def test_exactly_once_across_a_restart(gh: GitHubSandbox) -> None:
 def test_a_reply_to_the_bots_answer_in_a_review_thread_is_answered(gh: GitHubSandbox) -> None:
     question = gh.review_comment("@livereview why hold the lock for a read?")
     assert gh.once() == 0
-    follow_up = gh.github.reply_review_comment(REPO, gh.number, question["id"], author="alice",
+    follow_up = gh.github.reply_review_comment(GITHUB_REPO, gh.number, question["id"],
+                                               author="alice",
                                                body="But reads are atomic in CPython, no?")
     assert gh.once() == 0
     [answer] = gh.replies_to(f"discussion_r{follow_up['id']}")
@@ -135,22 +75,22 @@ def test_a_github_app_bot_mentioning_is_ignored(gh: GitHubSandbox) -> None:
 
 
 def test_a_mention_in_a_review_body_is_acknowledged_and_answered(gh: GitHubSandbox) -> None:
-    review = gh.github.add_review(REPO, gh.number, author="alice",
+    review = gh.github.add_review(GITHUB_REPO, gh.number, author="alice",
                                   body="@livereview does this need a test?",
                                   state="CHANGES_REQUESTED")
     assert gh.once() == 0
-    assert gh.github.reactions_on(REPO, "review-body", review["id"]) == [
+    assert gh.github.reactions_on(GITHUB_REPO, "review-body", review["id"]) == [
         ("eyes", "livereview")]  # through GraphQL: REST has no reactions on reviews
     [reply] = gh.replies_to(f"pullrequestreview-{review['id']}")
-    assert reply["body"].startswith("> @livereview does this need a test?\n\n")
+    assert reply["body"].startswith("> @\u2060livereview does this need a test?\n\n")
 
 
 def test_a_reply_posted_but_lost_is_adopted_not_posted_again(
         gh: GitHubSandbox, tmp_path: Path) -> None:
     """The PR comment reached GitHub, the response did not reach us: the next run finds it
     among the later comments by its marker."""
-    write_config(gh.config, gh.server.enterprise_url, gh.llm.url, tmp_path / "state" / "lr.db",
-                 retry_base_seconds=0.05)
+    write_github_config(gh.config, gh.server.enterprise_url, gh.llm.url,
+                        tmp_path / "state" / "lr.db", retry_base_seconds=0.05)
     question = gh.comment("@livereview is this lock needed?")
     gh.github.inject_fault("POST", rf"/issues/{gh.number}/comments$", status=0,
                            after_handling=True)
@@ -179,18 +119,18 @@ def test_livereview_resolve_in_a_review_thread_answers_and_resolves_it(
     conversation = gh.comment("@livereview resolve")  # no thread to resolve there
     assert gh.once() == 0
     assert len(gh.replies_to(f"discussion_r{question['id']}")) == 1
-    assert gh.github.thread_of_comment(REPO, question["id"]).resolved  # through GraphQL
+    assert gh.github.thread_of_comment(GITHUB_REPO, question["id"]).resolved  # through GraphQL
     assert len(gh.replies_to(f"issuecomment-{conversation['id']}")) == 1
 
 
 def test_a_thread_from_before_a_force_push_is_answered_with_its_own_version_of_the_code(
         gh: GitHubSandbox) -> None:
     question = gh.review_comment("why hold the lock for a read?")
-    old, new = FILES["src/cache.py"]
-    gh.github.push(REPO, gh.number, force=True, message="rewrite",
+    old, new = GITHUB_FILES["src/cache.py"]
+    gh.github.push(GITHUB_REPO, gh.number, force=True, message="rewrite",
                    files={"src/cache.py": (old, "# header\n# more\n" + new.replace(
                        "return cache.get(key)", "return cache.get(key, None)"))})
-    ask = gh.github.reply_review_comment(REPO, gh.number, question["id"], author="alice",
+    ask = gh.github.reply_review_comment(GITHUB_REPO, gh.number, question["id"], author="alice",
                                          body="@livereview still needed after the rebase?")
     assert gh.once() == 0
     assert len(gh.replies_to(f"discussion_r{ask['id']}")) == 1

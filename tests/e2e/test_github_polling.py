@@ -10,12 +10,12 @@ import pytest
 from livereview.app import App
 from livereview.metrics import Metrics
 from livereview.settings import load
-from tests.e2e.test_github_once import REPO, TOKEN, GitHubSandbox, gh  # noqa: F401
+from tests.e2e.conftest import GITHUB_REPO, GITHUB_TOKEN, GitHubSandbox
 
 
 async def test_idle_cycles_cost_no_rate_limit_and_a_comment_is_seen_at_once(
-        gh: GitHubSandbox, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:  # noqa: F811
-    monkeypatch.setenv("LIVEREVIEW_E2E_GITHUB_TOKEN", TOKEN)
+        gh: GitHubSandbox, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("LIVEREVIEW_E2E_GITHUB_TOKEN", GITHUB_TOKEN)
     gh.comment("a plain comment keeps the PR hot")
     app = App.create(load(gh.config), metrics=Metrics())
     try:
@@ -34,4 +34,4 @@ async def test_idle_cycles_cost_no_rate_limit_and_a_comment_is_seen_at_once(
         await app.close()
     assert len(gh.replies_to(f"issuecomment-{question['id']}")) == 1
     paths = {path for _, path, _ in gh.github.requests}
-    assert f"/api/v3/repos/{REPO}/issues/comments" in paths  # the repo-wide list
+    assert f"/api/v3/repos/{GITHUB_REPO}/issues/comments" in paths  # the repo-wide list

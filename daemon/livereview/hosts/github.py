@@ -24,6 +24,7 @@ from urllib.parse import quote
 
 import structlog
 
+from livereview import sanitize
 from livereview.hosts.base import (
     BadResponse,
     Capabilities,
@@ -43,7 +44,6 @@ from livereview.hosts.github_payloads import (
     merge_request,
     number_in_url,
     parse_id,
-    quote_question,
     review_body_thread,
     review_message,
     review_threads,
@@ -323,7 +323,7 @@ class GitHub:
                 "GET", f"{self._repo(key.repo)}/issues/comments/{number}")
         else:
             question = await self.http.one("GET", f"{self._pull(key)}/reviews/{number}")
-        quoted = quote_question(question.text_or("body"))
+        quoted = sanitize.quote(question.text_or("body"))
         return await self.comment(key, f"{quoted}\n\n{body}" if quoted else body)
 
     async def comment(self, key: MRKey, body: str, anchor: Anchor | None = None) -> Message:

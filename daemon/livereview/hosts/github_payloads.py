@@ -173,9 +173,3 @@ def unified_diff(files: list[JsonObject]) -> str:
         old = f.text_or("previous_filename") or new
         out.append(f"--- a/{old}\n+++ b/{new}\n{patch}" + ("" if patch.endswith("\n") else "\n"))
     return "".join(out)
-
-
-def quote_question(text: str, limit: int = 400) -> str:
-    text = re.sub(r"<!--.*?-->", "", text, flags=re.DOTALL).strip()
-    short = text if len(text) <= limit else text[:limit] + "…"
-    return "\n".join("> " + line for line in short.splitlines())

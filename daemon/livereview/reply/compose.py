@@ -50,12 +50,6 @@ def postable(text: str, message_id: str, max_chars: int,
     return f"{safe}\n\n{reply_marker(message_id)}"
 
 
-def quote(text: str, limit: int = 400) -> str:
-    """The question, quoted for a reply that cannot sit in its thread (defused as well)."""
-    short = text if len(text) <= limit else text[:limit] + "…"
-    return outgoing("\n".join("> " + line for line in short.splitlines()))
-
-
 @dataclass
 class Composer:
     store: Store

@@ -39,9 +39,10 @@ from livereview.lessons import repo_scope
 from livereview.metrics import Metrics
 from livereview.model import Identity, JobState, Lesson, Policy, ReplyJob, Snapshot, Thread
 from livereview.reply.answer import StructuredAnswer
-from livereview.reply.compose import Composer, JobSkipped, quote
+from livereview.reply.compose import Composer, JobSkipped
 from livereview.reply.knowledge import Knowledge
 from livereview.reply.llm import Answerer, LLMError
+from livereview.sanitize import quote
 from livereview.settings import BotSettings, DaemonSettings, LessonsSettings
 from livereview.store import jobs, snapshots
 from livereview.store.db import Store
