@@ -16,14 +16,14 @@ import time
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
-from typing import TextIO
+from typing import NoReturn, TextIO, cast
 
 from livereview import __version__, conversation, lesson_commands
 from livereview import logging as logs
 from livereview.app import App
 from livereview.check import check, render
 from livereview.demo import DemoError, DemoInterrupted, run_demo
-from livereview.metrics import ListenError
+from livereview.metrics import ListenError, Metrics
 from livereview.model import JobState
 from livereview.profile import profile_report
 from livereview.settings import ConfigError, Settings, load, load_ai
@@ -50,8 +50,15 @@ def default_config_path() -> Path:
     return Path("livereview.toml")
 
 
+class _Parser(argparse.ArgumentParser):
+    """Bad usage is one line too, not the usage block then the error."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: {message} (see `{self.prog} --help`)\n")
+
+
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="livereview",
         description="An AI reviewer that answers in merge-request threads, by polling.")
     p.add_argument("--version", action="version", version=f"livereview {__version__}")
@@ -60,7 +67,9 @@ def parser() -> argparse.ArgumentParser:
                         "/etc/livereview/livereview.toml)")
     p.add_argument("--log-level", default="INFO",
                    choices=["DEBUG", "INFO", "WARNING", "ERROR"])
-    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    # Typed as plain parsers for lesson_commands; each one is a _Parser all the same.
+    sub = cast("argparse._SubParsersAction[argparse.ArgumentParser]",
+               p.add_subparsers(dest="command", required=True, metavar="COMMAND"))
     sub.add_parser("run", help="run the daemon (polls, acks, answers) until SIGTERM")
     once = sub.add_parser("once", help="one full poll cycle, answer what is due, exit")
     once.add_argument("--profile", action="store_true",
@@ -223,7 +232,10 @@ class Progress:
 
 async def _daemon(settings: Settings, args: argparse.Namespace) -> int:
     """`run` and `once`. Raises StoreError or ListenError for `main` to say in one line."""
-    app = App.create(settings)
+    metrics = Metrics()
+    if args.command == "run" and settings.daemon.metrics_listen:
+        metrics.serve(settings.daemon.metrics_listen)  # a taken port: fail before creating
+    app = App.create(settings, metrics=metrics)
     if sys.stderr.isatty() and settings.daemon.log_format != "json":
         app.on_progress = Progress(sys.stderr)
     try:

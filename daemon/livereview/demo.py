@@ -147,7 +147,7 @@ def demo_settings(gitlab_url: str, state: Path, ai: AISettings | None, llm_url: 
         "daemon": {"database_url": f"sqlite:///{state / 'livereview.db'}",
                    "hot_poll_interval_seconds": 1, "poll_interval_seconds": 10,
                    # Ctrl-C must end the demo within a second or two, not wait for answers.
-                   "shutdown_grace_seconds": 0.5, "metrics_listen": ""},
+                   "shutdown_grace_seconds": 1, "metrics_listen": ""},
         "ai": {"base_url": llm_url, "model": "sandbox", "api_key_env": ""},
         "hosts": [{"name": "sandbox", "type": "gitlab", "url": gitlab_url,
                    "token_env": "DEMO_TOKEN"}],

@@ -28,6 +28,7 @@ class ListenError(Exception):
 class Metrics:
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry or CollectorRegistry()
+        self.serving: str | None = None  # the address /metrics is served on
         r = self.registry
         # What the default registry would give: process_* (CPU, memory, open files, start
         # time) and python_* (version, GC), which dashboards and alerts expect.
@@ -112,7 +113,9 @@ class Metrics:
             self.llm_tokens.labels(kind)
 
     def serve(self, listen: str) -> None:
-        """Expose /metrics on HOST:PORT (a daemon thread of prometheus-client)."""
+        """Expose /metrics on HOST:PORT (a daemon thread of prometheus-client); once."""
+        if self.serving == listen:
+            return
         host, _, port = listen.rpartition(":")
         try:
             start_http_server(int(port), addr=host.strip("[]") or "127.0.0.1",
@@ -121,6 +124,7 @@ class Metrics:
             cause = exc.strerror or str(exc)
             raise ListenError(f"daemon.metrics_listen: cannot listen on {listen}: "
                               f"{cause}") from None
+        self.serving = listen
 
 
 def status_class(status: int | None) -> str:

@@ -3,6 +3,7 @@ nothing can work (a damaged file, a file deleted under it) instead of running on
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -23,14 +24,16 @@ from tests.e2e.conftest import TOKEN, Daemon, Sandbox, wait_for, write_config
 
 
 def damage(db: Path, *tables: str) -> None:
-    """Overwrite the root page of each table with garbage, as a failing disk would."""
-    with sqlite3.connect(db) as conn:
-        roots = dict(conn.execute("SELECT name, rootpage FROM sqlite_master WHERE type = "
-                                  "'table'"))
+    """Overwrite the root pages of each table and its indexes with garbage, as a failing
+    disk would."""
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        roots = [page for (name, page) in conn.execute(
+            "SELECT tbl_name, rootpage FROM sqlite_master WHERE rootpage > 0") if name in tables]
         page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+    assert roots
     with db.open("r+b") as handle:
-        for table in tables:
-            handle.seek((roots[table] - 1) * page_size)
+        for page in roots:
+            handle.seek((page - 1) * page_size)
             handle.write(b"\xff" * page_size)
 
 

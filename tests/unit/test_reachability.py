@@ -61,7 +61,7 @@ async def test_diagnose_tells_dns_from_refused_from_listening(closed_port: int,
 
 
 def settings(url: str, key: str = "") -> AISettings:
-    return AISettings(base_url=url, model="m", timeout_seconds=0.5, api_key=Secret(key))
+    return AISettings(base_url=url, model="m", timeout_seconds=1.0, api_key=Secret(key))
 
 
 async def answer_error(ai: AISettings) -> str:
@@ -81,7 +81,7 @@ async def test_llm_errors_name_the_endpoint_and_the_cause(closed_port: int,
         f"LLM endpoint {refused} unreachable: connection refused")
     silent = f"http://127.0.0.1:{silent_port}/v1"
     assert await answer_error(settings(silent)) == (
-        f"LLM endpoint {silent}: no answer within 0.5s (ai.timeout_seconds)")
+        f"LLM endpoint {silent}: no answer within 1s (ai.timeout_seconds)")
     with FakeLLMServer() as llm:
         llm.llm.faults += [LLMFault(status=500)] * 3  # the call and the client's 2 retries
         message = await answer_error(settings(llm.url))

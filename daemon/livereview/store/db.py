@@ -65,12 +65,10 @@ class Store:
         Read-only (the default) also never writes; a writable one is migrated."""
         engine = engines.create(database_url, busy_timeout_seconds, read_only=read_only)
         try:
-            if not read_only:
+            if read_only:
+                engines.check_schema(engine)
+            else:
                 engines.migrate(engine)
-            elif not engines.schema_is_current(engine):
-                raise StoreError(f"database {engines.sqlite_file(engine.url) or 'schema'} "
-                                 "is older than this version of livereview: `livereview "
-                                 "once` (or starting the daemon) upgrades it")
         except StoreError:
             engine.dispose()
             raise

@@ -147,9 +147,15 @@ def _config() -> Config:
     return config
 
 
+def _where(engine: Engine) -> str:
+    path = sqlite_file(engine.url)
+    return str(path) if path is not None else engine.url.render_as_string(hide_password=True)
+
+
 def migrate(engine: Engine) -> None:
     """Bring the schema to the newest revision (idempotent)."""
     config = _config()
+    check_schema(engine, newer_only=True)
     try:
         with engine.begin() as connection:
             config.attributes["connection"] = connection
@@ -161,10 +167,10 @@ def migrate(engine: Engine) -> None:
         raise error from None
 
 
-def schema_is_current(engine: Engine) -> bool:
-    """Whether the database has every migration of this version (read-only commands cannot
-    upgrade it, and an older schema lacks columns they read)."""
-    head = ScriptDirectory.from_config(_config()).get_current_head()
+def check_schema(engine: Engine, *, newer_only: bool = False) -> None:
+    """The database's schema is this version's (read-only commands cannot upgrade it, and
+    an older one lacks columns they read); `newer_only`: it is not a later version's."""
+    scripts = ScriptDirectory.from_config(_config())
     try:
         with engine.connect() as connection:
             current = MigrationContext.configure(connection).get_current_revision()
@@ -173,7 +179,13 @@ def schema_is_current(engine: Engine) -> bool:
         if error is None:
             raise
         raise error from None
-    return current == head
+    if current is not None and current not in {s.revision for s in scripts.walk_revisions()}:
+        raise StoreError(f"database {_where(engine)} has schema revision {current}, which "
+                         "this version of livereview does not know: a newer version wrote "
+                         "it. Run that version, or restore a backup made by this one")
+    if not newer_only and current != scripts.get_current_head():
+        raise StoreError(f"database {_where(engine)} is older than this version of "
+                         "livereview: `livereview once` (or starting the daemon) upgrades it")
 
 
 def translate(exc: DBAPIError, engine: Engine) -> StoreError | None:
@@ -186,8 +198,7 @@ def translate(exc: DBAPIError, engine: Engine) -> StoreError | None:
         return StoreCorrupt(damaged(path, str(exc.orig)))
     if not isinstance(exc, OperationalError):
         return None
-    where = (f"sqlite:///{path}" if path is not None
-             else engine.url.render_as_string(hide_password=True))
+    where = f"sqlite:///{path}" if path is not None else _where(engine)
     hint = read_only_hint(path) if path is not None else ""
     return StoreError(f"database {where}: {exc.orig}{hint}")
 
