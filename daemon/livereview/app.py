@@ -138,7 +138,10 @@ class App:
         self._install(name, Identity(name, stored.user_id, override) if override else stored)
 
         async def refresh() -> None:
-            identity = await self._identity(name, bounded=False)
+            try:
+                identity = await self._identity(name, bounded=False)
+            except StoreError:  # said by the store; the stored identity serves meanwhile
+                return
             if identity is not None and identity != self.worker.identities.get(name):
                 log.info("identity_changed", host=name, username=identity.username)
                 self._install(name, identity)
@@ -283,8 +286,8 @@ class App:
                  cycle_finished=cycle_finished, seconds=round(time.monotonic() - began, 1))
 
     async def _finish_polling(self, grace: float) -> bool:
-        """Let the poll cycle in progress, and the MR syncs cycles left running in the
-        background, end within `grace`; cancel the rest. True if nothing had to be."""
+        """Let the poll cycle in progress, and the MR syncs earlier cycles left running in
+        the background, end within `grace`; cancel the rest. True if nothing had to be."""
         began = time.monotonic()
         task, cycle_finished = self._tick_task, True
         if task is not None:
