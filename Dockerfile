@@ -1,10 +1,11 @@
 # syntax=docker/dockerfile:1
 # livereview in a container: non-root, state on a volume, config and token mounted.
 #   docker build -t livereview .
-#   docker run -d --name livereview -v livereview-state:/var/lib/livereview \
+#   docker run -d --name livereview --stop-timeout 45 -v livereview-state:/var/lib/livereview \
 #     -v "$PWD/livereview.toml:/etc/livereview/livereview.toml:ro" \
 #     -e LIVEREVIEW_GITLAB_TOKEN -e OPENAI_API_KEY -p 127.0.0.1:9464:9464 livereview
 # In the mounted config, set metrics_listen = "0.0.0.0:9464" so the published port reaches it.
+# --stop-timeout 45: SIGTERM gets shutdown_grace_seconds (30) as under systemd, not Docker's 10.
 
 FROM python:3.12-slim AS build
 WORKDIR /src

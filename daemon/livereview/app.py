@@ -24,7 +24,7 @@ from livereview.reply.worker import Worker
 from livereview.settings import Settings
 from livereview.store import jobs, state
 from livereview.store.db import Store
-from livereview.store.engine import StoreError
+from livereview.store.engine import StoreError, StoreFatal
 from livereview.sync.poller import CycleReport, HostPoller
 from livereview.systemd import Notifier
 
@@ -45,6 +45,9 @@ def policy(settings: Settings) -> Policy:
                   automated_reply_seconds=bot.automated_reply_seconds)
 
 
+IDENTITY_TIMEOUT_SECONDS = 10.0  # READY must not wait on a host that never answers
+
+
 @dataclass
 class App:
     settings: Settings
@@ -54,7 +57,9 @@ class App:
     worker: Worker
     pollers: dict[str, HostPoller] = field(default_factory=dict)
     _last_cold: float = 0.0
-    _ticking: asyncio.Lock = field(default_factory=asyncio.Lock)
+    _tick_task: asyncio.Task[object] | None = None
+    _lookups: dict[str, asyncio.Task[HostPoller | None]] = field(default_factory=dict)
+    _stop: asyncio.Event | None = None  # set while `run` runs: a fatal store error stops it
     last_tick: float = 0.0
     on_cycle: Callable[[dict[str, CycleReport]], None] | None = None  # the demo's live view
     on_progress: Callable[[str, int, int], None] | None = None  # `once` on a terminal
@@ -74,13 +79,17 @@ class App:
                         daemon=settings.daemon, bot=settings.bot, metrics=metrics, clock=now)
         return cls(settings, store, metrics, hosts, worker)
 
-    async def _identity(self, name: str) -> Identity | None:
+    async def _identity(self, name: str, *, bounded: bool = True) -> Identity | None:
+        """Who the bot is on this host (`GET /user`, within IDENTITY_TIMEOUT_SECONDS if
+        `bounded`), else the stored identity."""
         host, override = self.hosts[name], self.settings.host(name).username
         try:
-            identity = await host.whoami()
-        except HostError as exc:
+            async with asyncio.timeout(IDENTITY_TIMEOUT_SECONDS if bounded else None):
+                identity = await host.whoami()
+        except (HostError, TimeoutError) as exc:
             stored = await self.store.run(state.identity, name)
-            log.error("identity_unavailable", host=name, error=str(exc),
+            log.error("identity_unavailable", host=name,
+                      error=str(exc) or f"no answer within {IDENTITY_TIMEOUT_SECONDS:g}s",
                       using_stored=stored is not None)
             return stored
         if override:
@@ -88,13 +97,11 @@ class App:
         await self.store.run(state.save_identity, identity, now())
         return identity
 
-    async def _poller(self, name: str) -> HostPoller | None:
-        if name in self.pollers:
-            return self.pollers[name]
-        identity = await self._identity(name)
-        if identity is None:
-            return None
+    def _install(self, name: str, identity: Identity) -> HostPoller:
         self.worker.identities[name] = identity
+        if name in self.pollers:
+            self.pollers[name].identity = identity
+            return self.pollers[name]
         self.pollers[name] = HostPoller(
             host=self.hosts[name], identity=identity, repos=self.settings.repos_of(name),
             store=self.store, settings=self.settings.daemon, policy=policy(self.settings),
@@ -102,11 +109,55 @@ class App:
             clock=now)
         return self.pollers[name]
 
-    async def cycle(self, *, cold: bool = False, wait: float | None = None
-                    ) -> dict[str, CycleReport]:
+    async def _poller(self, name: str) -> HostPoller | None:
+        if name in self.pollers:
+            return self.pollers[name]
+        try:
+            identity = await self._identity(name)
+        except StoreError:  # said by the store; a fatal one stops the daemon at the tick
+            return None
+        return None if identity is None else self._install(name, identity)
+
+    def _lookup(self, name: str) -> asyncio.Task[HostPoller | None]:
+        """The identity lookup of a host not known yet: one at a time per host."""
+        task = self._lookups.get(name)
+        if task is None or task.done():
+            task = self._lookups[name] = asyncio.create_task(self._poller(name),
+                                                             name=f"identity-{name}")
+        return task
+
+    async def _start_host(self, name: str) -> asyncio.Task[None] | None:
+        """Before READY: the stored identity when there is one (then refreshed in the
+        background), else a lookup bounded by IDENTITY_TIMEOUT_SECONDS; a host still
+        unknown after that is looked up again on every tick."""
+        stored = await self.store.run(state.identity, name)
+        if stored is None:
+            await self._lookup(name)
+            return None
+        override = self.settings.host(name).username
+        self._install(name, Identity(name, stored.user_id, override) if override else stored)
+
+        async def refresh() -> None:
+            try:
+                identity = await self._identity(name, bounded=False)
+            except StoreError:  # said by the store; the stored identity serves meanwhile
+                return
+            if identity is not None and identity != self.worker.identities.get(name):
+                log.info("identity_changed", host=name, username=identity.username)
+                self._install(name, identity)
+
+        return asyncio.create_task(refresh(), name=f"identity-{name}")
+
+    async def cycle(self, *, cold: bool = False, wait: float | None = None,
+                    wait_for_identities: bool = True) -> dict[str, CycleReport]:
         """One poll cycle over every host, concurrently; a failing host does not stop others.
-        MR syncs still running after `wait` seconds go on in the background."""
-        pollers = [p for n in self.hosts if (p := await self._poller(n)) is not None]
+        MR syncs still running after `wait` seconds go on in the background. A host whose
+        identity is still unknown is looked up first, or — for the daemon's ticks — in the
+        background while the others are polled."""
+        lookups = [self._lookup(name) for name in self.hosts if name not in self.pollers]
+        if lookups and wait_for_identities:
+            await asyncio.gather(*lookups)
+        pollers = [self.pollers[name] for name in self.hosts if name in self.pollers]
         reports = await asyncio.gather(*(p.cycle(cold=cold, wait=wait) for p in pollers))
         counts = await self.store.run(jobs.counts)
         for job_state in JobState:
@@ -118,13 +169,25 @@ class App:
         cold = time.monotonic() - self._last_cold >= self.settings.daemon.poll_interval_seconds
         if cold:
             self._last_cold = time.monotonic()
-        async with self._ticking:
-            try:
-                reports = await self.cycle(
-                    cold=cold, wait=self.settings.daemon.hot_poll_interval_seconds)
-            except StoreError as exc:  # disk full, locked: poll again once it is writable
-                log.error("store_unavailable", error=str(exc))
-                return
+        self._tick_task = asyncio.current_task()
+        try:
+            reports = await self.cycle(
+                cold=cold, wait=self.settings.daemon.hot_poll_interval_seconds,
+                wait_for_identities=False)
+        except StoreFatal:  # damaged or deleted: nothing can work, `run` stops and says why
+            if self._stop is not None:
+                self._stop.set()
+            return
+        except StoreError:  # locked, full, read-only: the store logged it; poll again later
+            return
+        except asyncio.CancelledError:
+            if self._stop is None or not self._stop.is_set():
+                raise
+            # The shutdown deadline passed mid-cycle; what was stored stays stored. Returning
+            # keeps APScheduler from logging the cancellation as a 60-line traceback.
+            return
+        finally:
+            self._tick_task = None
         if self.on_cycle is not None:
             self.on_cycle(reports)
 
@@ -141,7 +204,10 @@ class App:
         poll loop gets the unit restarted; refresh STATUS= either way."""
         period = notifier.watchdog_seconds
         while not stop.is_set():
-            status = await self.status_line()
+            try:
+                status = await self.status_line()
+            except StoreError as exc:
+                status = f"database unavailable: {exc}"
             if period is not None and time.monotonic() - self.last_tick < period:
                 notifier.watchdog(status)
             else:
@@ -160,15 +226,20 @@ class App:
         await self.worker.answerer.close()
         self.store.close()
 
-    async def run(self, stop: asyncio.Event | None = None) -> None:
-        """The daemon: poll on a schedule, answer as jobs come; stop cleanly on SIGTERM."""
-        stop = stop or asyncio.Event()
-        _install_signal_handlers(stop)
+    async def run(self, stop: asyncio.Event | None = None, *, handle_signals: bool = True
+                  ) -> None:
+        """The daemon: poll on a schedule, answer as jobs come; stop cleanly on SIGTERM.
+        Raises `StoreFatal` after stopping if the database became unusable, and
+        `ListenError` before starting if the metrics address is taken."""
+        stop = self._stop = stop or asyncio.Event()
+        if handle_signals:
+            _install_signal_handlers(stop)
         notifier = Notifier()
         if self.settings.daemon.metrics_listen:
             self.metrics.serve(self.settings.daemon.metrics_listen)
-        for name in self.hosts:  # identities first: READY means "knows who it is"
-            await self._poller(name)
+        # Identities first: READY means "knows who it is", within seconds.
+        started = await asyncio.gather(*(self._start_host(name) for name in self.hosts))
+        background: list[asyncio.Task[object]] = [task for task in started if task is not None]
         scheduler = AsyncIOScheduler()
         scheduler.add_job(self.tick, "interval", id="poll",
                           seconds=self.settings.daemon.hot_poll_interval_seconds,
@@ -179,7 +250,7 @@ class App:
         scheduler.start()
         self.last_tick = time.monotonic()
         notifier.ready(await self.status_line())
-        watchdog = asyncio.create_task(self._watchdog(notifier, stop))
+        background.append(asyncio.create_task(self._watchdog(notifier, stop)))
         log.info("daemon_started", hosts=list(self.hosts), repos=len(self.settings.repos),
                  hot_interval=self.settings.daemon.hot_poll_interval_seconds,
                  cold_interval=self.settings.daemon.poll_interval_seconds,
@@ -189,20 +260,45 @@ class App:
         finally:
             notifier.stopping()
             stop.set()
-            await watchdog
-            # No new ticks, but let a poll cycle in progress commit what it fetched: the
-            # executor's shutdown would cancel it mid-request (APScheduler 3 cancels running
-            # coroutine jobs whatever `wait` says), so it comes last.
-            scheduler.pause()
-            grace = self.settings.daemon.shutdown_grace_seconds
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(grace), self._ticking:
-                    pass
-            scheduler.shutdown(wait=False)
-            for poller in self.pollers.values():  # MR syncs still running in the background
-                await poller.settle(grace)
-            finished = await self.worker.finish_in_flight(grace)
-            log.info("daemon_stopped", in_flight_finished=finished)
+            await self._shutdown(scheduler, background)
+        if self.store.fatal is not None:
+            raise self.store.fatal
+
+    async def _shutdown(self, scheduler: AsyncIOScheduler,
+                        background: list[asyncio.Task[object]]) -> None:
+        """One deadline for all of it, `shutdown_grace_seconds` (below the unit's
+        TimeoutStopSec): the poll cycle in progress may commit what it fetched and
+        in-flight replies may finish; what is left then is cancelled, and resumes from its
+        last committed state at the next start."""
+        began = time.monotonic()
+        grace = self.settings.daemon.shutdown_grace_seconds
+        scheduler.pause()  # no new ticks
+        await asyncio.sleep(0)  # a tick submitted just before registers itself first
+        background += self._lookups.values()
+        for task in background:
+            task.cancel()
+        jobs_finished, cycle_finished = await asyncio.gather(
+            self.worker.finish_in_flight(grace), self._finish_polling(grace))
+        # The cycle is over (or cancelled): APScheduler has nothing left to cancel.
+        scheduler.shutdown(wait=False)
+        await asyncio.gather(*background, return_exceptions=True)
+        log.info("daemon_stopped", in_flight_finished=jobs_finished,
+                 cycle_finished=cycle_finished, seconds=round(time.monotonic() - began, 1))
+
+    async def _finish_polling(self, grace: float) -> bool:
+        """Let the poll cycle in progress, and the MR syncs earlier cycles left running in
+        the background, end within `grace`; cancel the rest. True if nothing had to be."""
+        began = time.monotonic()
+        task, cycle_finished = self._tick_task, True
+        if task is not None:
+            done, _ = await asyncio.wait([task], timeout=grace)
+            if not done:
+                task.cancel()
+                await asyncio.wait([task])
+                cycle_finished = False
+        left = max(0.0, grace - (time.monotonic() - began))
+        settled = await asyncio.gather(*(p.settle(left) for p in self.pollers.values()))
+        return cycle_finished and all(settled)
 
 
 def _install_signal_handlers(stop: asyncio.Event) -> None:

@@ -1,66 +1,95 @@
-"""`livereview check`: the configuration reaches every host, and every repo exists."""
+"""`livereview check`: the configuration reaches every host, every repo exists, the model
+endpoint answers, and the database is usable.
+
+A check only reads: it opens the database only if it exists, read-only, and creates
+nothing (no directory, no file, no identity row); it says what it found instead.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import os
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 
-from livereview.hosts.base import AuthFailed, Forbidden, Host, HostError, TLSFailed
+from livereview.hosts.base import AuthFailed, BadResponse, Forbidden, Host, HostError, TLSFailed
 from livereview.hosts.connect import connect
 from livereview.metrics import Metrics
-from livereview.settings import Settings
-from livereview.store import state
+from livereview.model import JobState
+from livereview.reachability import diagnose
+from livereview.reply.llm import probe
+from livereview.settings import AISettings, DaemonSettings, HostSettings, Settings
+from livereview.store import jobs
 from livereview.store.db import Store
+from livereview.store.engine import StoreError, sqlite_file
+
+IDENTITY_TIMEOUT_SECONDS = 15.0  # a host that accepts connections but never answers
 
 
 @dataclass(frozen=True)
 class Row:
     host: str
-    subject: str  # "identity" or a repo path
+    subject: str  # "identity", a repo path, "listing", "database" or "endpoint"
     ok: bool
     detail: str
 
 
-async def check(settings: Settings, store: Store) -> list[Row]:
-    rows: list[Row] = []
+async def check(settings: Settings) -> list[Row]:
+    rows = [database(settings.daemon), await endpoint(settings.ai)]
     metrics = Metrics()
     for index, host_settings in enumerate(settings.hosts):
         host = connect(host_settings, metrics)
-        where = f"hosts[{index}] ({host_settings.name})"
         try:
+            rows += await _host(f"hosts[{index}] ({host_settings.name})", host, host_settings,
+                                settings.repos_of(host_settings.name))
+        finally:
+            await host.close()
+    return rows
+
+
+async def _host(where: str, host: Host, settings: HostSettings, repos: tuple[str, ...]
+                ) -> list[Row]:
+    try:
+        async with asyncio.timeout(IDENTITY_TIMEOUT_SECONDS):
             identity = await host.whoami()
-        except AuthFailed:
-            needs = {"gitlab": "the `api` scope",
-                     "github": "pull requests + issues read/write and contents read"}
-            rows.append(Row(where, "identity", False, "token rejected (401): check the token "
-                            f"and that it has {needs.get(host_settings.type, 'access')}"))
-            await host.close()
-            continue
-        except TLSFailed as exc:
-            rows.append(Row(where, "identity", False, str(exc)))
-            await host.close()
+    except AuthFailed:
+        needs = {"gitlab": "the `api` scope",
+                 "github": "pull requests + issues read/write and contents read"}
+        return [Row(where, "identity", False, "token rejected (401): check the token and "
+                    f"that it has {needs.get(settings.type, 'access')}")]
+    except TLSFailed as exc:
+        return [Row(where, "identity", False, str(exc))]
+    except BadResponse as exc:
+        return [Row(where, "identity", False, f"{settings.url} answered, but not as its API "
+                    f"does ({exc}): is url the {settings.type} API base, not a login page "
+                    "or a proxy?")]
+    except (HostError, TimeoutError) as exc:
+        return [Row(where, "identity", False, await _unreachable(settings, exc))]
+    rows = [Row(where, "identity", True, f"@{identity.username} (id {identity.user_id})")]
+    for repo in repos:
+        try:
+            exists = await host.repo_exists(repo)
+        except Forbidden:
+            rows.append(Row(where, repo, False, "forbidden (403): the bot user needs at "
+                            "least Reporter access"))
             continue
         except HostError as exc:
-            rows.append(Row(where, "identity", False, f"unreachable: {exc}"))
-            await host.close()
+            rows.append(Row(where, repo, False, str(exc)))
             continue
-        await store.run(state.save_identity, identity, datetime.now().astimezone())
-        rows.append(Row(where, "identity", True, f"@{identity.username} (id {identity.user_id})"))
-        for repo in settings.repos_of(host_settings.name):
-            try:
-                exists = await host.repo_exists(repo)
-            except Forbidden:
-                rows.append(Row(where, repo, False, "forbidden (403): the bot user needs at "
-                                "least Reporter access"))
-                continue
-            except HostError as exc:
-                rows.append(Row(where, repo, False, str(exc)))
-                continue
-            rows.append(Row(where, repo, exists, "ok" if exists else
-                            "not found (404): wrong path, or the bot user is not a member"))
-        rows.append(await _listing(where, host, settings.repos_of(host_settings.name)))
-        await host.close()
+        rows.append(Row(where, repo, exists, "ok" if exists else
+                        "not found (404): wrong path, or the bot user is not a member"))
+    rows.append(await _listing(where, host, repos))
     return rows
+
+
+async def _unreachable(settings: HostSettings, exc: Exception) -> str:
+    """Name the host and the cause: DNS, refused, a silent firewall, or a slow server."""
+    why = await diagnose(settings.url)
+    if why is not None:
+        return f"unreachable: {why}"
+    what = str(exc) or f"no answer within {IDENTITY_TIMEOUT_SECONDS:g}s"
+    return f"unreachable: {settings.url} accepts connections but {what}"
 
 
 async def _listing(where: str, host: Host, repos: tuple[str, ...]) -> Row:
@@ -78,10 +107,48 @@ async def _listing(where: str, host: Host, repos: tuple[str, ...]) -> Row:
                "per cycle (unchanged lists cost no rate limit)")
 
 
+async def endpoint(ai: AISettings) -> Row:
+    trouble = await probe(ai)
+    if trouble is not None:
+        return Row("ai", "endpoint", False, trouble)
+    return Row("ai", "endpoint", True, f"{ai.base_url} answers (model {ai.model})")
+
+
+def database(daemon: DaemonSettings) -> Row:
+    """What is in the database, read-only; or whether the first run can create it."""
+    path = sqlite_file(daemon.database_url)
+    if path is not None and not path.exists():
+        return _not_created(path)
+    try:
+        store = Store.open_existing(daemon.database_url, daemon.busy_timeout_seconds)
+    except StoreError as exc:
+        return Row("daemon", "database", False, str(exc))
+    try:
+        counts = store.transaction(jobs.counts)
+    except StoreError as exc:
+        return Row("daemon", "database", False, str(exc))
+    finally:
+        store.close()
+    waiting = sum(counts.get(s.value, 0) for s in JobState if s.open)
+    failed = counts.get(JobState.FAILED.value, 0)
+    return Row("daemon", "database", True, f"{path or 'database'}: {sum(counts.values())} "
+               f"reply jobs, {waiting} waiting, {failed} failed")
+
+
+def _not_created(path: Path) -> Row:
+    """The nearest existing directory decides whether the first run can create it."""
+    parent = next(p for p in path.absolute().parents if p.exists())
+    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        return Row("daemon", "database", False, f"{path} does not exist and cannot be "
+                   f"created: {parent} is not a writable directory")
+    return Row("daemon", "database", True, f"{path} does not exist yet: the first `once` or "
+               "`run` creates it (mode 0600, in a 0700 directory)")
+
+
 def render(rows: list[Row]) -> str:
-    width = max((len(r.host) for r in rows), default=4)
+    width = max((len(r.host) for r in rows), default=5)
     subject_width = max((len(r.subject) for r in rows), default=4)
-    lines = [f"{'host':<{width}}  {'what':<{subject_width}}  status"]
+    lines = [f"{'where':<{width}}  {'what':<{subject_width}}  status"]
     lines += [f"{r.host:<{width}}  {r.subject:<{subject_width}}  "
               f"{'ok  ' if r.ok else 'FAIL'}  {r.detail}" for r in rows]
     return "\n".join(lines)

@@ -16,21 +16,26 @@ import time
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
-from typing import TextIO
+from typing import NoReturn, TextIO, cast
 
 from livereview import __version__, conversation, lesson_commands
 from livereview import logging as logs
 from livereview.app import App
 from livereview.check import check, render
-from livereview.demo import run_demo
+from livereview.demo import DemoError, DemoInterrupted, run_demo
+from livereview.metrics import ListenError, Metrics
 from livereview.model import JobState
 from livereview.profile import profile_report
 from livereview.settings import ConfigError, Settings, load, load_ai
 from livereview.store import jobs, state
 from livereview.store.db import Store
-from livereview.store.engine import StoreError
+from livereview.store.engine import StoreError, StoreMissing
 
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE = 0, 1, 2
+EXIT_SIGINT = 130  # 128 + SIGINT, what a shell reports for Ctrl-C
+# The database and its -wal/-shm files hold every comment read: nothing the daemon creates
+# is for other users (the systemd unit sets UMask=0077 as well).
+PRIVATE_UMASK = 0o077
 
 
 def default_config_path() -> Path:
@@ -45,8 +50,15 @@ def default_config_path() -> Path:
     return Path("livereview.toml")
 
 
+class _Parser(argparse.ArgumentParser):
+    """Bad usage is one line too, not the usage block then the error."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: {message} (see `{self.prog} --help`)\n")
+
+
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="livereview",
         description="An AI reviewer that answers in merge-request threads, by polling.")
     p.add_argument("--version", action="version", version=f"livereview {__version__}")
@@ -55,7 +67,9 @@ def parser() -> argparse.ArgumentParser:
                         "/etc/livereview/livereview.toml)")
     p.add_argument("--log-level", default="INFO",
                    choices=["DEBUG", "INFO", "WARNING", "ERROR"])
-    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    # Typed as plain parsers for lesson_commands; each one is a _Parser all the same.
+    sub = cast("argparse._SubParsersAction[argparse.ArgumentParser]",
+               p.add_subparsers(dest="command", required=True, metavar="COMMAND"))
     sub.add_parser("run", help="run the daemon (polls, acks, answers) until SIGTERM")
     once = sub.add_parser("once", help="one full poll cycle, answer what is due, exit")
     once.add_argument("--profile", action="store_true",
@@ -67,6 +81,8 @@ def parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="the whole loop in a sandbox: no account, no API key")
     demo.add_argument("--llm", action="store_true",
                       help="answer with the model of the config's [ai] section")
+    demo.add_argument("--keep", action="store_true",
+                      help="keep the sandbox's database (removed on exit otherwise)")
     pending = sub.add_parser("pending", help="comments still awaiting an answer, failed jobs")
     pending.add_argument("--repo", help="only this repo path")
     pending.add_argument("--json", action="store_true", help="machine-readable output")
@@ -85,12 +101,18 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def _reader(settings: Settings) -> Store:
+    """The database for a command that only reads: never created, never written."""
+    return Store.open_existing(settings.daemon.database_url,
+                               settings.daemon.busy_timeout_seconds)
+
+
 def _conversation(settings: Settings, args: argparse.Namespace) -> int:
     try:
         key = conversation.parse_url(settings, args.url)
-        store = Store.for_settings(settings.daemon)
+        store = _reader(settings)
         try:
-            graph = conversation.load(store, key)
+            graph = conversation.load(store, key, settings.bot.ack_reaction)
         finally:
             store.close()
     except conversation.UnknownMR as exc:
@@ -101,12 +123,19 @@ def _conversation(settings: Settings, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _health(settings: Settings, args: argparse.Namespace) -> int:
-    store = Store.for_settings(settings.daemon)
+def _last_success(settings: Settings) -> dict[str, datetime]:
     try:
-        last = store.transaction(state.last_success)
+        store = _reader(settings)
+    except StoreMissing:  # nothing polled yet, and a health check must not create it
+        return {}
+    try:
+        return store.transaction(state.last_success)
     finally:
         store.close()
+
+
+def _health(settings: Settings, args: argparse.Namespace) -> int:
+    last = _last_success(settings)
     max_age = args.max_age or max(300.0, 5 * settings.daemon.poll_interval_seconds)
     now = datetime.now(UTC)
     healthy = True
@@ -145,21 +174,27 @@ def _init(args: argparse.Namespace) -> int:
 
 
 async def _check(settings: Settings) -> int:
-    store = Store.for_settings(settings.daemon)
-    try:
-        rows = await check(settings, store)
-    finally:
-        store.close()
+    rows = await check(settings)
     print(render(rows))
     return EXIT_OK if all(r.ok for r in rows) else EXIT_RUNTIME
 
 
 def _pending(settings: Settings, args: argparse.Namespace) -> int:
-    store = Store.for_settings(settings.daemon)
+    watched = sorted({r.path for r in settings.repos})
+    if args.repo is not None and args.repo.strip("/") not in watched:
+        print(f"livereview: pending --repo {args.repo}: not a watched repo (the config "
+              f"watches {', '.join(watched)})", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        store = _reader(settings)
+    except StoreMissing as exc:
+        print(f"nothing pending: {exc}")
+        return EXIT_OK
     try:
         states = None if args.include_replied else (
             [s.value for s in JobState if s.open] + [JobState.FAILED.value])
-        rows = store.transaction(jobs.listing, states=states, repo=args.repo)
+        rows = store.transaction(jobs.listing, states=states,
+                                 repo=None if args.repo is None else args.repo.strip("/"))
     finally:
         store.close()
     items = [{
@@ -196,7 +231,11 @@ class Progress:
 
 
 async def _daemon(settings: Settings, args: argparse.Namespace) -> int:
-    app = App.create(settings)
+    """`run` and `once`. Raises StoreError or ListenError for `main` to say in one line."""
+    metrics = Metrics()
+    if args.command == "run" and settings.daemon.metrics_listen:
+        metrics.serve(settings.daemon.metrics_listen)  # a taken port: fail before creating
+    app = App.create(settings, metrics=metrics)
     if sys.stderr.isatty() and settings.daemon.log_format != "json":
         app.on_progress = Progress(sys.stderr)
     try:
@@ -228,15 +267,29 @@ def _demo(args: argparse.Namespace) -> int:
     logs.configure("console", [ai.api_key.reveal()] if ai else [],
                    level="WARNING" if args.log_level == "INFO" else args.log_level)
     try:
-        return asyncio.run(run_demo(sys.stdout, ai))
-    except KeyboardInterrupt:
+        return asyncio.run(run_demo(sys.stdout, ai, keep=args.keep))
+    except DemoError as exc:
+        print(f"livereview: {exc}", file=sys.stderr)
         return EXIT_RUNTIME
+    except DemoInterrupted as exc:  # Ctrl-C or SIGTERM: stopped within a second or two
+        print(f"livereview: demo stopped ({exc.signal_name})", file=sys.stderr)
+        return 128 + exc.signum
+    except KeyboardInterrupt:  # Ctrl-C before the demo's own handler was installed
+        return EXIT_SIGINT
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    if args.command == "init":
+    if args.command == "init":  # a config is for the service's user to read, unlike state
         return _init(args)
+    previous = os.umask(PRIVATE_UMASK)
+    try:
+        return _command(args)
+    finally:
+        os.umask(previous)  # main() also runs inside tests
+
+
+def _command(args: argparse.Namespace) -> int:
     if args.command == "demo":
         return _demo(args)
     try:
@@ -258,11 +311,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "health":
             return _health(settings, args)
         return asyncio.run(_daemon(settings, args))
-    except StoreError as exc:
+    except (StoreError, ListenError) as exc:
         print(f"livereview: {exc}", file=sys.stderr)
         return EXIT_RUNTIME
-    except KeyboardInterrupt:
-        return EXIT_RUNTIME
+    except KeyboardInterrupt:  # Ctrl-C outside the daemon's own handler (`once`, `check`)
+        return EXIT_SIGINT
 
 
 if __name__ == "__main__":

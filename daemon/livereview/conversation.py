@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from livereview.model import Identity, Message, MRKey, Snapshot, Thread
@@ -53,16 +54,30 @@ class Graph:
     identity: Identity | None
     events: list[EventRow]
     jobs: list[ReplyJobRow]
+    ack_reaction: str = "eyes"
+
+    @cached_property
+    def _acked(self) -> frozenset[str]:
+        return frozenset(j.host_message_id for j in self.jobs if j.acked_at is not None)
+
+    def reactions(self, message: Message) -> list[dict[str, str]]:
+        """The message's reactions, plus the bot's ack where its reply job acked: GitLab's
+        discussions carry no award emoji, so the snapshot alone shows none."""
+        shown = [{"name": r.name, "user": r.user.username} for r in message.reactions]
+        bot = self.identity.username if self.identity else "bot"
+        if message.id in self._acked and {"name": self.ack_reaction, "user": bot} not in shown:
+            shown.append({"name": self.ack_reaction, "user": bot, "source": "reply job"})
+        return shown
 
 
-def load(store: Store, key: MRKey) -> Graph:
+def load(store: Store, key: MRKey, ack_reaction: str = "eyes") -> Graph:
     snapshot = store.transaction(snapshots.load, key)
     if snapshot is None:
         raise UnknownMR(f"{key}: not in the store yet (has `livereview once` or `run` "
                         "polled it?)")
     return Graph(snapshot, store.transaction(state.identity, key.host),
                  store.transaction(snapshots.events_of, key),
-                 store.transaction(jobs.listing, mr=key))
+                 store.transaction(jobs.listing, mr=key), ack_reaction)
 
 
 def _actor(message: Message, identity: Identity | None) -> str:
@@ -97,7 +112,7 @@ def as_dict(graph: Graph) -> dict[str, Any]:
             "messages": [{
                 "id": m.id, "author": m.author.username, "actor": _actor(m, graph.identity),
                 "created_at": m.created_at.isoformat(), "body": m.body,
-                "reactions": [{"name": r.name, "user": r.user.username} for r in m.reactions],
+                "reactions": graph.reactions(m),
             } for m in t.messages],
         } for t in graph.snapshot.threads],
         "commits": [{"sha": c.sha, "title": c.title} for c in graph.snapshot.commits],
@@ -121,7 +136,9 @@ def render(graph: Graph) -> str:
         for m_index, m in enumerate(thread.messages):
             stem = "   " if last_thread else "│  "
             branch = "└" if m_index == len(thread.messages) - 1 else "├"
-            reactions = "".join(f" [{r.name} @{r.user.username}]" for r in m.reactions)
+            reactions = "".join(f" [{r['name']} @{r['user']}"
+                                + (", per its reply job]" if "source" in r else "]")
+                                for r in graph.reactions(m))
             lines.append(f"{stem}{branch}─ #{m.id} @{m.author.username} "
                          f"({_actor(m, graph.identity)}) “{_excerpt(m.body)}”{reactions}")
     if graph.events:

@@ -3,12 +3,17 @@
 A sandbox GitLab (the same fake the tests use) serves a sample merge request on loopback;
 a scripted colleague asks questions in it; the real daemon — adapter, store, scheduler,
 worker — notices, acks and answers. Answers come from the sandbox answer engine (clearly
-labelled) unless `--llm` points the daemon at the configured model.
+labelled) unless `--llm` points the daemon at the configured model (probed first, so an
+unreachable endpoint is said at once). Ctrl-C or SIGTERM stops it within a second or two;
+its temporary database is removed on exit unless `--keep` asks to keep it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
+import shutil
+import signal
 import statistics
 import tempfile
 import time
@@ -18,6 +23,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from livereview.app import App
+from livereview.reply.llm import probe
 from livereview.sandbox.gitlab_server import FakeGitLabServer
 from livereview.sandbox.gitlab_state import FakeGitLab
 from livereview.sandbox.llm_server import FakeLLMServer
@@ -38,6 +44,19 @@ SCRIPT = (  # where the colleague writes, and what
     ("same thread", "But dict.get is atomic under the GIL, isn't it?"),  # no mention needed
     ("general", "@livereview anything else you would change before this merges?"),
 )
+
+
+class DemoError(Exception):
+    """The demo cannot run as asked (the --llm endpoint is unreachable)."""
+
+
+class DemoInterrupted(Exception):
+    """Ctrl-C or SIGTERM: the demo stopped early, cleanly."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+        self.signal_name = signal.Signals(signum).name
 
 
 @dataclass
@@ -127,7 +146,8 @@ def demo_settings(gitlab_url: str, state: Path, ai: AISettings | None, llm_url: 
     settings = parse({
         "daemon": {"database_url": f"sqlite:///{state / 'livereview.db'}",
                    "hot_poll_interval_seconds": 1, "poll_interval_seconds": 10,
-                   "metrics_listen": ""},
+                   # Ctrl-C must end the demo within a second or two, not wait for answers.
+                   "shutdown_grace_seconds": 1, "metrics_listen": ""},
         "ai": {"base_url": llm_url, "model": "sandbox", "api_key_env": ""},
         "hosts": [{"name": "sandbox", "type": "gitlab", "url": gitlab_url,
                    "token_env": "DEMO_TOKEN"}],
@@ -138,7 +158,7 @@ def demo_settings(gitlab_url: str, state: Path, ai: AISettings | None, llm_url: 
     return settings.model_copy(update={"ai": ai})
 
 
-def summary(demo: Demo, state: Path, out: TextIO) -> None:
+def summary(demo: Demo, out: TextIO) -> None:
     acks = [t.ack for t in demo.timings if t.ack is not None]
     replies = [t.reply for t in demo.timings if t.reply is not None]
     print("\nSummary", file=out)
@@ -149,15 +169,47 @@ def summary(demo: Demo, state: Path, out: TextIO) -> None:
     if replies:
         print(f"  time to reply:  median {statistics.median(replies):.1f}s, "
               f"max {max(replies):.1f}s", file=out)
-    print(f"\nWhat happened is in the store: {state / 'livereview.db'}\n"
-          "Next: `livereview init` writes a config for your GitLab, `livereview check` tests "
-          "it,\n`livereview run` starts the daemon. README.md explains each setting.",
+    print("\nNext: `livereview init` writes a config for your GitLab, `livereview check` "
+          "tests it,\n`livereview run` starts the daemon. README.md explains each setting.",
           file=out)
 
 
-async def run_demo(out: TextIO, ai: AISettings | None = None) -> int:
+async def run_demo(out: TextIO, ai: AISettings | None = None, *, keep: bool = False) -> int:
+    """The demo; raises DemoError if it cannot run, DemoInterrupted on Ctrl-C/SIGTERM."""
+    if ai is not None:
+        trouble = await probe(ai)
+        if trouble is not None:
+            raise DemoError(f"demo --llm: {trouble}")
+    state = Path(tempfile.mkdtemp(prefix="livereview-demo-"))
+    received: list[int] = []
+    main, loop = asyncio.current_task(), asyncio.get_running_loop()
+
+    def on_signal(signum: int) -> None:
+        if received:  # a second Ctrl-C: leave now, whatever is still closing
+            os._exit(128 + signum)
+        received.append(signum)
+        if main is not None:
+            main.cancel()
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, on_signal, signum)
+    try:
+        return await _sandbox(out, ai, state)
+    except asyncio.CancelledError:
+        if not received:
+            raise
+        raise DemoInterrupted(received[0]) from None
+    finally:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(signum)
+        if keep:
+            print(f"The demo's database is kept: {state / 'livereview.db'}", file=out)
+        else:
+            shutil.rmtree(state, ignore_errors=True)
+
+
+async def _sandbox(out: TextIO, ai: AISettings | None, state: Path) -> int:
     gitlab, iid = sandbox_gitlab()
-    state = Path(tempfile.mkdtemp(prefix="livereview-demo-"))  # kept: the user may look
     with FakeGitLabServer(gitlab) as server, FakeLLMServer() as llm:
         settings = demo_settings(server.url, state, ai, llm.url)
         engine = f"model {ai.model} at {ai.base_url}" if ai else "the sandbox answer engine"
@@ -167,12 +219,12 @@ async def run_demo(out: TextIO, ai: AISettings | None = None) -> int:
         app = App.create(settings)
         app.on_cycle = demo.show_poll
         stop = asyncio.Event()
-        daemon = asyncio.create_task(app.run(stop))
+        daemon = asyncio.create_task(app.run(stop, handle_signals=False))
         try:
             await demo.colleague()
         finally:
             stop.set()
             await daemon
             await app.close()
-        summary(demo, state, out)
+        summary(demo, out)
         return 0 if all(t.reply is not None for t in demo.timings) else 1

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import threading
 from collections.abc import Iterable, MutableMapping
 from typing import Any, TextIO, cast
 
@@ -89,3 +90,35 @@ def configure(log_format: str = "auto", secrets: Iterable[str] = (), *, level: s
     # "maximum number of running instances reached" every hot tick while GitLab is slow
     # says nothing livereview_poll_cycle_seconds does not; real scheduler errors still show.
     logging.getLogger("apscheduler").setLevel(logging.ERROR)
+
+
+class FailureLog:
+    """A failure that repeats — every poll cycle, every job, every transaction while a disk
+    is full — is logged once when it starts or its cause changes, and once when it is over
+    (`<event>_recovered`), not once per attempt. Safe to call from any thread."""
+
+    def __init__(self, logger: structlog.typing.FilteringBoundLogger) -> None:
+        self._log = logger
+        self._failing: dict[str, str] = {}  # subject → the cause last logged
+        self._lock = threading.Lock()
+
+    def failed(self, subject: str, event: str, reason: str, *, level: int = logging.ERROR,
+               **fields: Any) -> bool:
+        """Record a failure of `subject`; True if this call logged it."""
+        with self._lock:
+            if self._failing.get(subject) == reason:
+                return False
+            self._failing[subject] = reason
+        self._log.log(level, event, reason=reason, **fields)
+        return True
+
+    def ok(self, subject: str, event: str, **fields: Any) -> bool:
+        """Record a success of `subject`; True if this ended a failure (and logged it)."""
+        with self._lock:
+            if self._failing.pop(subject, None) is None:
+                return False
+        self._log.info(f"{event}_recovered", **fields)
+        return True
+
+    def failing(self, subject: str) -> str | None:
+        return self._failing.get(subject)

@@ -3,15 +3,42 @@ never a repo, MR, user or message. One `Metrics` object per process, passed expl
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
+import platform
+
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    GCCollector,
+    Histogram,
+    PlatformCollector,
+    ProcessCollector,
+    start_http_server,
+)
+
+from livereview import __version__
 
 LATENCY_BUCKETS = (1, 2, 3, 5, 10, 20, 30, 60, 120, 300, 600, 1800, 3600)
+
+
+class ListenError(Exception):
+    """The metrics endpoint cannot listen where the config says; the message says why."""
 
 
 class Metrics:
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry or CollectorRegistry()
+        self.serving: str | None = None  # the address /metrics is served on
         r = self.registry
+        # What the default registry would give: process_* (CPU, memory, open files, start
+        # time) and python_* (version, GC), which dashboards and alerts expect.
+        ProcessCollector(registry=r)
+        PlatformCollector(registry=r)
+        GCCollector(registry=r)
+        self.build_info = Gauge(
+            "livereview_build_info", "Always 1; the labels say which build is running.",
+            ["version", "python"], registry=r)
+        self.build_info.labels(__version__, platform.python_version()).set(1)
         self.time_to_ack = Histogram(
             "livereview_time_to_ack_seconds",
             "From the comment's creation on the host to the bot's acknowledgement.",
@@ -86,10 +113,18 @@ class Metrics:
             self.llm_tokens.labels(kind)
 
     def serve(self, listen: str) -> None:
-        """Expose /metrics on HOST:PORT (a daemon thread of prometheus-client)."""
+        """Expose /metrics on HOST:PORT (a daemon thread of prometheus-client); once."""
+        if self.serving == listen:
+            return
         host, _, port = listen.rpartition(":")
-        start_http_server(int(port), addr=host.strip("[]") or "127.0.0.1",
-                          registry=self.registry)
+        try:
+            start_http_server(int(port), addr=host.strip("[]") or "127.0.0.1",
+                              registry=self.registry)
+        except OSError as exc:  # in use, not an address of this machine, a privileged port
+            cause = exc.strerror or str(exc)
+            raise ListenError(f"daemon.metrics_listen: cannot listen on {listen}: "
+                              f"{cause}") from None
+        self.serving = listen
 
 
 def status_class(status: int | None) -> str:

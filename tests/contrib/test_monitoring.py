@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import re
 import shutil
 import subprocess
@@ -19,6 +20,7 @@ from typing import Any
 import pytest
 from prometheus_client import generate_latest
 
+from livereview import __version__
 from livereview.metrics import Metrics
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -146,6 +148,17 @@ def test_known_metrics_are_the_ones_the_daemon_exposes() -> None:
                   for label in sample.labels if label != "le"}
         exposed[name] = (family.type, frozenset(labels))
     assert {name: exposed.get(name) for name in KNOWN_METRICS} == KNOWN_METRICS
+
+
+def test_exposition_has_build_info_and_the_process_metrics_operators_expect() -> None:
+    """Was: the custom registry dropped process_* and python_*, and no build_info."""
+    text = generate_latest(Metrics().registry).decode()
+    assert (f'livereview_build_info{{python="{platform.python_version()}",'
+            f'version="{__version__}"}} 1.0') in text
+    for name in ("process_cpu_seconds_total", "process_resident_memory_bytes",
+                 "process_open_fds", "process_start_time_seconds", "python_info",
+                 "python_gc_collections_total"):
+        assert re.search(rf"^{name}[{{ ]", text, re.MULTILINE), name
 
 
 # --- Grafana dashboard -----------------------------------------------------------------------

@@ -57,12 +57,27 @@ def test_check_with_a_rejected_token_exits_1_without_showing_it(sandbox: Sandbox
     assert bad not in result.stdout + result.stderr
 
 
-def test_check_with_an_unreachable_host_exits_1(sandbox: Sandbox) -> None:
+def test_check_with_an_unreachable_host_exits_1_naming_the_cause(sandbox: Sandbox) -> None:
+    address = sandbox.gitlab_server.url.removeprefix("http://")
     sandbox.gitlab_server.stop()
     result = run_cli("--config", str(sandbox.config), "check", env={"LIVEREVIEW_E2E_TOKEN": TOKEN})
     assert result.returncode == 1
-    assert "unreachable" in result.stdout
+    assert re.search(rf"identity +FAIL +unreachable: {address} refused the connection "
+                     r"\(nothing listens there\)", result.stdout)
     assert "Traceback" not in result.stderr
+
+
+def test_check_names_an_unresolvable_host_and_an_unreachable_model(sandbox: Sandbox) -> None:
+    sandbox.config.write_text(sandbox.config.read_text().replace(
+        sandbox.gitlab_server.url, "http://gitlab.invalid"))
+    llm = sandbox.llm.url
+    sandbox.llm.stop()
+    result = run_cli("--config", str(sandbox.config), "check", env={"LIVEREVIEW_E2E_TOKEN": TOKEN})
+    assert result.returncode == 1
+    assert re.search(r"identity +FAIL +unreachable: cannot resolve gitlab.invalid: ",
+                     result.stdout)
+    assert re.search(rf"ai +endpoint +FAIL +LLM endpoint {llm} unreachable: connection "
+                     "refused", result.stdout)
 
 
 @pytest.mark.parametrize(("change", "message"), [
@@ -131,11 +146,18 @@ def test_conversation_shows_threads_actors_events_and_jobs(
     assert "@livereview (bot (self))" in tree
     assert "comment_added" in tree
     assert f"posted    #{note['id']} (mention)" in tree
+    # GitLab's discussions carry no award emoji: the bot's 👀 comes from its reply job.
+    assert f"#{note['id']} @alice (human) “@livereview is this lock needed?” [eyes " \
+           "@livereview, per its reply job]" in tree
     assert main(["--config", str(sandbox.config), "conversation", "--json", url]) == 0
     graph = json.loads(capsys.readouterr().out)
     [job] = graph["jobs"]
     assert job["state"] == "posted"
-    assert [m["actor"] for m in graph["threads"][-1]["messages"]] == ["human", "bot (self)"]
+    question, answer = graph["threads"][-1]["messages"]
+    assert [question["actor"], answer["actor"]] == ["human", "bot (self)"]
+    assert question["reactions"] == [{"name": "eyes", "user": "livereview",
+                                      "source": "reply job"}]
+    assert answer["reactions"] == []
 
 
 def test_conversation_of_an_unknown_url_is_a_clear_error(
@@ -155,9 +177,21 @@ def test_pending_is_per_repo_and_can_include_replied(
     assert main(["--config", str(sandbox.config), "pending", "--include-replied", "--json"]) == 0
     [item] = json.loads(capsys.readouterr().out)
     assert (item["state"], item["key"].endswith(f":{note['id']}")) == ("posted", True)
+    sandbox.gitlab.add_project("acme/other")
+    sandbox.config.write_text(sandbox.config.read_text() + '\n[[repos]]\nhost = "gl"\n'
+                              'path = "acme/other"\n')
     assert main(["--config", str(sandbox.config), "pending", "--include-replied",
                  "--repo", "acme/other"]) == 0
     assert capsys.readouterr().out.strip() == "nothing pending"
+
+
+def test_pending_for_a_repo_that_is_not_watched_says_so(
+        sandbox: Sandbox, capsys: pytest.CaptureFixture[str]) -> None:
+    assert sandbox.once() == 0
+    capsys.readouterr()
+    assert main(["--config", str(sandbox.config), "pending", "--repo", "acme/typo"]) == 2
+    assert capsys.readouterr().err.strip() == ("livereview: pending --repo acme/typo: not a "
+                                               "watched repo (the config watches acme/widgets)")
 
 
 def test_once_profile_shows_where_the_cycle_time_went(

@@ -1,21 +1,26 @@
 """Type=notify against a fake notify socket: READY, STATUS, WATCHDOG only while the poll
-loop is alive, STOPPING on SIGTERM."""
+loop is alive, STOPPING on SIGTERM; start-up and shutdown within the unit's timeouts."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from livereview.app import IDENTITY_TIMEOUT_SECONDS
+from livereview.settings import DaemonSettings
 from livereview.systemd import Notifier
-from tests.e2e.conftest import TOKEN, Sandbox, wait_for
+from tests.e2e.conftest import PROJECT, TOKEN, Daemon, Sandbox, wait_for, write_config
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -87,3 +92,78 @@ def test_daemon_is_ready_pings_while_alive_stops_pinging_when_stuck(
     finally:
         if process.poll() is None:
             process.kill()
+
+
+def start_notified(sandbox: Sandbox, path: str) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "LIVEREVIEW_E2E_TOKEN": TOKEN, "NOTIFY_SOCKET": path}
+    return subprocess.Popen(  # noqa: S603 - our own CLI
+        [sys.executable, "-m", "livereview", "--config", str(sandbox.config), "run"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def ready(sock: socket.socket, seen: list[dict[str, str]]) -> bool:
+    seen.extend(received(sock))
+    return any(m.get("READY") == "1" for m in seen)
+
+
+@pytest.mark.parametrize("identity_stored", [True, False])
+def test_ready_does_not_wait_for_a_host_that_accepts_but_never_answers(
+        sandbox: Sandbox, notify_socket: tuple[socket.socket, str], identity_stored: bool
+        ) -> None:
+    """Was: READY=1 waited 122 s for GET /user, past systemd's start timeout, so the unit
+    was restarted in a loop. Now the stored identity is used at once (and refreshed in the
+    background); without one, the lookup is bounded to IDENTITY_TIMEOUT_SECONDS."""
+    write_config(sandbox.config, sandbox.gitlab_server.url, sandbox.llm.url, sandbox.db,
+                 shutdown_grace_seconds=1)  # the poll cycle in flight hangs too
+    if identity_stored:
+        assert sandbox.once() == 0
+    sandbox.gitlab_server.latency_seconds = 120.0
+    sock, path = notify_socket
+    process = start_notified(sandbox, path)
+    try:
+        seen: list[dict[str, str]] = []
+        wait_for(lambda: ready(sock, seen), timeout=IDENTITY_TIMEOUT_SECONDS + 15)
+        sandbox.gitlab_server.latency_seconds = 0.0
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=60) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+
+
+def test_the_unit_bounds_start_and_stop_and_makes_the_ai_key_optional() -> None:
+    unit = (ROOT / "systemd" / "livereview.service").read_text(encoding="utf-8")
+    settings = dict(line.split("=", 1) for line in unit.splitlines()
+                    if "=" in line and not line.startswith("#"))
+    # READY comes within the identity bound (plus a migration); stop within the grace.
+    assert float(settings["TimeoutStartSec"]) > IDENTITY_TIMEOUT_SECONDS * 3
+    grace = DaemonSettings(database_url="sqlite://").shutdown_grace_seconds
+    assert float(settings["TimeoutStopSec"]) >= grace + 10
+    # A SetCredential= of the same name makes a missing LoadCredential= file non-fatal
+    # (systemd.exec(5), "Credentials"): keyless local models start without the file.
+    assert "LoadCredential=openai-key:/etc/livereview/credentials/openai-key" in unit
+    assert "SetCredential=openai-key:" in unit
+    assert settings["UMask"] == "0077"
+
+
+def test_sigterm_during_a_hanging_request_and_a_slow_answer_stops_within_one_grace(
+        sandbox: Sandbox, start_daemon: Callable[[], Daemon]) -> None:
+    """Was: 30-60 s (the poll cycle's grace, then the replies' grace), past the unit's
+    TimeoutStopSec, and a 60-line CancelledError traceback."""
+    grace = 2.0
+    write_config(sandbox.config, sandbox.gitlab_server.url, sandbox.llm.url, sandbox.db,
+                 log_format="json", shutdown_grace_seconds=grace)
+    sandbox.llm.llm.delay_seconds = 60.0  # the answer is still being written at SIGTERM
+    note = sandbox.note("@livereview is this lock needed?")
+    daemon = start_daemon()
+    wait_for(lambda: bool(sandbox.gitlab.awards_on(PROJECT, sandbox.iid, note["id"])))
+    sandbox.gitlab_server.latency_seconds = 60.0  # and the next poll request hangs
+    time.sleep(2.5)  # a hot tick (every second) is now waiting on GitLab
+    assert daemon.stop(timeout=grace + 20) == 0
+    output = daemon.output()
+    assert "Traceback" not in output and "CancelledError" not in output
+    [stopped] = [json.loads(line) for line in output.splitlines()
+                 if '"daemon_stopped"' in line]
+    assert (stopped["in_flight_finished"], stopped["cycle_finished"]) == (False, False)
+    assert stopped["seconds"] < 2 * grace  # one deadline for both, not one after the other
+    assert sandbox.bot_notes() == []  # nothing half-posted; the job resumes at next start

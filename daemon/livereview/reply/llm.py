@@ -20,6 +20,7 @@ from openai.types.chat import (
 
 from livereview.hosts.http import ssl_context
 from livereview.metrics import Metrics
+from livereview.reachability import PROBE_TIMEOUT_SECONDS, cause
 from livereview.reply.context import Prompt
 from livereview.settings import AISettings
 
@@ -46,6 +47,49 @@ def _messages(prompt: Prompt) -> list[ChatCompletionMessageParam]:
     system: ChatCompletionSystemMessageParam = {"role": "system", "content": prompt.system}
     user: ChatCompletionUserMessageParam = {"role": "user", "content": prompt.user}
     return [system, user]
+
+
+def _excerpt(text: str, limit: int = 160) -> str:
+    """The endpoint's own words, on one line and short (it may answer a whole HTML page)."""
+    one_line = " ".join(text.split())
+    return one_line if len(one_line) <= limit else one_line[: limit - 1] + "…"
+
+
+def failure(settings: AISettings, exc: openai.APIError) -> str:
+    """One line naming the endpoint and the cause, for the job's last_error and the logs."""
+    where = f"LLM endpoint {settings.base_url}"
+    if isinstance(exc, openai.APITimeoutError):
+        return f"{where}: no answer within {settings.timeout_seconds:g}s (ai.timeout_seconds)"
+    if isinstance(exc, openai.APIConnectionError):
+        return f"{where} unreachable: {cause(exc)}"
+    if isinstance(exc, openai.APIStatusError):
+        hint = {401: " (the API key was rejected: ai.api_key_env or ai.api_key_file)",
+                403: " (the API key may not use this model)",
+                404: f" (no model {settings.model!r} there, or base_url lacks /v1)"
+                }.get(exc.status_code, "")
+        return f"{where} answered HTTP {exc.status_code}{hint}: {_excerpt(exc.message)}"
+    return f"{where} failed: {type(exc).__name__}: {_excerpt(str(exc))}"
+
+
+async def probe(settings: AISettings, transport: httpx2.AsyncBaseTransport | None = None
+                ) -> str | None:
+    """Why the endpoint cannot answer (unreachable, key rejected), None if it can: one
+    `GET /models`, answered by OpenAI, vLLM, Ollama and llama.cpp alike. Any other HTTP
+    answer counts as reachable (a server without /models may still chat)."""
+    headers = {"Authorization": f"Bearer {settings.api_key.reveal()}"} if settings.api_key \
+        else {}
+    async with httpx2.AsyncClient(timeout=PROBE_TIMEOUT_SECONDS, transport=transport,
+                                  verify=ssl_context(None) if transport is None else True
+                                  ) as client:
+        try:
+            response = await client.get(settings.base_url.rstrip("/") + "/models",
+                                        headers=headers)
+        except httpx2.HTTPError as exc:
+            return f"LLM endpoint {settings.base_url} unreachable: {cause(exc)}"
+    if response.status_code in (401, 403):
+        return (f"LLM endpoint {settings.base_url} rejected the API key (HTTP "
+                f"{response.status_code}): check ai.api_key_env or ai.api_key_file")
+    return None
 
 
 class OpenAIAnswerer:
@@ -78,10 +122,8 @@ class OpenAIAnswerer:
                 max_tokens=self.settings.max_output_tokens,
                 temperature=self.settings.temperature,
             )
-        except openai.APIStatusError as exc:
-            raise LLMError(f"LLM endpoint answered HTTP {exc.status_code}") from None
         except openai.APIError as exc:
-            raise LLMError(f"LLM endpoint failed: {type(exc).__name__}") from None
+            raise LLMError(failure(self.settings, exc)) from None
         if completion.usage:
             self.metrics.llm_tokens.labels("prompt").inc(completion.usage.prompt_tokens)
             self.metrics.llm_tokens.labels("completion").inc(completion.usage.completion_tokens)

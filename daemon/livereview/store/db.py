@@ -3,6 +3,11 @@
 All database work runs on a single dedicated thread, so the event loop never blocks on
 SQLite (a busy timeout, an fsync) and the daemon's own writes never contend with each
 other. `await store.run(fn, *args)` runs `fn(session, *args)` in one transaction there.
+
+A sick database is reported, not retried blindly: a locked, full or read-only one raises
+`StoreError` (and `run` logs `store_unavailable` once, `store_unavailable_recovered` when
+it passes); a damaged file, or one deleted or replaced under the process, is `StoreFatal`
+and every later transaction raises it again without touching the file.
 """
 
 from __future__ import annotations
@@ -13,51 +18,120 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Concatenate, ParamSpec, TypeVar
 
+import structlog
 from sqlalchemy import Engine
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import DBAPIError
 from sqlmodel import Session
 
+from livereview.logging import FailureLog
 from livereview.settings import DaemonSettings
 from livereview.store import engine as engines
-from livereview.store.engine import StoreError
+from livereview.store.engine import StoreError, StoreFatal, StoreGone
 
 P = ParamSpec("P")
 R = TypeVar("R")
+log = structlog.get_logger("livereview.store")
 
 
 class Store:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="livereview-store")
+        self.path = engines.sqlite_file(engine.url)
+        self._identity = engines.file_identity(self.path) if self.path else None
+        self.fatal: StoreFatal | None = None
+        self.failures = FailureLog(log)
+        self._failed: set[str] = set()  # the kinds of transaction failing since it began
 
     @classmethod
     def open(cls, database_url: str, busy_timeout_seconds: float = 10.0) -> Store:
+        """Open for the daemon: create the database (private) if missing, migrate it."""
         engine = engines.create(database_url, busy_timeout_seconds)
-        engines.migrate(engine)
+        try:
+            engines.migrate(engine)
+        except StoreError:
+            engine.dispose()
+            raise
+        store = cls(engine)
+        if store.path is not None and engines.readable_by_others(store.path):
+            log.warning("database_readable_by_others", path=str(store.path),
+                        fix=f"chmod 600 {store.path}*  (it holds every comment read)")
+        return store
+
+    @classmethod
+    def open_existing(cls, database_url: str, busy_timeout_seconds: float = 10.0, *,
+                      read_only: bool = True) -> Store:
+        """Open a database that must exist (`StoreMissing` otherwise), never creating one.
+        Read-only (the default) also never writes; a writable one is migrated."""
+        engine = engines.create(database_url, busy_timeout_seconds, read_only=read_only)
+        try:
+            if read_only:
+                engines.check_schema(engine)
+            else:
+                engines.migrate(engine)
+        except StoreError:
+            engine.dispose()
+            raise
         return cls(engine)
 
     @classmethod
     def for_settings(cls, settings: DaemonSettings) -> Store:
         return cls.open(settings.database_url, settings.busy_timeout_seconds)
 
+    def _check_file(self) -> None:
+        """SQLite keeps writing to a deleted file's inode, and all of it vanishes at exit:
+        a database deleted or replaced under us is fatal, not a silent loss."""
+        if self.path is None or self._identity is None:
+            return
+        if engines.file_identity(self.path) != self._identity:
+            self.fatal = StoreGone(
+                f"database {self.path} was deleted or replaced while livereview was using "
+                "it: restore it from a backup or let the restart create a new one (the "
+                "bot's reply markers keep it from answering twice)")
+
     def transaction(
         self, fn: Callable[Concatenate[Session, P], R], *args: P.args, **kwargs: P.kwargs
     ) -> R:
         """Run `fn` in one transaction, synchronously (CLI commands, tests)."""
+        if self.fatal is None:
+            self._check_file()
+        if self.fatal is not None:
+            raise self.fatal
         try:
             with Session(self.engine, expire_on_commit=False) as session, session.begin():
                 return fn(session, *args, **kwargs)
-        except OperationalError as exc:
-            raise StoreError(f"database: {exc.orig}") from exc
+        except DBAPIError as exc:
+            error = engines.translate(exc, self.engine)
+            if error is None:
+                raise
+            if isinstance(error, StoreFatal):
+                self.fatal = error
+            raise error from exc
 
     async def run(
         self, fn: Callable[Concatenate[Session, P], R], *args: P.args, **kwargs: P.kwargs
     ) -> R:
-        """Run `fn` in one transaction on the store thread."""
+        """Run `fn` in one transaction on the store thread. A failure that is not fatal is
+        logged here once while it lasts, so callers need not log it again."""
         loop = asyncio.get_running_loop()
         call = partial(self.transaction, fn, *args, **kwargs)
-        return await loop.run_in_executor(self._executor, call)
+        kind = getattr(fn, "__qualname__", repr(fn))
+        try:
+            result = await loop.run_in_executor(self._executor, call)
+        except StoreFatal:
+            raise  # the daemon stops and says why in one line
+        except StoreError as exc:
+            self._failed.add(kind)
+            self.failures.failed("store", "store_unavailable", str(exc))
+            raise
+        # Over only when a transaction that failed works again: with a full disk, reads
+        # still succeed between the writes that fail.
+        if kind in self._failed:
+            self._failed.clear()
+            self.failures.ok("store", "store_unavailable")
+        return result
 
     def close(self) -> None:
         self._executor.shutdown(wait=True)
         self.engine.dispose()
+

@@ -1,83 +1,242 @@
-"""Engine creation and migrations.
+"""Engine creation, migrations, and what a sick database means for the operator.
 
 SQLite is the embedded default: WAL (readers never block the writer), a busy timeout, and
 `BEGIN IMMEDIATE` for every transaction so two writers queue on the lock instead of
 failing half-way with "database is locked" at commit. PostgreSQL works unchanged.
+
+The database holds every comment the bot read, so its directory is created 0700 and the
+file 0600 (SQLite gives the -wal and -shm files the database file's mode). Only `open`
+for writing creates anything; read-only commands (`check`, `health`, `pending`) open an
+existing file or report that there is none.
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
+import stat
+import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, unquote
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Engine, create_engine, event
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import URL, Engine, create_engine, event
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import DBAPIError, OperationalError
 
 MIGRATIONS = Path(__file__).with_name("migrations")
+INTEGRITY_CHECK_SECONDS = 10.0  # a damaged file is diagnosed, not scanned for minutes
 
 
 class StoreError(Exception):
-    """The database cannot be opened or used; the message says why."""
+    """The database cannot be used right now; the message says why."""
 
 
-def _sqlite_pragmas(engine: Engine, busy_timeout_seconds: float) -> None:
+class StoreFatal(StoreError):
+    """Nothing can work until an operator acts on the file: the daemon stops (exit 1)."""
+
+
+class StoreCorrupt(StoreFatal):
+    """The file is not a database, or a page of it is damaged."""
+
+
+class StoreGone(StoreFatal):
+    """The database file was deleted or replaced under the running process."""
+
+
+class StoreMissing(StoreError):
+    """No database yet; read-only commands never create one."""
+
+
+def sqlite_file(url: URL | str) -> Path | None:
+    """The SQLite file behind a URL; None for PostgreSQL or an in-memory database."""
+    url = make_url(url) if isinstance(url, str) else url
+    if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
+        return None
+    if url.query.get("uri"):  # the form `create` makes: file:<quoted path>?mode=rw
+        return Path(unquote(url.database.removeprefix("file:")))
+    return Path(url.database)
+
+
+def file_identity(path: Path) -> tuple[int, int] | None:
+    """(device, inode) of the file, None if it is gone: a new inode means it was replaced."""
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        return None
+    return info.st_dev, info.st_ino
+
+
+def _sqlite_pragmas(engine: Engine, busy_timeout_seconds: float, *, read_only: bool) -> None:
     @event.listens_for(engine, "connect")
     def on_connect(dbapi_connection: sqlite3.Connection, _record: Any) -> None:
         # Hand transaction control to the "begin" hook below (pysqlite's own is lazy).
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         cursor.execute(f"PRAGMA busy_timeout = {int(busy_timeout_seconds * 1000)}")
-        cursor.execute("PRAGMA journal_mode = WAL")
-        cursor.execute("PRAGMA synchronous = NORMAL")
+        if read_only:
+            # Not `mode=ro`: that leaves -wal/-shm files behind; this connection simply
+            # refuses to write, and the last one to close removes them as usual.
+            cursor.execute("PRAGMA query_only = ON")
+        else:
+            cursor.execute("PRAGMA journal_mode = WAL")
+            cursor.execute("PRAGMA synchronous = NORMAL")
         cursor.execute("PRAGMA foreign_keys = ON")
         cursor.close()
 
     @event.listens_for(engine, "begin")
     def on_begin(connection: Any) -> None:
-        connection.exec_driver_sql("BEGIN IMMEDIATE")
+        # A reader takes no write lock: `check` never delays the running daemon.
+        connection.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
 
 
-def create(database_url: str, busy_timeout_seconds: float = 10.0) -> Engine:
+def _create_private(path: Path) -> None:
+    """The directory (0700 when we create it) and an empty database file (0600), so that
+    SQLite never creates either with the process's umask."""
+    created = not path.parent.exists()
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if created:  # mkdir's mode is masked by the umask
+            path.parent.chmod(0o700)
+    except OSError as exc:
+        raise StoreError(f"database_url: cannot create {path.parent}: {exc.strerror}") from None
+    if path.is_dir():
+        raise StoreError(f"database_url: {path} is a directory, not a database file")
+    if path.exists():
+        return
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:  # another process created it meanwhile
+        return
+    except OSError as exc:
+        raise StoreError(f"database_url: cannot create {path}: {exc.strerror}"
+                         f"{read_only_hint(path)}") from None
+
+
+def create(database_url: str, busy_timeout_seconds: float = 10.0, *,
+           read_only: bool = False) -> Engine:
+    """An engine for the URL. Writable: creates the SQLite file (private) if missing.
+    Read-only: the file must exist (`StoreMissing` otherwise) and is never written."""
     url = make_url(database_url)
-    if url.get_backend_name() == "sqlite":
-        if url.database and url.database != ":memory:":
-            path = Path(url.database)
-            try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                raise StoreError(f"database_url: cannot create {path.parent}: "
-                                 f"{exc.strerror}") from None
-        engine = create_engine(url, connect_args={"check_same_thread": False})
-        _sqlite_pragmas(engine, busy_timeout_seconds)
-        return engine
-    return create_engine(url, pool_pre_ping=True)
+    path = sqlite_file(url)
+    if url.get_backend_name() != "sqlite":
+        return create_engine(url, pool_pre_ping=True)
+    if path is not None:
+        if not read_only:
+            _create_private(path)
+        elif not path.exists():
+            raise StoreMissing(f"no database at {path} yet (`livereview once` or `run` "
+                               "creates it)")
+        elif path.is_dir():
+            raise StoreError(f"database_url: {path} is a directory, not a database file")
+        # mode=rw: a connection opened after the file was deleted fails instead of
+        # silently creating an empty database in its place.
+        url = url.set(database=f"file:{quote(str(path))}", query={"mode": "rw", "uri": "true"})
+    engine = create_engine(url, connect_args={"check_same_thread": False})
+    _sqlite_pragmas(engine, busy_timeout_seconds, read_only=read_only)
+    return engine
+
+
+def _config() -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    return config
+
+
+def _where(engine: Engine) -> str:
+    path = sqlite_file(engine.url)
+    return str(path) if path is not None else engine.url.render_as_string(hide_password=True)
 
 
 def migrate(engine: Engine) -> None:
     """Bring the schema to the newest revision (idempotent)."""
-    config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS))
+    config = _config()
+    check_schema(engine, newer_only=True)
     try:
         with engine.begin() as connection:
             config.attributes["connection"] = connection
             command.upgrade(config, "head")
-    except OperationalError as exc:
-        raise StoreError(f"database {engine.url.render_as_string(hide_password=True)}: "
-                         f"{exc.orig}{_read_only_hint(engine)}") from None
+    except DBAPIError as exc:
+        error = translate(exc, engine)
+        if error is None:
+            raise
+        raise error from None
 
 
-def _read_only_hint(engine: Engine) -> str:
+def check_schema(engine: Engine, *, newer_only: bool = False) -> None:
+    """The database's schema is this version's (read-only commands cannot upgrade it, and
+    an older one lacks columns they read); `newer_only`: it is not a later version's."""
+    scripts = ScriptDirectory.from_config(_config())
+    try:
+        with engine.connect() as connection:
+            current = MigrationContext.configure(connection).get_current_revision()
+    except DBAPIError as exc:
+        error = translate(exc, engine)
+        if error is None:
+            raise
+        raise error from None
+    if current is not None and current not in {s.revision for s in scripts.walk_revisions()}:
+        raise StoreError(f"database {_where(engine)} has schema revision {current}, which "
+                         "this version of livereview does not know: a newer version wrote "
+                         "it. Run that version, or restore a backup made by this one")
+    if not newer_only and current != scripts.get_current_head():
+        raise StoreError(f"database {_where(engine)} is older than this version of "
+                         "livereview: `livereview once` (or starting the daemon) upgrades it")
+
+
+def translate(exc: DBAPIError, engine: Engine) -> StoreError | None:
+    """A database failure as the operator should read it. Damage is fatal (`StoreCorrupt`);
+    a locked, full or read-only database is a `StoreError` that may pass. None for the
+    rest (an IntegrityError is a bug, not an unusable database: keep its traceback)."""
+    path = sqlite_file(engine.url)
+    name = getattr(exc.orig, "sqlite_errorname", "")
+    if path is not None and name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
+        return StoreCorrupt(damaged(path, str(exc.orig)))
+    if not isinstance(exc, OperationalError):
+        return None
+    where = f"sqlite:///{path}" if path is not None else _where(engine)
+    hint = read_only_hint(path) if path is not None else ""
+    return StoreError(f"database {where}: {exc.orig}{hint}")
+
+
+def damaged(path: Path, error: str) -> str:
+    """One line: what is wrong with the file, what SQLite's own check says, what to do."""
+    verdict = integrity_check(path)
+    found = error if verdict == error else f"{error}; PRAGMA integrity_check: {verdict}"
+    return (f"database {path} is damaged ({found}): stop livereview, move {path.name} and "
+            f"its -wal and -shm files aside, and restore {path} from a backup (with no "
+            "backup, start without it: the bot re-reads open merge requests, and its reply "
+            "markers keep it from answering twice)")
+
+
+def integrity_check(path: Path, limit_seconds: float = INTEGRITY_CHECK_SECONDS) -> str:
+    """SQLite's verdict on the file (its first three problems), bounded in time."""
+    deadline = time.monotonic() + limit_seconds
+    try:
+        connection = sqlite3.connect(f"file:{quote(str(path))}?mode=rw", uri=True)
+    except sqlite3.Error as exc:
+        return str(exc)
+    try:
+        connection.execute("PRAGMA query_only = ON")
+        connection.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
+        rows = connection.execute("PRAGMA integrity_check(3)").fetchall()
+    except sqlite3.Error as exc:
+        if time.monotonic() > deadline:
+            return f"did not finish within {limit_seconds:g}s"
+        return str(exc)
+    finally:
+        connection.close()
+    return " ".join("; ".join(str(row[0]) for row in rows).split())  # one line
+
+
+def read_only_hint(path: Path) -> str:
     """SQLite says 'unable to open database file' when it cannot create its WAL files: say
     why when the reason is a read-only directory or filesystem."""
-    database = engine.url.database
-    if engine.url.get_backend_name() != "sqlite" or not database or database == ":memory:":
-        return ""
-    directory = Path(database).parent
+    directory = path.parent
     try:
         read_only_fs = bool(os.statvfs(directory).f_flag & os.ST_RDONLY)
     except OSError:
@@ -86,3 +245,11 @@ def _read_only_hint(engine: Engine) -> str:
         return (f" ({directory} is read-only: the database and its -wal/-shm files must be "
                 "writable)")
     return ""
+
+
+def readable_by_others(path: Path) -> bool:
+    """A database made by an older version (or copied in) may be readable by everyone."""
+    try:
+        return bool(path.stat().st_mode & (stat.S_IRWXG | stat.S_IRWXO))
+    except OSError:
+        return False

@@ -1,0 +1,169 @@
+"""A sick database is said once, in one line, with what to do — and the daemon stops where
+nothing can work (a damaged file, a file deleted under it) instead of running on mute."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+import structlog
+
+from livereview.logging import FailureLog
+from livereview.store import jobs
+from livereview.store.db import Store
+from livereview.store.engine import StoreCorrupt, StoreGone
+from tests.e2e.conftest import TOKEN, Daemon, Sandbox, wait_for, write_config
+
+
+def damage(db: Path, *tables: str) -> None:
+    """Overwrite the root pages of each table and its indexes with garbage, as a failing
+    disk would."""
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        roots = [page for (name, page) in conn.execute(
+            "SELECT tbl_name, rootpage FROM sqlite_master WHERE rootpage > 0") if name in tables]
+        page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+    assert roots
+    with db.open("r+b") as handle:
+        for page in roots:
+            handle.seek((page - 1) * page_size)
+            handle.write(b"\xff" * page_size)
+
+
+def sandbox_cli(sandbox: Sandbox) -> list[str]:
+    return [sys.executable, "-m", "livereview", "--config", str(sandbox.config)]
+
+
+def events(daemon: Daemon) -> list[str]:
+    return [json.loads(line)["event"] for line in daemon.output().splitlines()
+            if line.startswith("{")]
+
+
+def started(daemon: Daemon) -> bool:
+    return "daemon_started" in events(daemon)
+
+
+def test_a_damaged_page_stops_the_daemon_with_one_line_saying_what_to_do(
+        sandbox: Sandbox, start_daemon: Callable[[], Daemon]) -> None:
+    write_config(sandbox.config, sandbox.gitlab_server.url, sandbox.llm.url, sandbox.db,
+                 log_format="json")
+    sandbox.note("@livereview is this lock needed?")
+    assert sandbox.once() == 0
+    daemon = start_daemon()
+    wait_for(lambda: started(daemon))
+    damage(sandbox.db, "mr_messages", "reply_jobs", "poll_watermarks")
+    sandbox.note("@livereview and now?")  # the next cycle must read and write those pages
+    assert daemon.process.wait(timeout=30) == 1
+    output = daemon.output()
+    assert "Traceback" not in output
+    last = output.strip().splitlines()[-1]
+    assert last.startswith(f"livereview: database {sandbox.db} is damaged (database disk "
+                           "image is malformed")
+    assert f"restore {sandbox.db} from a backup" in last
+    assert len(output.strip().splitlines()) <= 5  # was: 1 581 lines and 40 tracebacks in 21 s
+
+
+def test_a_damaged_file_at_start_is_one_line_saying_what_to_do(sandbox: Sandbox) -> None:
+    assert sandbox.once() == 0
+    damage(sandbox.db, "provider_identities")
+    result = subprocess.run(  # noqa: S603 - our own CLI
+        [*sandbox_cli(sandbox), "run"], capture_output=True, text=True, timeout=60,
+        check=False, env={**os.environ, "LIVEREVIEW_E2E_TOKEN": TOKEN})
+    assert result.returncode == 1
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith(f"livereview: database {sandbox.db} is damaged (database disk "
+                           "image is malformed")
+    assert f"restore {sandbox.db} from a backup" in line
+
+
+def test_a_database_deleted_under_the_daemon_stops_it(
+        sandbox: Sandbox, start_daemon: Callable[[], Daemon]) -> None:
+    daemon = start_daemon()
+    wait_for(lambda: "daemon_started" in daemon.output())
+    for path in sandbox.db.parent.glob("livereview.db*"):
+        path.unlink()
+    assert daemon.process.wait(timeout=30) == 1
+    last = daemon.output().strip().splitlines()[-1]
+    assert last == (f"livereview: database {sandbox.db} was deleted or replaced while "
+                    "livereview was using it: restore it from a backup or let the restart "
+                    "create a new one (the bot's reply markers keep it from answering twice)")
+    assert not sandbox.db.exists()  # nothing recreated in its place
+
+
+@pytest.fixture
+def tiny_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 3 MB filesystem for the database, so the test can fill it up (needs root)."""
+    mount = tmp_path / "tiny"
+    mount.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mount)],  # noqa: S603, S607
+                          capture_output=True, check=False)
+    if done.returncode != 0:
+        pytest.skip("cannot mount a tmpfs here (needs root)")
+    yield mount
+    subprocess.run(["umount", "-l", str(mount)], check=False)  # noqa: S603, S607
+
+
+def test_a_full_disk_is_said_once_and_once_more_when_it_passes(
+        sandbox: Sandbox, tiny_disk: Path, start_daemon: Callable[[], Daemon]) -> None:
+    db = tiny_disk / "livereview.db"
+    write_config(sandbox.config, sandbox.gitlab_server.url, sandbox.llm.url, db,
+                 log_format="json")
+    daemon = start_daemon()
+    wait_for(lambda: started(daemon))
+    filler = tiny_disk / "filler"
+    with filler.open("wb") as out:
+        try:
+            while True:
+                out.write(b"\0" * 65536)
+                out.flush()
+        except OSError:
+            pass
+    sandbox.note("@livereview is this lock needed?")  # each cycle now fails to store it
+    wait_for(lambda: "store_unavailable" in events(daemon))
+    ticks = events(daemon).count("store_unavailable")
+    time.sleep(3.5)  # three more hot cycles, each failing the same way
+    filler.unlink()
+    wait_for(lambda: "store_unavailable_recovered" in events(daemon), timeout=30)
+    assert daemon.stop() == 0
+    seen = events(daemon)
+    assert (ticks, seen.count("store_unavailable"), seen.count("store_unavailable_recovered")
+            ) == (1, 1, 1)  # was: one line per cycle, 28 in 30 s
+
+
+def test_a_failure_log_says_a_failure_once_per_cause_and_once_when_it_ends() -> None:
+    failures = FailureLog(structlog.get_logger("test"))
+    with structlog.testing.capture_logs() as logs:
+        for _ in range(3):
+            failures.failed("store", "store_unavailable", "disk full")
+        failures.failed("store", "store_unavailable", "read-only")
+        failures.ok("store", "store_unavailable")
+        failures.ok("store", "store_unavailable")
+    assert [(e["event"], e.get("reason")) for e in logs] == [
+        ("store_unavailable", "disk full"), ("store_unavailable", "read-only"),
+        ("store_unavailable_recovered", None)]
+
+
+def test_after_a_fatal_error_the_store_does_not_touch_the_file_again(tmp_path: Path) -> None:
+    db = tmp_path / "livereview.db"
+    Store.open(f"sqlite:///{db}").close()
+    damage(db, "reply_jobs")
+    store = Store.open(f"sqlite:///{db}")
+    with pytest.raises(StoreCorrupt) as first:
+        store.transaction(jobs.listing)
+    db.unlink()
+    with pytest.raises(StoreCorrupt) as second:  # the first verdict stands
+        store.transaction(jobs.listing)
+    assert second.value is first.value
+    store.close()
+    other = Store.open(f"sqlite:///{tmp_path / 'other.db'}")
+    (tmp_path / "other.db").rename(tmp_path / "moved.db")
+    with pytest.raises(StoreGone):
+        other.transaction(jobs.listing)
+    other.close()
