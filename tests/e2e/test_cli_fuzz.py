@@ -34,7 +34,6 @@ from tests.e2e.test_sick_database import damage
 
 Cleanup = Callable[[], None]
 CASE_TIMEOUT_SECONDS = 20  # every case fails fast; a daemon that starts runs forever
-PENDING_TIMEOUT_SECONDS = 5  # a case fixed on another branch may still start a daemon
 
 
 @dataclass(frozen=True)
@@ -96,7 +95,6 @@ class Case:
     code: int
     says: str  # in the one line on stderr (for `check`: in its one FAIL row on stdout)
     setup: Callable[[Place], Cleanup | None] = lambda place: place.write()
-    owner: str = ""  # an open defect another module owns: a strict xfail until it is fixed
 
 
 def config(**parts: str) -> Callable[[Place], None]:
@@ -197,9 +195,6 @@ def home_is_a_file(place: Place) -> None:
     place.home.write_text("HOME is a file here")
 
 
-# Open defects another file owns, kept visible: each is a strict xfail that fails once fixed.
-SETTINGS = ("settings: a secret with a line break or control character is accepted, then "
-            "sent as a header (settings/secret.py resolve())")
 CASES = [
     # -- the config file itself (exit 2) ------------------------------------------------
     Case("config-missing", ("check",), 2, "no such file (create one with `livereview init`)",
@@ -246,8 +241,7 @@ CASES = [
     Case("token-variable-empty", ("once",), 2, "environment variable LIVEREVIEW_E2E_TOKEN",
          lambda place: (place.write(), place.env.update(LIVEREVIEW_E2E_TOKEN=""))[0]),
     Case("token-with-a-line-break", ("check",), 2, "hosts[0].token_env",
-         lambda place: (place.write(), place.env.update(LIVEREVIEW_E2E_TOKEN="glpat-a\nb"))[0],
-         owner=SETTINGS),
+         lambda place: (place.write(), place.env.update(LIVEREVIEW_E2E_TOKEN="glpat-a\nb"))[0]),
     Case("token-file-missing", ("once",), 2, "hosts[0].token_file: cannot read",
          token_file(None)),
     Case("token-file-directory", ("once",), 2, "hosts[0].token_file: cannot read",
@@ -365,7 +359,7 @@ def run_case(case: Case, root: Path, servers: Servers) -> Outcome:
     try:
         result = subprocess.run(  # noqa: S603 - our own CLI
             command, cwd=root, env=place.env, capture_output=True, text=True,
-            timeout=PENDING_TIMEOUT_SECONDS if case.owner else CASE_TIMEOUT_SECONDS,
+            timeout=CASE_TIMEOUT_SECONDS,
             check=False)
     except subprocess.TimeoutExpired as exc:  # e.g. a daemon that started after all
         result = subprocess.CompletedProcess(command, -1, str(exc.stdout or ""),
@@ -393,10 +387,7 @@ def test_there_are_at_least_forty_cases() -> None:
     assert len({case.id for case in CASES}) == len(CASES)
 
 
-@pytest.mark.parametrize("case", [
-    pytest.param(case, id=case.id, marks=[pytest.mark.xfail(
-        strict=True, reason=case.owner)] if case.owner else [])
-    for case in CASES])
+@pytest.mark.parametrize("case", [pytest.param(case, id=case.id) for case in CASES])
 def test_a_broken_world_is_one_line_the_right_exit_code_and_nothing_created(
         case: Case, outcomes: dict[str, Outcome]) -> None:
     outcome = outcomes[case.id]

@@ -132,3 +132,18 @@ def test_the_demo_reads_only_the_ai_section_and_its_key(tmp_path: Path) -> None:
     path.write_text('[ai]\nbase_url = "ftp://x"\n')
     with pytest.raises(ConfigError, match=r"^ai\.base_url: expected an http\(s\) URL"):
         load_ai(path, {})
+
+
+@pytest.mark.parametrize("broken", [GITLAB + "\n", GITLAB[:8] + "\n" + GITLAB[8:], " " + GITLAB,
+                                    GITLAB + "\r", GITLAB[:5] + "\x00" + GITLAB[5:]])
+def test_a_token_that_cannot_go_into_a_header_is_refused_unshown(broken: str) -> None:
+    message = error(config(), {**ENV, "T": broken})
+    assert message.startswith("hosts[0].token_env: environment variable T holds a line break")
+
+
+def test_a_token_file_with_a_control_character_is_refused(tmp_path: Path) -> None:
+    token = tmp_path / "token"
+    token.write_text(GITLAB[:6] + "\x1b" + GITLAB[6:] + "\n")
+    host = {k: v for k, v in HOST.items() if k != "token_env"} | {"token_file": str(token)}
+    message = error({"hosts": [host], "repos": [REPO]})
+    assert message.startswith("hosts[0].token_file: the token in ")

@@ -14,6 +14,7 @@ nothing loops hot.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import random
 import time
@@ -101,7 +102,6 @@ class Worker:
     idle_wait_seconds: float = 1.0  # look for due retries this often when nothing wakes us
     _running: dict[int, asyncio.Task[None]] = field(default_factory=dict)
     _resting: dict[int, float] = field(default_factory=dict)  # job id → monotonic deadline
-    _store_trouble: str | None = None
     _wake: asyncio.Event = field(default_factory=asyncio.Event)
     composer: Composer = field(init=False)
 
@@ -136,25 +136,12 @@ class Worker:
         self._running.pop(job_id, None)
         self._wake.set()  # a slot is free: start the next due job now, not at the next tick
 
-    def _store_failed(self, exc: StoreError) -> None:
-        """Say so once, not every second while the database stays unusable."""
-        if self._store_trouble != str(exc):
-            self._store_trouble = str(exc)
-            log.error("store_unavailable", error=str(exc), component="worker")
-
-    def _store_ok(self) -> None:
-        if self._store_trouble is not None:
-            self._store_trouble = None
-            log.info("store_recovered", component="worker")
-
     async def serve(self, stop: asyncio.Event) -> None:
         """Run jobs as they come, until `stop` is set; then let in-flight jobs finish."""
         while not stop.is_set():
             self._wake.clear()
-            try:
+            with contextlib.suppress(StoreError):  # said once by the store; the wait backs off
                 await self.run_due()
-            except StoreError as exc:  # the next wait is the backoff
-                self._store_failed(exc)
             waits = [asyncio.create_task(self._wake.wait()), asyncio.create_task(stop.wait())]
             await asyncio.wait(waits, timeout=self.idle_wait_seconds,
                                return_when=asyncio.FIRST_COMPLETED)
@@ -195,9 +182,8 @@ class Worker:
                 raise HostError(f"the bot's identity on {job.mr.host!r} is not known yet")
             async with asyncio.timeout(self.daemon.job_timeout_seconds):
                 await self._advance(job, host, bound)
-            self._store_ok()
-        except StoreError as exc:
-            self._rest(job, exc)
+        except StoreError:
+            self._rest(job)
         except JobSkipped as exc:
             bound.info("job_skipped", reason=str(exc))
             await self._record(job, self._end(job, JobState.SKIPPED, str(exc), host_type))
@@ -207,16 +193,16 @@ class Worker:
         except Exception as exc:  # noqa: BLE001 - the state machine's edge: record, never loop
             await self._record(job, self._retry_later(job, exc, bound, host_type))
 
-    def _rest(self, job: ReplyJob, exc: StoreError) -> None:
-        self._store_failed(exc)
+    def _rest(self, job: ReplyJob) -> None:
+        """The store refused (and said so, once): the job waits before it is tried again."""
         self._resting[job.id] = time.monotonic() + STORE_REST_SECONDS
 
     async def _record(self, job: ReplyJob, outcome: Awaitable[None]) -> None:
         """Record a run's outcome; if the store refuses, let the job rest in memory."""
         try:
             await outcome
-        except StoreError as exc:
-            self._rest(job, exc)
+        except StoreError:
+            self._rest(job)
         except Exception as exc:  # noqa: BLE001 - e.g. the row vanished: say it, never loop
             self._resting[job.id] = time.monotonic() + STORE_REST_SECONDS
             log.error("job_unrecordable", job_id=job.id, error=_describe(exc))

@@ -73,13 +73,24 @@ def resolve(kind: str, env_name: str, file_name: str, *, both_set: bool, require
     if not reading.secrets:
         return Secret("")
     if file_name:
-        return Secret(_read_file(file_key, file_name, reading.env))
+        return Secret(_usable(_read_file(file_key, file_name, reading.env), file_key,
+                              f"the {kind} in {plain(file_name)}"))
     value = reading.env.get(env_name, "")
     if not value:
         hint = ' (for a server that needs no key, set api_key_env = "")' if kind == "api_key" \
             else ""
         raise Invalid(f"environment variable {env_name} is not set{hint}", env_key)
-    return Secret(value)
+    return Secret(_usable(value, env_key, f"environment variable {env_name}"))
+
+
+def _usable(value: str, key: str, where: str) -> str:
+    """A secret goes into an HTTP header: a line break or another control character there
+    would fail every request (or split the header), so it is refused here, without being
+    shown."""
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in value) or value != value.strip():
+        raise Invalid(f"{where} holds a line break, a control character or surrounding "
+                      "spaces (copied with the token?)", key)
+    return value
 
 
 def _read_file(file_key: str, file_name: str, env: Mapping[str, str]) -> str:

@@ -10,6 +10,7 @@ MRs with recent activity or open jobs are fetched every cycle anyway (hot).
 from __future__ import annotations
 
 import asyncio
+import logging
 import operator
 import time
 from collections.abc import Callable, Sequence
@@ -20,6 +21,7 @@ import structlog
 
 from livereview.hosts.base import AuthFailed, Forbidden, Host, HostError, NotFound
 from livereview.lessons import turned_down
+from livereview.logging import FailureLog
 from livereview.metrics import Metrics
 from livereview.model import Event, Identity, MRKey, Policy, ReplyRequest, Snapshot
 from livereview.settings import DaemonSettings
@@ -81,7 +83,7 @@ class HostPoller:
     unhealthy: dict[str, str] = field(default_factory=dict)  # repo → reason
     _repos_checked: bool = False
     last_cycle_ok: bool = False
-    _failing: dict[str, str] = field(default_factory=dict)  # subject → reason, logged once
+    _failures_log: FailureLog = field(default_factory=lambda: FailureLog(log))
     _syncing: dict[MRKey, asyncio.Task[None]] = field(default_factory=dict)
     _failures: dict[MRKey, tuple[int, float]] = field(default_factory=dict)  # count, retry at
     _ingested: dict[MRKey, Snapshot] = field(default_factory=dict)  # long MRs as last stored
@@ -211,16 +213,11 @@ class HostPoller:
                  ) -> None:
         """Log a failure once when it starts or changes, and once when it is over — not
         every cycle while a host stays broken (cycles run every few seconds)."""
-        previous = self._failing.get(subject)
         if exc is None:
-            if previous is not None:
-                del self._failing[subject]
-                log.info(f"{event}_recovered", host=self.host.name, **fields)
-            return
-        reason = f"{type(exc).__name__}: {exc}"
-        if reason != previous:
-            self._failing[subject] = reason
-            log.warning(event, host=self.host.name, reason=reason, **fields)
+            self._failures_log.ok(subject, event, host=self.host.name, **fields)
+        else:
+            self._failures_log.failed(subject, event, f"{type(exc).__name__}: {exc}",
+                                      level=logging.WARNING, host=self.host.name, **fields)
 
     async def _sync_one(self, key: MRKey, baseline: datetime, report: CycleReport,
                         plan: Plan) -> None:
