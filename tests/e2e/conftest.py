@@ -92,6 +92,34 @@ def wait_for(predicate: Callable[[], bool], timeout: float = 20.0) -> float:
     return time.monotonic() - start
 
 
+@pytest.fixture
+def tiny_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 3 MB filesystem for the database, so a test can fill it up (needs root; CI has it,
+    so there a missing mount fails instead of skipping)."""
+    mount = tmp_path / "tiny"
+    mount.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mount)],  # noqa: S603, S607
+                          capture_output=True, check=False)
+    if done.returncode != 0:
+        if os.environ.get("CI"):
+            pytest.fail(f"cannot mount a tmpfs: {done.stderr.decode().strip()}")
+        pytest.skip("cannot mount a tmpfs here (needs root)")
+    yield mount
+    subprocess.run(["umount", "-l", str(mount)], check=False)  # noqa: S603, S607
+
+
+def fill(disk: Path) -> Path:
+    """Fill `disk` up with one file; returns it (unlink it to free the disk)."""
+    filler = disk / "filler"
+    with filler.open("wb", buffering=0) as out:  # unbuffered: closing has nothing to flush
+        try:
+            while True:
+                out.write(b"\0" * 65536)
+        except OSError:
+            pass
+    return filler
+
+
 def retries_due(db: Path) -> None:
     """Wait until every open reply job's next attempt is due (a condition, not a nap)."""
     def due() -> bool:

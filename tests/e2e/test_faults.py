@@ -9,7 +9,7 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -26,6 +26,7 @@ from tests.e2e.conftest import (
     TOKEN,
     Daemon,
     Sandbox,
+    fill,
     retries_due,
     wait_for,
     write_config,
@@ -178,30 +179,6 @@ async def test_a_broken_host_is_logged_once_not_every_cycle(sandbox: Sandbox,
     assert "AuthFailed" in next(e["reason"] for e in logs if e["event"] == "host_listing_failed")
 
 
-@pytest.fixture
-def tiny_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 3 MB filesystem for the database, so the test can fill it up."""
-    mount = tmp_path / "tiny"
-    mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mount)],  # noqa: S603, S607
-                          capture_output=True, check=False)
-    if done.returncode != 0:
-        if os.environ.get("CI"):
-            pytest.fail(f"cannot mount a tmpfs: {done.stderr.decode().strip()}")
-        pytest.skip("cannot mount a tmpfs here (needs root)")
-    yield mount
-    subprocess.run(["umount", "-l", str(mount)], check=False)  # noqa: S603, S607
-
-
-def fill(disk: Path) -> Path:
-    filler = disk / "filler"
-    with filler.open("wb", buffering=0) as out:  # unbuffered: closing has nothing to flush
-        try:
-            while True:
-                out.write(b"\0" * 65536)
-        except OSError:
-            pass
-    return filler
 
 
 def test_a_full_disk_loses_nothing_and_posts_nothing_twice(

@@ -10,7 +10,7 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -20,7 +20,7 @@ from livereview.logging import FailureLog
 from livereview.store import jobs
 from livereview.store.db import Store
 from livereview.store.engine import StoreCorrupt, StoreGone
-from tests.e2e.conftest import TOKEN, Daemon, Sandbox, wait_for, write_config
+from tests.e2e.conftest import TOKEN, Daemon, Sandbox, fill, wait_for, write_config
 
 
 def damage(db: Path, *tables: str) -> None:
@@ -97,18 +97,6 @@ def test_a_database_deleted_under_the_daemon_stops_it(
     assert not sandbox.db.exists()  # nothing recreated in its place
 
 
-@pytest.fixture
-def tiny_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 3 MB filesystem for the database, so the test can fill it up (needs root)."""
-    mount = tmp_path / "tiny"
-    mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mount)],  # noqa: S603, S607
-                          capture_output=True, check=False)
-    if done.returncode != 0:
-        pytest.skip("cannot mount a tmpfs here (needs root)")
-    yield mount
-    subprocess.run(["umount", "-l", str(mount)], check=False)  # noqa: S603, S607
-
 
 def test_a_full_disk_is_said_once_and_once_more_when_it_passes(
         sandbox: Sandbox, tiny_disk: Path, start_daemon: Callable[[], Daemon]) -> None:
@@ -117,14 +105,7 @@ def test_a_full_disk_is_said_once_and_once_more_when_it_passes(
                  log_format="json")
     daemon = start_daemon()
     wait_for(lambda: started(daemon))
-    filler = tiny_disk / "filler"
-    with filler.open("wb") as out:
-        try:
-            while True:
-                out.write(b"\0" * 65536)
-                out.flush()
-        except OSError:
-            pass
+    filler = fill(tiny_disk)
     sandbox.note("@livereview is this lock needed?")  # each cycle now fails to store it
     wait_for(lambda: "store_unavailable" in events(daemon))
     ticks = events(daemon).count("store_unavailable")
