@@ -222,6 +222,7 @@ class ReplyJob:
     answer: str | None = None
     answer_meta: str | None = None  # JSON of the structured answer (mode, lesson, citations)
     post_started: bool = False
+    ack_started: bool = False  # an ack comment may be on the host (hosts without reactions)
     last_error: str = ""
 
 

@@ -31,9 +31,11 @@ from livereview.model import (
 )
 
 _MARKER = "<!-- livereview:reply-to={} -->"
+_ACK_MARKER = "<!-- livereview:ack-for={} -->"
 # Only the bot's own last line counts: a marker a commenter smuggles into text the bot quotes
 # or the model echoes is defused before posting (sanitize.outgoing) and is never last.
 _TRAILING_MARKER = re.compile(r"(?:\A|\n)<!-- livereview:reply-to=([\w:.\-]+) -->\s*\Z")
+_TRAILING_ACK = re.compile(r"(?:\A|\n)<!-- livereview:ack-for=([\w:.\-]+) -->\s*\Z")
 _HIDDEN_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 
 
@@ -46,6 +48,23 @@ def replied_to(body: str) -> str | None:
     """The message id a bot reply answers: its last line, in the exact form the bot writes."""
     match = _TRAILING_MARKER.search(body[-300:])
     return match.group(1) if match else None
+
+
+def ack_marker(message_id: str) -> str:
+    """The hidden last line of an acknowledgement comment (hosts without reactions)."""
+    return _ACK_MARKER.format(message_id)
+
+
+def acked_for(body: str) -> str | None:
+    """The message id an acknowledgement comment acknowledges, read like `replied_to`."""
+    match = _TRAILING_ACK.search(body[-300:])
+    return match.group(1) if match else None
+
+
+def is_ack(message: Message, identity: Identity) -> bool:
+    """The bot's own acknowledgement comment: part of the thread, but not an answer — it
+    does not count against the loop guards and is no context for the model."""
+    return identity.is_me(message.author) and acked_for(message.body) is not None
 
 
 @functools.lru_cache(maxsize=64)
@@ -100,7 +119,8 @@ def is_other_bot(message: Message, policy: Policy) -> bool:
     instance of this daemon under another account)."""
     author = message.author
     return (author.bot or author.username.lower().endswith("[bot]")
-            or is_ignored(author, policy.ignore_users) or replied_to(message.body) is not None)
+            or is_ignored(author, policy.ignore_users) or replied_to(message.body) is not None
+            or acked_for(message.body) is not None)
 
 
 def answered_ids(snapshot: Snapshot, identity: Identity) -> set[str]:
@@ -210,7 +230,7 @@ def consecutive_bot_replies(thread: Thread, identity: Identity, policy: Policy) 
     that behaves like a bot's (see `_looks_automated`)."""
     count, last_bot_at = 0, None
     for message in thread.messages:
-        if message.system:
+        if message.system or is_ack(message, identity):
             continue
         if identity.is_me(message.author):
             count, last_bot_at = count + 1, message.created_at
@@ -226,7 +246,7 @@ def exchange_replies(thread: Thread, identity: Identity) -> int:
     one counterpart talking to it forever: this caps that, whatever the timing."""
     count, counterpart = 0, None
     for message in thread.messages:
-        if message.system:
+        if message.system or is_ack(message, identity):
             continue
         if identity.is_me(message.author):
             count += 1
@@ -249,7 +269,8 @@ def loop_guard(snapshot: Snapshot, thread: Thread, identity: Identity, policy: P
                 "nobody else writing (another bot?)")
     hour_ago = now - timedelta(hours=1)
     recent = sum(1 for t in snapshot.threads for m in t.messages
-                 if identity.is_me(m.author) and m.created_at > hour_ago)
+                 if identity.is_me(m.author) and m.created_at > hour_ago
+                 and not is_ack(m, identity))
     if recent >= policy.max_replies_per_mr_per_hour:
         return f"reply budget: {recent} bot replies in this MR in the last hour"
     return None

@@ -167,3 +167,19 @@ def _identity_checks(notes: int) -> int:
 def test_trigger_evaluation_is_linear_in_the_notes_of_a_thread() -> None:
     small, large = _identity_checks(1_000), _identity_checks(8_000)
     assert large <= 8 * small * 1.1  # quadratic would be 64×
+
+
+def test_an_ack_marker_is_read_like_a_reply_marker_and_names_no_answer() -> None:
+    from livereview.triggers import ack_marker, acked_for
+    assert acked_for("👀 Looking into this…\n\n" + ack_marker("42")) == "42"
+    assert acked_for("text " + ack_marker("42") + " more") is None
+    assert replied_to("👀\n\n" + ack_marker("42")) is None  # an ack answers nothing
+    snap = snapshot(thread("t1", msg("1", body="@livereview why?"),
+                           msg("2", BOT, "👀\n\n" + ack_marker("1"), at=1)))
+    jobs = reply_requests(diff(None, snap), snap, IDENTITY, POLICY, BASELINE)
+    assert jobs == []  # the bot spoke after it: its job exists already
+
+
+def test_another_instances_ack_marks_it_as_a_bot() -> None:
+    from livereview.triggers import ack_marker
+    assert is_other_bot(msg("1", Actor("50", "otherbot"), "hi\n\n" + ack_marker("9")), POLICY)

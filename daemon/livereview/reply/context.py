@@ -28,6 +28,7 @@ from livereview.model import (
     Thread,
 )
 from livereview.sanitize import clean, fence_id, fenced, one_line
+from livereview.triggers import is_ack
 
 HUNK_CONTEXT_LINES = 8
 
@@ -140,16 +141,19 @@ def _who(message: Message, identity: Identity) -> str:
 
 def commits_since_bot(thread: Thread, commits: tuple[Commit, ...], identity: Identity
                       ) -> tuple[Commit, ...]:
-    spoke = [m.created_at for m in thread.messages if identity.is_me(m.author)]
+    spoke = [m.created_at for m in thread.messages
+             if identity.is_me(m.author) and not is_ack(m, identity)]
     if not spoke:
         return ()
     last = max(spoke)
     return tuple(c for c in commits if c.created_at > last)
 
 
-def _window(thread: Thread, trigger_id: str, keep_last: int) -> tuple[list[Message], int]:
-    """The first message, the last `keep_last` and the one to answer; how many are left out."""
-    messages = [m for m in thread.messages if not m.system]
+def _window(thread: Thread, trigger_id: str, identity: Identity, keep_last: int
+            ) -> tuple[list[Message], int]:
+    """The first message, the last `keep_last` and the one to answer; how many are left out
+    (system notes and the bot's acknowledgements are not the conversation)."""
+    messages = [m for m in thread.messages if not m.system and not is_ack(m, identity)]
     if len(messages) <= keep_last + 1:
         return messages, 0
     kept = [messages[0], *messages[-keep_last:]]
@@ -175,10 +179,11 @@ class _Parts:
                          *(text for _, text in self.messages)])
 
 
-def _parts(mr: MergeRequest, thread: Thread, trigger_id: str, hunk: str | None,
-           stat: str | None, references: Sequence[Reference], keep_last: int) -> _Parts:
+def _parts(mr: MergeRequest, thread: Thread, trigger_id: str, identity: Identity,
+           hunk: str | None, stat: str | None, references: Sequence[Reference],
+           keep_last: int) -> _Parts:
     truncated: list[str] = []
-    kept, omitted = _window(thread, trigger_id, keep_last)
+    kept, omitted = _window(thread, trigger_id, identity, keep_last)
     if omitted:
         truncated.append(f"{omitted} older messages of the thread")
     messages = [(m, _cut(clean(m.body), QUESTION_CHARS if m.id == trigger_id else
@@ -207,7 +212,7 @@ def build(
     budget_chars: int = 32_000,
     keep_last: int = 10,
 ) -> Prompt:
-    parts = _parts(mr, thread, trigger_id, hunk, stat, references, keep_last)
+    parts = _parts(mr, thread, trigger_id, identity, hunk, stat, references, keep_last)
     fence = parts.fence()
     sections: list[tuple[str, str]] = [("the MR summary", (
         f"## Merge request !{mr.key.iid} in {one_line(mr.key.repo)}: {one_line(mr.title)}\n"

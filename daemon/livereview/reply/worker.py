@@ -43,12 +43,12 @@ from livereview.reply.answer import StructuredAnswer
 from livereview.reply.compose import Composer, JobSkipped
 from livereview.reply.knowledge import Knowledge
 from livereview.reply.llm import Answerer, LLMError
-from livereview.sanitize import quote
+from livereview.sanitize import outgoing, quote
 from livereview.settings import BotSettings, DaemonSettings, LessonsSettings
 from livereview.store import jobs, snapshots
 from livereview.store.db import Store
 from livereview.store.engine import StoreError
-from livereview.triggers import asks_to_resolve, loop_guard, replied_to
+from livereview.triggers import ack_marker, acked_for, asks_to_resolve, loop_guard, replied_to
 
 log = structlog.get_logger("livereview.worker")
 T = TypeVar("T")
@@ -265,28 +265,48 @@ class Worker:
             await self._post(job, host, stored, bound)
 
     async def _ack(self, job: ReplyJob, host: Host, bound: FilteringBoundLogger) -> None:
-        if not host.capabilities.reactions:
-            return
-        outcome = "ok"
+        """👀 on the comment, or — where the host has no reactions — a short reply. Either is
+        a courtesy: when it fails, the answer still goes out."""
         try:
-            await self._step(host.react(job.mr, job.message_id, self.bot.ack_reaction))
+            if host.capabilities.reactions:
+                await self._step(host.react(job.mr, job.message_id, self.bot.ack_reaction))
+            else:
+                await self._ack_comment(job, host, bound)
+            outcome = "ok"
         except Forbidden:
-            outcome = "forbidden"  # may not react here: skip the ack, still answer
+            outcome = "forbidden"  # may not react or comment here: skip the ack
         except NotFound:
             outcome = "not_found"
         except (HostError, TimeoutError) as exc:
-            outcome = "error"  # the ack is a courtesy; the answer matters more
+            outcome = "error"
             bound.warning("ack_failed", reason=str(exc) or type(exc).__name__)
         self.metrics.acks.labels(host.type, outcome).inc()
         if outcome == "ok":
             seconds = (self.clock() - job.comment_created_at).total_seconds()
             self.metrics.time_to_ack.labels(host.type).observe(max(0.0, seconds))
-            bound.info("acked", emoji=self.bot.ack_reaction, seconds=round(seconds, 2))
+            bound.info("acked", how="reaction" if host.capabilities.reactions else "comment",
+                       seconds=round(seconds, 2))
         else:
             bound.info("ack_skipped", outcome=outcome)
 
-    async def _adopt(self, job: ReplyJob, host: Host) -> str | None:
-        """The id of a reply to this job's message already on the host, if any."""
+    async def _ack_comment(self, job: ReplyJob, host: Host, bound: FilteringBoundLogger
+                           ) -> None:
+        """The acknowledgement as a reply in the thread, posted at most once: bracketed by
+        `ack_started_at` like the answer's POST, and adopted after a lost response. It
+        stays when the answer comes (its own reply, which notifies the asker)."""
+        if job.ack_started:
+            adopted = await self._own_message(job, host, acked_for)
+            if adopted is not None:
+                bound.info("ack_adopted", posted_message_id=adopted)
+                return
+        await self._set(job, ack_started_at=self.clock())
+        body = f"{outgoing(self.bot.ack_comment)}\n\n{ack_marker(job.message_id)}"
+        await self._step(host.reply(job.mr, job.thread_id, body))
+
+    async def _own_message(self, job: ReplyJob, host: Host,
+                           marker_of: Callable[[str], str | None]) -> str | None:
+        """The id of the bot's message on the host whose marker names this job's message
+        (`replied_to` for answers, `acked_for` for acks), if any."""
         identity = self.identities[job.mr.host]
         try:
             thread = await self._step(host.fetch_thread(job.mr, job.thread_id))
@@ -295,10 +315,10 @@ class Worker:
             threads: tuple[Thread, ...] = stored.threads
         else:
             threads = (thread,)
-        if thread_match := next((m for t in threads for m in t.messages
-                                 if identity.is_me(m.author)
-                                 and replied_to(m.body) == job.message_id), None):
-            return thread_match.id
+        if found := next((m for t in threads for m in t.messages
+                          if identity.is_me(m.author) and marker_of(m.body) == job.message_id),
+                         None):
+            return found.id
         return None
 
     async def _post(self, job: ReplyJob, host: Host, stored: Snapshot,
@@ -308,7 +328,7 @@ class Worker:
         asked_by = question.author.username if question else ""
         meta = StructuredAnswer.from_meta("", json.loads(job.answer_meta or "{}"))
         if job.post_started:
-            adopted = await self._adopt(job, host)
+            adopted = await self._own_message(job, host, replied_to)
             if adopted is not None:
                 bound.info("reply_adopted", posted_message_id=adopted)
                 await self._posted(job, host, adopted, bound, asked_by, meta)

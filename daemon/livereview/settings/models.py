@@ -141,6 +141,8 @@ def _non_empty(values: tuple[str, ...]) -> tuple[str, ...]:
 class BotSettings(Section):
     mention_aliases: Annotated[TomlList[str], AfterValidator(_aliases)] = ("@livereview",)
     ack_reaction: Annotated[Required, at_most(64)] = "eyes"
+    # Where the host has no reactions (Bitbucket Cloud), a short reply acknowledges instead.
+    ack_comment: Annotated[Required, at_most(200)] = "👀 Looking into this…"
     ignore_users: Annotated[TomlList[str], AfterValidator(_non_empty)] = (
         "ghost", "*-bot", "*[bot]")
     max_reply_chars: Annotated[int, Between(100, 60_000)] = 6000  # GitHub's cap is 65 536

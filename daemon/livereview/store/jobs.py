@@ -29,6 +29,7 @@ def to_model(row: ReplyJobRow) -> ReplyJob:
         comment_created_at=row.comment_created_at, answer=row.answer,
         answer_meta=row.answer_meta,
         post_started=row.post_started_at is not None, last_error=row.last_error,
+        ack_started=row.ack_started_at is not None,
     )
 
 

@@ -162,6 +162,7 @@ class ReplyJobRow(SQLModel, table=True):
     answer: str | None = Field(default=None, sa_type=Text)
     answer_meta: str | None = Field(default=None, sa_type=Text)  # JSON: mode, lesson, citations
     lessons_used: str = ""  # space-separated ai_memory ids the answer's prompt contained
+    ack_started_at: datetime | None = None  # an ack comment was being posted (no reactions)
     post_started_at: datetime | None = None
     posted_message_id: str | None = None
     posted_at: datetime | None = None
