@@ -235,8 +235,12 @@ class GitHubDriver:
         self.server.stop()
 
 
+from tests.contract.driver_bitbucket_cloud import BitbucketCloudDriver  # noqa: E402 - uses the above
+
 DRIVERS: dict[str, Any] = {
     "gitlab": GitLabDriver,
     "github": GitHubDriver,
     "github-enterprise": lambda: GitHubDriver(enterprise=True),
+    "bitbucket-cloud": BitbucketCloudDriver,
+    "bitbucket-cloud-access-token": lambda: BitbucketCloudDriver(access_token=True),
 }
