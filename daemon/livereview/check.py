@@ -117,8 +117,9 @@ async def _listing(where: str, host: Host, repos: tuple[str, ...]) -> Row:
     if host.capabilities.mention_inbox:
         return Row(where, "listing", True, f"per project: {len(repos)} requests, on the cold "
                    "cycle (mentions arrive through the to-do list in between)")
+    free = " (unchanged lists cost no rate limit)" if host.type == "github" else ""
     return Row(where, "listing", True, f"per repo: {len(repos)} × a few conditional requests "
-               "per cycle (unchanged lists cost no rate limit)")
+               f"per cycle{free}")
 
 
 async def endpoint(ai: AISettings) -> Row:

@@ -33,7 +33,7 @@ from livereview.hosts.base import (
     Forbidden,
     NotFound,
 )
-from livereview.hosts.bitbucket_cloud_access import Credential, notes
+from livereview.hosts.bitbucket_cloud_access import Credential, notes, quota
 from livereview.hosts.bitbucket_cloud_budget import Budget, Use
 from livereview.hosts.http import HttpClient
 from livereview.hosts.payload import JsonObject, json_object
@@ -152,7 +152,8 @@ class BitbucketCloud:
             user = json_object(await self._json(await self._request(
                 "GET", "/user", Use.READ), "GET /user"), "GET /user")
             me = payloads.Accounts(None).actor(user)
-            self._me = payloads.Me(me.id, me.username, app_user=False)
+            self._me = payloads.Me(me.id, me.username, app_user=False,
+                                   account_id=user.text_or("account_id"))
             return Identity(self.name, me.id, me.username)
         await self._request("GET", "/repositories", Use.READ, params={"pagelen": 1})
         assert self._me is not None
@@ -169,8 +170,9 @@ class BitbucketCloud:
             raise BadResponse(f"{endpoint}: expected JSON") from None
 
     def access_notes(self) -> list[AccessNote]:
-        return notes(self._credential, login=self.login,
-                     bot=self._me.name if self._me else self.username or "")
+        return [*notes(self._credential, login=self.login,
+                       bot=self._me.name if self._me else self.username or ""),
+                quota(self.http.rate_limit_limit, self.budget.per_hour)]
 
     async def repo_exists(self, repo: str) -> bool:
         try:
@@ -196,7 +198,8 @@ class BitbucketCloud:
                       configured=self._me.name,
                       fix="set hosts[].username to the access token's name")
             return
-        self._me = payloads.Me(author.id, self._me.name, app_user=True)
+        self._me = payloads.Me(author.id, self._me.name, app_user=True,
+                               account_id=user.text_or("account_id") if user else "")
 
     def _accounts(self) -> payloads.Accounts:
         return payloads.Accounts(self._me)

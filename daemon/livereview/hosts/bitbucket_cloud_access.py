@@ -53,6 +53,13 @@ class Credential:
         return self.kind.endswith("_access_token")
 
 
+def quota(limit: int | None, per_hour: float) -> AccessNote:
+    said = "reported by X-RateLimit-Limit" if limit else "the documented base quota"
+    return AccessNote("quota", True, f"{limit or 1000} requests/hour ({said}); the daemon "
+                      f"spends at most {per_hour:.0f}, listing repos only with what reading "
+                      "and answering leave")
+
+
 def notes(credential: Credential | None, *, login: str | None, bot: str) -> list[AccessNote]:
     """The `token` and `may` rows of `check`."""
     if credential is None:

@@ -34,15 +34,16 @@ class Me:
     uuid: str | None
     name: str
     app_user: bool
+    account_id: str = ""
 
 
 class Accounts:
     """Reads accounts of one response: who wrote what, and `@{account-id}` mentions as
-    `@name` for the accounts the pull request shows."""
+    `@name` for the bot and the accounts the pull request shows."""
 
     def __init__(self, me: Me | None) -> None:
         self.me = me
-        self._names: dict[str, str] = {}
+        self._names: dict[str, str] = {me.account_id: me.name} if me and me.account_id else {}
 
     def actor(self, user: JsonObject | None) -> Actor:
         """An account. `app_user` (an access token's bot user, an app) is automated; a

@@ -87,7 +87,7 @@ def parse(query: str) -> Callable[[JSON], bool]:
     index = 0
     while index < len(tokens):
         if len(tokens) < index + 3 or tokens[index]["word"] is None or \
-                tokens[index + 1]["op"] is None:
+                tokens[index + 1]["op"] is None or tokens[index + 2]["op"] is not None:
             raise BitbucketError(400, f"Invalid query: {query!r}")
         alternatives[-1].append((tokens[index]["word"], tokens[index + 1]["op"],
                                  _value(tokens[index + 2])))

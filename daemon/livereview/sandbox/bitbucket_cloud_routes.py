@@ -208,9 +208,6 @@ def routes() -> list[Route]:
         return Route(method, re.compile(path), action, scope, status, max_pagelen)
 
     def user(f: FakeBitbucketCloud, q: Request) -> JSON:
-        if q.credential.account.type != "user":
-            raise BitbucketError(401, "Token is invalid, expired, or not supported for this "
-                                 "endpoint.")
         return f.account_json(q.credential.account, full=True)
 
     def visible(f: FakeBitbucketCloud, q: Request) -> list[JSON]:

@@ -65,6 +65,10 @@ class FakeBitbucketCloudServer(LoopbackServer[FakeBitbucketCloud]):
             self.state.check_rate_limit(credential)
             route, match = self._route(method, path[len(PREFIX):])
             out["X-Accepted-OAuth-Scopes"] = route.scope
+            if route.scope == "account" and credential.kind.endswith("_access_token"):
+                # An access token has no account (as observed of GET /user).
+                raise BitbucketError(401, "Token is invalid or not supported for this "
+                                     "endpoint.")
             if not credential.allows(route.scope):
                 granted = sorted(credential.scopes)
                 raise BitbucketError(403, "Your credentials lack one or more required "
@@ -95,10 +99,12 @@ class FakeBitbucketCloudServer(LoopbackServer[FakeBitbucketCloud]):
                 "X-OAuth-Scopes": ", ".join(credential.scopes)}
 
     def _route(self, method: str, rest: str) -> tuple[Route, Any]:
-        for route in self.routes:
-            match = route.pattern.fullmatch(rest)
-            if match and route.method == method:
-                return route, match
+        """The route for `rest`, with or without a trailing slash (both are accepted)."""
+        for candidate in dict.fromkeys((rest, rest.rstrip("/") or "/")):
+            for route in self.routes:
+                match = route.pattern.fullmatch(candidate)
+                if match and route.method == method:
+                    return route, match
         raise BitbucketError(404, "Resource not found")
 
     @staticmethod

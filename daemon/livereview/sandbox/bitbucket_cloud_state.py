@@ -228,7 +228,8 @@ class FakeBitbucketCloud(BitbucketCloudPayloads, BitbucketCloudTraffic):
         not have, as Bitbucket refuses an anchor it cannot place."""
         pr, who, when = self._pr(repo, number), self.account(author), self.now(created_at)
         above = self.find_comment(pr, parent) if parent is not None else None
-        anchor = None
+        # A reply sits where its thread does: it carries the thread's `inline`.
+        anchor = above.inline if above is not None else None
         if inline is not None and above is None:
             anchor = self._inline(pr, inline)
         c = Comment(self._next("comment", 700_000_000), pr, who, body, when, when, above,
@@ -304,6 +305,15 @@ class FakeBitbucketCloud(BitbucketCloudPayloads, BitbucketCloudTraffic):
         found = [c for r in self.repos.values() for pr in r.prs.values() for c in pr.comments
                  if c.user is who and not c.deleted]
         return [self.comment_json(c) for c in sorted(found, key=lambda c: c.id)]
+
+    @locked
+    def comments_by_thread(self, repo: str, number: int, root: int) -> list[JSON]:
+        """The top-level comment `root` and every reply below it (not deleted)."""
+        def top(c: Comment) -> Comment:
+            return top(c.parent) if c.parent is not None else c
+        pr = self._pr(repo, number)
+        return [self.comment_json(c) for c in pr.comments
+                if top(c).id == root and not c.deleted]
 
     @locked
     def participant_state(self, repo: str, number: int, name: str) -> str | None:
