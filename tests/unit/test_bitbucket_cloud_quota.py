@@ -55,17 +55,16 @@ def test_a_host_that_reports_a_higher_limit_gets_it_used() -> None:
     assert (budget.per_hour, budget.capacity) == (9000, 1000)
 
 
-def test_a_write_waits_for_the_bucket_to_refill(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_write_waits_for_the_bucket_to_refill() -> None:
     ticks = Ticks()
-    budget = Budget(clock=ticks)
-    budget._tokens = 0.0
     slept: list[float] = []
 
     async def sleep(seconds: float) -> None:
         slept.append(seconds)
         ticks.now += seconds
 
-    monkeypatch.setattr("livereview.hosts.bitbucket_cloud_budget.asyncio.sleep", sleep)
+    budget = Budget(clock=ticks, sleep=sleep)
+    budget._tokens = 0.0
     asyncio.run(budget.take(Use.WRITE))
     assert slept == [pytest.approx(4.0)] and budget.waited_seconds == pytest.approx(4.0)
 

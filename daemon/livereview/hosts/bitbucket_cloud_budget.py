@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import enum
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 DEFAULT_LIMIT = 1000  # requests per rolling hour, the documented base quota
 SHARE = 0.9  # of the limit this daemon spends: others (a person's scripts) may share it
@@ -39,9 +39,11 @@ class Use(enum.Enum):
 
 class Budget:
     def __init__(self, limit: Callable[[], int | None] = lambda: None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
         self._limit = limit  # the host's advertised limit, once it sent one
         self._clock = clock
+        self._sleep = sleep  # with `clock`, replaceable: benchmarks run on simulated time
         self._tokens = self.capacity
         self._at = clock()
         self.waited_seconds = 0.0
@@ -78,4 +80,4 @@ class Budget:
         while not self.try_take(use):
             wait = max(0.01, (1.0 + use.value - self._tokens) * 3600.0 / self.per_hour)
             self.waited_seconds += wait
-            await asyncio.sleep(wait)
+            await self._sleep(wait)
