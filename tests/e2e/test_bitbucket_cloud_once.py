@@ -165,3 +165,13 @@ def test_check_with_a_rejected_token_says_which_kind_it_needs(
     out = capsys.readouterr().out
     assert "token rejected (401)" in out and "with login: an API token" in out
     assert REPO not in out.split("identity", 1)[1].split("\n", 1)[0]
+
+
+def test_livereview_resolve_on_a_line_answers_and_resolves_its_thread(
+        bb: BitbucketSandbox) -> None:
+    question = bb.inline("I renamed it as you said. @livereview resolve")
+    general = bb.comment("@livereview resolve")  # Bitbucket resolves threads on code only
+    assert bb.once() == 0
+    assert len(bb.answers_to(question["id"])) == 1 and len(bb.answers_to(general["id"])) == 1
+    assert bb.bitbucket.is_resolved(REPO, bb.number, question["id"])
+    assert not bb.bitbucket.is_resolved(REPO, bb.number, general["id"])

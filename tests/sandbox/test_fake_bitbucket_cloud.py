@@ -8,6 +8,7 @@ from Atlassian's REST reference (their SOURCES.md)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import Iterator
@@ -18,8 +19,13 @@ import httpx2
 import pytest
 from atlassian.bitbucket import Cloud
 
+from livereview.hosts.bitbucket_cloud import BitbucketCloud
+from livereview.hosts.connect import connect
+from livereview.metrics import Metrics
+from livereview.model import MRKey
 from livereview.sandbox.bitbucket_cloud_server import FakeBitbucketCloudServer
 from livereview.sandbox.bitbucket_cloud_state import FakeBitbucketCloud
+from livereview.settings import HostSettings, Secret
 
 SECRET = "bbcloud-api-token-0042"
 ACCESS = "bbcloud-access-token-0042"
@@ -206,3 +212,25 @@ def test_atlassian_python_api_lists_reads_replies_and_approves(bb: Any) -> None:
         ("Because b doubled.", root["id"])]
     assert fake.participant_state(REPO, number, "livereview") == "approved"
     assert "diff --git a/x.py b/x.py" in pr.diff()  # follows the 302 to the repository diff
+
+
+def test_the_adapter_approves_withdraws_and_requests_changes(bb: Any) -> None:
+    """Approve, un-approve and request changes: adapter methods (the Host protocol does not
+    list them yet), against the fake."""
+    fake, server, number = bb
+    host = connect(HostSettings(name="bb", type="bitbucket-cloud", url=server.api_url,
+                                token=Secret(SECRET), login="livereview"), Metrics())
+    assert isinstance(host, BitbucketCloud)
+    key = MRKey("bb", REPO, number)
+
+    async def verdicts() -> list[str | None]:
+        seen = []
+        try:
+            for step in (host.approve, host.unapprove, host.request_changes):
+                await step(key)
+                seen.append(fake.participant_state(REPO, number, "livereview"))
+        finally:
+            await host.close()
+        return seen
+
+    assert asyncio.run(verdicts()) == ["approved", None, "changes_requested"]
