@@ -277,3 +277,13 @@ def test_list_files_lists_a_directorys_files() -> None:
                            fixture("src_directory.json")})
     assert run(lambda: adapter(bitbucket).list_files("acme/widgets", "main", "src")) == [
         "src/cache.py"]
+
+
+def test_the_diff_of_a_head_gone_after_a_force_push_is_the_current_one() -> None:
+    bitbucket = conversation()
+    diffs = r"/2\.0/repositories/acme/widgets/diff/"
+    bitbucket.table[("GET", diffs + r"dead0000beef\.\..+")] = httpx2.Response(
+        404, json={"type": "error", "error": {"message": "Commit not found"}})
+    bitbucket.table[("GET", diffs + r"9c1e5f0a7b3d\.\..+")] = "diff --git a/now b/now\n"
+    host = adapter(bitbucket)
+    assert run(lambda: host.diff(KEY, "dead0000beef")) == "diff --git a/now b/now\n"

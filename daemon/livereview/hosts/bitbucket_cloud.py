@@ -307,9 +307,18 @@ class BitbucketCloud:
         for sha in (source, destination):
             if not sha.isalnum():
                 raise pr.error("source", f"not a commit hash: {sha[:40]!r}")
-        response = await self._request(
-            "GET", f"{self._repo(key.repo)}/diff/{source}..{destination}", Use.READ,
-            params={"topic": "true"})
+        path = f"{self._repo(key.repo)}/diff/{{}}..{destination}"
+        try:
+            response = await self._request("GET", path.format(source), Use.READ,
+                                           params={"topic": "true"})
+        except NotFound:
+            current = payloads.short_hash(pr.obj_or_none("source"))
+            if not head_sha or source == current:
+                raise
+            # The old head is gone (a force-push, then garbage collection): use the current.
+            log.info("diff_version_gone", host=self.name, mr=str(key), head=head_sha)
+            response = await self._request("GET", path.format(current), Use.READ,
+                                           params={"topic": "true"})
         return response.text
 
     async def file_content(self, repo: str, ref: str, path: str) -> str:
@@ -319,7 +328,8 @@ class BitbucketCloud:
 
     async def list_files(self, repo: str, ref: str, directory: str) -> list[str]:
         """Files directly in `directory` (its listing is paged JSON; a file answers itself)."""
-        path = f"{self._repo(repo)}/src/{quote(ref, safe='')}/{quote(directory.strip('/'))}/"
+        folder = quote(directory.strip("/"))
+        path = f"{self._repo(repo)}/src/{quote(ref, safe='')}/" + (f"{folder}/" if folder else "")
         response = await self._request("GET", path, Use.READ, params={"pagelen": PAGELEN})
         if "json" not in response.headers.get("Content-Type", ""):
             return []

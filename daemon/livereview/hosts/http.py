@@ -172,7 +172,8 @@ class HttpClient:
             return
         # GitLab: RateLimit-*; GitHub: X-RateLimit-* (Reset is epoch seconds in both). GitHub
         # counts GraphQL apart (X-RateLimit-Resource: graphql): pace on the REST budget.
-        # Bitbucket Cloud (resource `api`) sends only Limit, per hour, and NearLimit.
+        # Bitbucket Cloud (resource `api`) sends only Limit, per hour, and NearLimit: https://
+        # bitbucket.org/blog/introducing-scaled-rate-limits-for-bitbucket-cloud-api
         if response.headers.get("X-RateLimit-Resource", "core") != "graphql":
             for name in ("Remaining", "Limit", "Reset"):
                 value = _header(response, name)
@@ -192,17 +193,14 @@ class HttpClient:
         return self._rate_limit.get("Remaining")
 
     @property
-    def rate_limit_limit(self) -> int | None:
-        """The host's advertised limit per window, when it sends one."""
+    def rate_limit_limit(self) -> int | None:  # the host's limit per window, if it says
         return self._rate_limit.get("Limit")
 
     def pace(self, now: float) -> float:
         """Seconds to wait before the next request so the remaining rate-limit budget lasts
-        until it resets: nothing while more than 10% (at least 20 requests) is left. A host
-        that only says it is near its hourly limit (Bitbucket Cloud's
-        `X-RateLimit-NearLimit`, under 20% left of a rolling hour) gets requests no faster
-        than the limit can sustain.
-        https://bitbucket.org/blog/introducing-scaled-rate-limits-for-bitbucket-cloud-api"""
+        until it resets: nothing while more than 10% (at least 20 requests) is left; near
+        an hourly limit that says only that (Bitbucket Cloud's NearLimit, see _observe), no
+        faster than the limit sustains."""
         remaining, reset = self._rate_limit.get("Remaining"), self._rate_limit.get("Reset")
         limit = self._rate_limit.get("Limit", 0)
         if remaining is None and self._near_limit and limit:
