@@ -1,4 +1,4 @@
-"""Figure 9: Bitbucket Cloud — requests per idle minute and time-to-ack, 10 and 200 repos.
+"""Figure 10: Bitbucket Cloud — requests per idle minute and time-to-ack, 10 and 200 repos.
 
 Bitbucket Cloud's quota is per rolling hour (1 000 requests; up to 10 000 for access tokens
 of large workspaces), so what matters is minutes and hours, not milliseconds: the figure
@@ -195,7 +195,7 @@ def acked(fake: FakeBitbucketCloud, asked: dict[str, datetime]) -> dict[str, flo
 
 def run(state_dir: Path, *, quick: bool) -> list[Row]:
     sizes = (10, 200)
-    print("\n## 9. Bitbucket Cloud on simulated time (1000 requests/hour; 5 open PRs per repo;"
+    print("\n## 10. Bitbucket Cloud on simulated time (1000 requests/hour; 5 open PRs per repo;"
           f" hot interval {HOT:g} s)")
     print(f"{'repos':>6} {'quota/h':>8} {'idle req/min':>12} {'listing round s':>15} "
           f"{'ack p50 s':>9} {'ack p95 s':>9} {'acks':>5} {'first sight req':>15} "
@@ -208,10 +208,10 @@ def run(state_dir: Path, *, quick: bool) -> list[Row]:
         print(f"{repos:>6} {limit:>8} {r.idle_per_minute:>12.1f} {r.round_seconds:>15.0f} "
               f"{p50:>9.1f} {p95:>9.1f} {len(r.acks):>5} {r.first_sight_requests:>15} "
               f"{r.wall_seconds:>7.1f}")
-        rows.append(Row(f"9. Bitbucket Cloud idle requests/min, {repos} repos ({limit}/h)",
+        rows.append(Row(f"10. Bitbucket Cloud idle requests/min, {repos} repos ({limit}/h)",
                         f"{r.idle_per_minute:.1f}/min (every repo listed every "
                         f"{r.round_seconds:.0f} s)", f"≤ {limit * 0.9 / 60:.0f}/min",
                         r.idle_per_minute <= limit * 0.9 / 60 + 0.5))
-        rows.append(Row(f"9. Bitbucket Cloud time-to-ack, {repos} repos ({limit}/h): p50 / p95",
+        rows.append(Row(f"10. Bitbucket Cloud time-to-ack, {repos} repos ({limit}/h): p50 / p95",
                         f"{p50:.0f} s / {p95:.0f} s ({len(r.acks)} mentions)"))
     return rows

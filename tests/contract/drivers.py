@@ -235,12 +235,16 @@ class GitHubDriver:
         self.server.stop()
 
 
-from tests.contract.driver_bitbucket_cloud import BitbucketCloudDriver  # noqa: E402 - uses the above
-
 DRIVERS: dict[str, Any] = {
     "gitlab": GitLabDriver,
     "github": GitHubDriver,
     "github-enterprise": lambda: GitHubDriver(enterprise=True),
-    "bitbucket-cloud": BitbucketCloudDriver,
-    "bitbucket-cloud-access-token": lambda: BitbucketCloudDriver(access_token=True),
+    "bitbucket-cloud": lambda: _bitbucket_cloud(),
+    "bitbucket-cloud-access-token": lambda: _bitbucket_cloud(access_token=True),
 }
+
+
+def _bitbucket_cloud(*, access_token: bool = False) -> Any:
+    # Imported when used: that driver module builds on this one.
+    from tests.contract.driver_bitbucket_cloud import BitbucketCloudDriver
+    return BitbucketCloudDriver(access_token=access_token)
