@@ -183,3 +183,19 @@ def test_an_ack_marker_is_read_like_a_reply_marker_and_names_no_answer() -> None
 def test_another_instances_ack_marks_it_as_a_bot() -> None:
     from livereview.triggers import ack_marker
     assert is_other_bot(msg("1", Actor("50", "otherbot"), "hi\n\n" + ack_marker("9")), POLICY)
+
+
+# ---- cost of one hostile comment (pytest-timeout stops a quadratic regression) ------------
+def test_a_megabyte_of_comment_openers_is_read_in_linear_time() -> None:
+    """`<!--.*?-->` as a regex took 27 s for 200 kB of `<!--` (quadratic), per job."""
+    flood = msg("2", ALICE, "@livereview " + "<!--" * 250_000, at=1)
+    t = thread("t1", msg("1", BOT, "answer"), flood)
+    assert loop_guard(snapshot(t), t, IDENTITY, POLICY, T0) is None
+
+
+@pytest.mark.parametrize("filler", ["[", "[a](", "*a "])
+def test_a_megabyte_of_markdown_is_searched_for_a_mention_in_its_first_64_kb(
+        filler: str) -> None:
+    body = "@livereview look " + filler * (1_000_000 // len(filler))
+    assert mentions(body, POLICY.aliases)
+    assert not mentions(filler * 100_000 + " @livereview", POLICY.aliases)  # past 64 kB

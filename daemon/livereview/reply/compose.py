@@ -85,6 +85,9 @@ class Composer:
         thread = stored.thread(job.thread_id)
         if thread is None:
             raise JobSkipped("the thread is no longer in the MR")
+        question = next((m for m in thread.messages if m.id == job.message_id), None)
+        if question is None:
+            raise JobSkipped("the message to answer was deleted")
         hunk, stat = await self._where(job, host, stored, thread, log)
         references = await self.knowledge.read(job.mr, host, stored.mr.target_branch, log)
         active = await self.store.run(lesson_rows.everything, "active")
@@ -93,8 +96,7 @@ class Composer:
                                stat=stat, commits=stored.commits, lessons=used,
                                references=references)
         answer = await self._step(self.answerer.answer(prompt))
-        question = next((m for m in thread.messages if m.id == job.message_id), None)
-        structured = parse_answer(answer.text, question.body if question else "")
+        structured = parse_answer(answer.text, question.body)
         log.info("answer_written", model=answer.model, chars=len(answer.text),
                  prompt_tokens=answer.prompt_tokens, truncated=list(prompt.truncated),
                  prompt_version=context.prompt_version(), mode=structured.mode,

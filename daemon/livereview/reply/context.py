@@ -158,7 +158,7 @@ def _window(thread: Thread, trigger_id: str, identity: Identity, keep_last: int
         return messages, 0
     kept = [messages[0], *messages[-keep_last:]]
     if all(m.id != trigger_id for m in kept):
-        kept.append(next(m for m in messages if m.id == trigger_id))
+        kept += [m for m in messages if m.id == trigger_id]
     return kept, len(messages) - len(kept)
 
 

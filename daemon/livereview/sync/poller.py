@@ -35,7 +35,9 @@ from livereview.triggers import reply_requests
 log = structlog.get_logger("livereview.poller")
 INSTANCE = "*"
 MR_CONCURRENCY = 4  # MRs fetched at once per host (each is 3+ sequential requests)
-OFF_LOOP_MESSAGES = 2_000  # an MR with more messages is diffed and triggered in a thread
+# An MR with more messages, or more text, is diffed and triggered in a thread.
+OFF_LOOP_MESSAGES = 2_000
+OFF_LOOP_CHARS = 256_000
 MAX_BACKOFF_SECONDS = 900.0
 
 
@@ -131,7 +133,8 @@ class HostPoller:
                       concessions: frozenset[str] = frozenset()) -> tuple[int, int]:
         """Fetch one MR, persist what changed; returns (events, new jobs)."""
         fresh = await self.host.fetch_mr(key.repo, key.iid, reactions_for=concessions)
-        big = sum(len(t.messages) for t in fresh.threads) > OFF_LOOP_MESSAGES
+        big = (sum(len(t.messages) for t in fresh.threads) > OFF_LOOP_MESSAGES
+               or sum(len(m.body) for t in fresh.threads for m in t.messages) > OFF_LOOP_CHARS)
         last = self._ingested.get(key)
         # A long MR re-fetched unchanged (a hot one, every few seconds): compare it with
         # what was stored last time instead of loading and diffing it again.
