@@ -277,9 +277,16 @@ def loop_guard(snapshot: Snapshot, thread: Thread, identity: Identity, policy: P
         return (f"loop guard: {exchange} bot replies in this thread to one counterpart with "
                 "nobody else writing (another bot?)")
     hour_ago = now - timedelta(hours=1)
-    recent = sum(1 for t in snapshot.threads for m in t.messages
-                 if identity.is_me(m.author) and m.created_at > hour_ago
-                 and not is_ack(m, identity))
+
+    def replies(messages: Iterable[Message]) -> int:
+        return sum(1 for m in messages if identity.is_me(m.author) and m.created_at > hour_ago
+                   and not is_ack(m, identity))
+
+    in_thread = replies(thread.messages)
+    if in_thread >= policy.max_replies_per_thread_per_hour:
+        return (f"reply budget: {in_thread} bot replies in this thread in the last hour "
+                "(accounts taking turns?)")
+    recent = replies(m for t in snapshot.threads for m in t.messages)
     if recent >= policy.max_replies_per_mr_per_hour:
         return f"reply budget: {recent} bot replies in this MR in the last hour"
     return None
