@@ -10,6 +10,7 @@ MRs with recent activity or open jobs are fetched every cycle anyway (hot).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import operator
 import time
@@ -25,7 +26,7 @@ from livereview.logging import FailureLog
 from livereview.metrics import Metrics
 from livereview.model import Event, Identity, MRKey, Policy, ReplyRequest, Snapshot
 from livereview.settings import DaemonSettings
-from livereview.store import jobs, snapshots, state
+from livereview.store import jobs, snapshots, state, sync_failures
 from livereview.store import lessons as lesson_rows
 from livereview.store.db import Store
 from livereview.store.engine import StoreError
@@ -64,6 +65,7 @@ class Plan:
     listed: int | None = None  # None: the listing did not run this cycle
     inbox: dict[MRKey, list[str]] = field(default_factory=dict)  # mention items to clear
     concessions: dict[MRKey, frozenset[str]] = field(default_factory=dict)  # 👎 to watch
+    failed: set[MRKey] = field(default_factory=set)  # fetches that failed, kept in the store
 
 
 def _unchanged(stored: Snapshot | None, fresh: Snapshot, events: Sequence[object]) -> bool:
@@ -206,6 +208,8 @@ class HostPoller:
                                                 self.host.name)
         if cold:  # a 👎 on a concession does not bump the MR: look on the cold cycle
             plan.targets |= set(plan.concessions)
+        plan.failed = await self.store.run(sync_failures.pending, self.host.name)
+        plan.targets |= plan.failed
         waiting = time.monotonic()
         plan.targets |= {key for key, (_, at) in self._failures.items() if at <= waiting}
         plan.targets -= {key for key, (_, at) in self._failures.items() if at > waiting}
@@ -241,8 +245,14 @@ class HostPoller:
             delay = min(MAX_BACKOFF_SECONDS, self.settings.hot_poll_interval_seconds * 2**failures)
             self._failures[key] = (failures, time.monotonic() + delay)
             report.errors += 1
+            with contextlib.suppress(StoreError):  # said by the store; memory keeps it
+                await self.store.run(sync_failures.note, key, f"{type(exc).__name__}: {exc}",
+                                     self.clock())
             return
         self._failures.pop(key, None)
+        if key in plan.failed:
+            with contextlib.suppress(StoreError):
+                await self.store.run(sync_failures.clear, self.host.name, [key])
         self._trouble(subject, "mr_fetch_failed", None, repo=key.repo, mr=key.iid)
         report.fetched += 1
         report.events += events
@@ -311,9 +321,9 @@ class HostPoller:
         report.in_background = len(pending)
         if report.store_error:
             raise StoreError(report.store_error)
-        # Failed MRs are retried from memory (with backoff); MRs still syncing keep the
-        # listing where it was, so a crash meanwhile loses nothing.
-        if plan.listed is not None and not pending:
+        # Failed MRs are kept in the store and retried (with backoff); while any MR is
+        # still syncing the listing stays where it was, so a crash meanwhile loses nothing.
+        if plan.listed is not None and not pending and not self._syncing:
             await self.store.run(state.advance_watermark, self.host.name, INSTANCE,
                                  started_clock)
         self.metrics.last_poll_success.labels(self.host.name).set(time.time())
