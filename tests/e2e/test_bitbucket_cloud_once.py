@@ -40,7 +40,7 @@ def test_a_mention_on_a_line_gets_an_ack_then_the_answer_in_its_thread(
         assert reply["inline"]["path"] == "src/cache.py"
     assert "sandbox answer engine" in answer["content"]["raw"]
     prompt = bb.llm.llm.prompts[0][-1]["content"]
-    assert "Guard the cache with a lock" in prompt and "src/cache.py:9" in prompt
+    assert "Guard the cache with a lock" in prompt and "file: src/cache.py, line 9" in prompt
     assert re.search(r">>\s+9 \+\s+return cache.get\(key\)", prompt), prompt
 
 
