@@ -13,7 +13,15 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from livereview.hosts.base import AuthFailed, BadResponse, Forbidden, Host, HostError, TLSFailed
+from livereview.hosts.base import (
+    AuthFailed,
+    BadResponse,
+    ExplainsAccess,
+    Forbidden,
+    Host,
+    HostError,
+    TLSFailed,
+)
 from livereview.hosts.connect import connect
 from livereview.metrics import Metrics
 from livereview.model import JobState
@@ -55,7 +63,10 @@ async def _host(where: str, host: Host, settings: HostSettings, repos: tuple[str
             identity = await host.whoami()
     except AuthFailed:
         needs = {"gitlab": "the `api` scope",
-                 "github": "pull requests + issues read/write and contents read"}
+                 "github": "pull requests + issues read/write and contents read",
+                 "bitbucket-cloud": "pull requests read/write and repositories read (with "
+                                    "login: an API token of that account; without: an "
+                                    "access token)"}
         return [Row(where, "identity", False, "token rejected (401): check the token and "
                     f"that it has {needs.get(settings.type, 'access')}")]
     except TLSFailed as exc:
@@ -66,7 +77,8 @@ async def _host(where: str, host: Host, settings: HostSettings, repos: tuple[str
                     "or a proxy?")]
     except (HostError, TimeoutError) as exc:
         return [Row(where, "identity", False, await _unreachable(settings, exc))]
-    rows = [Row(where, "identity", True, f"@{identity.username} (id {identity.user_id})")]
+    shown_id = f" (id {identity.user_id})" if identity.user_id else ""
+    rows = [Row(where, "identity", True, f"@{identity.username}{shown_id}")]
     for repo in repos:
         try:
             exists = await host.repo_exists(repo)
@@ -79,6 +91,8 @@ async def _host(where: str, host: Host, settings: HostSettings, repos: tuple[str
             continue
         rows.append(Row(where, repo, exists, "ok" if exists else
                         "not found (404): wrong path, or the bot user is not a member"))
+    if isinstance(host, ExplainsAccess):
+        rows += [Row(where, n.subject, n.ok, n.detail) for n in host.access_notes()]
     rows.append(await _listing(where, host, repos))
     return rows
 
@@ -103,8 +117,9 @@ async def _listing(where: str, host: Host, repos: tuple[str, ...]) -> Row:
     if host.capabilities.mention_inbox:
         return Row(where, "listing", True, f"per project: {len(repos)} requests, on the cold "
                    "cycle (mentions arrive through the to-do list in between)")
+    free = " (unchanged lists cost no rate limit)" if host.type == "github" else ""
     return Row(where, "listing", True, f"per repo: {len(repos)} × a few conditional requests "
-               "per cycle (unchanged lists cost no rate limit)")
+               f"per cycle{free}")
 
 
 async def endpoint(ai: AISettings) -> Row:

@@ -239,4 +239,12 @@ DRIVERS: dict[str, Any] = {
     "gitlab": GitLabDriver,
     "github": GitHubDriver,
     "github-enterprise": lambda: GitHubDriver(enterprise=True),
+    "bitbucket-cloud": lambda: _bitbucket_cloud(),
+    "bitbucket-cloud-access-token": lambda: _bitbucket_cloud(access_token=True),
 }
+
+
+def _bitbucket_cloud(*, access_token: bool = False) -> Any:
+    # Imported when used: that driver module builds on this one.
+    from tests.contract.driver_bitbucket_cloud import BitbucketCloudDriver
+    return BitbucketCloudDriver(access_token=access_token)

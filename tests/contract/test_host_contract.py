@@ -122,6 +122,10 @@ async def test_reply_to_a_general_comment(driver: Driver) -> None:
 
 async def test_react_and_an_existing_reaction_is_success(driver: Driver) -> None:
     key, snap = await opened(driver)
+    if not driver.host.capabilities.reactions:  # says so: the worker acks by a reply
+        with pytest.raises(Forbidden):
+            await driver.host.react(key, find(snap, "general: is this needed?")[1].id, "eyes")
+        return
     for body in ("general: is this needed?", "diff: a human follow-up"):
         message = find(snap, body)[1]
         await driver.host.react(key, message.id, "eyes")
@@ -133,6 +137,10 @@ async def test_reactions_are_read_for_the_messages_asked(driver: Driver) -> None
     key, snap = await opened(driver)
     asked = {find(snap, body)[1].id: body for body in ("general: is this needed?",
                                                        "diff: a human follow-up")}
+    if not driver.host.capabilities.reactions:
+        after = await driver.host.fetch_mr(driver.repo, key.iid, reactions_for=frozenset(asked))
+        assert {m.id for m in after.messages().values() if not m.reactions} >= set(asked)
+        return
     for message_id in asked:
         driver.thumbs_down(key.iid, message_id)
     other = find(snap, "diff: why hold the lock for a read?")[1]
@@ -222,9 +230,15 @@ async def test_short_rate_limits_and_5xx_are_retried(driver: Driver) -> None:
     driver.rate_limit("fetch", retry_after=0)
     assert (await driver.host.fetch_mr(driver.repo, key.iid)).mr.key == key
     driver.rate_limit("react", retry_after=0)  # refused before any work: a POST is retried
-    message = next(iter((await driver.host.fetch_mr(driver.repo, key.iid)).messages().values()))
-    await driver.host.react(key, message.id, "eyes")
-    assert driver.reactions(key.iid, message.id) == [("eyes", driver.bot)]
+    thread, message = find(await driver.host.fetch_mr(driver.repo, key.iid),
+                           "general: is this needed?")
+    if driver.host.capabilities.reactions:
+        await driver.host.react(key, message.id, "eyes")
+        assert driver.reactions(key.iid, message.id) == [("eyes", driver.bot)]
+    else:  # the acknowledgement is a reply: posted once
+        posted = await driver.host.reply(key, thread.id, "Looking into it.")
+        assert find(await driver.host.fetch_mr(driver.repo, key.iid),
+                    "Looking into it.")[1].id == posted.id
     driver.fail("fetch", 502)
     assert (await driver.host.fetch_mr(driver.repo, key.iid)).mr.key == key
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from livereview.model import Anchor, ChangedMR, Identity, Message, MRKey, Snapshot, Thread
 
@@ -58,6 +58,23 @@ class Capabilities:
     threaded_general_comments: bool = True  # can a general comment be replied to in place?
     instance_wide_listing: bool = False
     mention_inbox: bool = False  # the host queues mentions of the bot (GitLab to-dos)
+
+
+@dataclass(frozen=True)
+class AccessNote:
+    """A row `check` shows about what a host's credential is and may do."""
+
+    subject: str
+    ok: bool
+    detail: str
+
+
+@runtime_checkable
+class ExplainsAccess(Protocol):
+    """A host whose credential comes in kinds worth telling apart (Bitbucket Cloud: an
+    access token or an account's API token, and its scopes)."""
+
+    def access_notes(self) -> list[AccessNote]: ...
 
 
 class Host(Protocol):

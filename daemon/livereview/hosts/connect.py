@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import base64
+
 import httpx2
 
 from livereview import __version__
 from livereview.hosts.base import Host
+from livereview.hosts.bitbucket_cloud import BitbucketCloud
 from livereview.hosts.github import GitHub
 from livereview.hosts.github_graphql import graphql_url
 from livereview.hosts.gitlab import GitLab
@@ -21,12 +24,19 @@ def _headers(settings: HostSettings) -> dict[str, str]:
         return {"Authorization": f"Bearer {token}", "Accept": "application/vnd.github+json",
                 "X-GitHub-Api-Version": "2022-11-28",
                 "User-Agent": f"livereview/{__version__}"}
+    if settings.type == "bitbucket-cloud":
+        # Basic for an account's API token or app password, Bearer for an access token:
+        # https://developer.atlassian.com/cloud/bitbucket/rest/intro/#authentication
+        if settings.login:
+            pair = base64.b64encode(f"{settings.login}:{token}".encode()).decode()
+            return {"Authorization": f"Basic {pair}", "Accept": "application/json"}
+        return {"Authorization": f"Bearer {token}", "Accept": "application/json"}
     return {"PRIVATE-TOKEN": token}
 
 
 def connect(settings: HostSettings, metrics: Metrics,
             transport: httpx2.AsyncBaseTransport | None = None) -> Host:
-    if settings.type not in ("gitlab", "github"):
+    if settings.type not in ("gitlab", "github", "bitbucket-cloud"):
         raise ValueError(f"host type {settings.type} is not supported")
     http = HttpClient(
         base_url=settings.url, headers=_headers(settings),
@@ -35,4 +45,7 @@ def connect(settings: HostSettings, metrics: Metrics,
         transport=transport, max_response_bytes=settings.max_response_mb * 2**20)
     if settings.type == "github":
         return GitHub(settings.name, http, graphql_url=graphql_url(settings.url))
+    if settings.type == "bitbucket-cloud":
+        return BitbucketCloud(settings.name, http, login=settings.login,
+                              username=settings.username)
     return GitLab(settings.name, http, list_strategy=settings.list_strategy)

@@ -147,6 +147,7 @@ class HttpClient:
         self.retry = retry or RetryPolicy()
         self._limit = asyncio.Semaphore(max_concurrency)
         self._rate_limit: dict[str, int] = {}  # Remaining, Limit, Reset as last seen
+        self._near_limit = False
         self.paced_seconds = 0.0
         self.requests_sent = 0
         self.not_modified = 0
@@ -171,7 +172,9 @@ class HttpClient:
             return
         # GitLab: RateLimit-*; GitHub: X-RateLimit-* (Reset is epoch seconds in both). GitHub
         # counts GraphQL apart (X-RateLimit-Resource: graphql): pace on the REST budget.
-        if response.headers.get("X-RateLimit-Resource", "core") == "core":
+        # Bitbucket Cloud (resource `api`) sends only Limit, per hour, and NearLimit: https://
+        # bitbucket.org/blog/introducing-scaled-rate-limits-for-bitbucket-cloud-api
+        if response.headers.get("X-RateLimit-Resource", "core") != "graphql":
             for name in ("Remaining", "Limit", "Reset"):
                 value = _header(response, name)
                 if value.isdigit():
@@ -179,6 +182,9 @@ class HttpClient:
             if _header(response, "Remaining").isdigit():
                 self.metrics.rate_limit_remaining.labels(self.host_type).set(
                     self._rate_limit["Remaining"])
+            near = _header(response, "NearLimit").lower()
+            if near in ("true", "false"):
+                self._near_limit = near == "true"
         if status in (403, 429) and rate_limited(response):
             self.metrics.rate_limited.labels(self.host_type).inc()
 
@@ -186,11 +192,19 @@ class HttpClient:
     def rate_limit_remaining(self) -> int | None:
         return self._rate_limit.get("Remaining")
 
+    @property
+    def rate_limit_limit(self) -> int | None:  # the host's limit per window, if it says
+        return self._rate_limit.get("Limit")
+
     def pace(self, now: float) -> float:
         """Seconds to wait before the next request so the remaining rate-limit budget lasts
-        until it resets: nothing while more than 10% (at least 20 requests) is left."""
+        until it resets: nothing while more than 10% (at least 20 requests) is left; near
+        an hourly limit that says only that (Bitbucket Cloud's NearLimit, see _observe), no
+        faster than the limit sustains."""
         remaining, reset = self._rate_limit.get("Remaining"), self._rate_limit.get("Reset")
         limit = self._rate_limit.get("Limit", 0)
+        if remaining is None and self._near_limit and limit:
+            return 3600.0 / limit
         if remaining is None or reset is None or remaining > max(20, limit // 10):
             return 0.0
         return min(30.0, max(0.0, reset - now) / max(remaining, 1))

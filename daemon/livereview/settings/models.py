@@ -39,8 +39,11 @@ from livereview.settings.rules import (
 from livereview.settings.secret import Reading, Secret, resolve, variable_name
 
 HOST_TYPES = ("gitlab", "github", "bitbucket-cloud", "bitbucket-server", "local")
-SUPPORTED_HOST_TYPES = ("gitlab", "github")
+SUPPORTED_HOST_TYPES = ("gitlab", "github", "bitbucket-cloud")
 GITHUB_API = "https://api.github.com"
+BITBUCKET_CLOUD_API = "https://api.bitbucket.org/2.0"
+# Where each type's URL may be left out.
+DEFAULT_URLS = {"github": GITHUB_API, "bitbucket-cloud": BITBUCKET_CLOUD_API}
 SECONDS_PER_DAY = 86_400.0
 
 VariableName = Annotated[str, AfterValidator(variable_name)]
@@ -189,12 +192,15 @@ class HostSettings(Section):
     derived: ClassVar[dict[str, str]] = {"token": "set token_env or token_file"}
     name: Required
     type: Annotated[Required, AfterValidator(_host_type)]
-    url: str = ""  # required, except for GitHub (GITHUB_API)
+    url: str = ""  # required, except where DEFAULT_URLS has one
     token_env: VariableName = ""
     token_file: str = ""
     token: Secret = Secret("")
     ca_bundle: str | None = None
     username: str | None = None  # identity override; else GET /user
+    # Bitbucket Cloud's Basic-auth account (with an API token or app password as the secret);
+    # without it the secret is sent as a Bearer access token.
+    login: str | None = None
     max_concurrent_requests: Annotated[int, Between(1, 64)] = 4
     request_timeout_seconds: Annotated[float, Between(1, 600)] = 30.0
     # What one response may weigh: a 40 000-note thread is ~32 MB of GitLab JSON and
@@ -207,6 +213,8 @@ class HostSettings(Section):
     @classmethod
     def _url(cls, url: str, info: ValidationInfo) -> str:
         host_type = info.data.get("type")
+        if host_type == "bitbucket-cloud":
+            return _bitbucket_cloud_url(url, info)
         if host_type != "github":
             if not url:
                 raise Invalid("is required", rank=Rank.MISSING)
@@ -233,6 +241,28 @@ class HostSettings(Section):
     def _username(cls, name: str | None) -> str | None:
         return name or None
 
+    @field_validator("login", mode="after")
+    @classmethod
+    def _login(cls, login: str | None) -> str | None:
+        # Basic auth is `login:secret`: a colon or a blank would change who logs in.
+        if login is not None and (not login or ":" in login
+                                  or any(c.isspace() or not c.isprintable() for c in login)):
+            raise Invalid(f"expected an account name or e-mail address, got {shown(login)}")
+        return login
+
+    @model_validator(mode="after")
+    def _bitbucket_cloud_auth(self) -> Self:
+        if self.login is not None and self.type != "bitbucket-cloud":
+            raise Invalid("only for type = \"bitbucket-cloud\" (its Basic-auth account)",
+                          "login")
+        if self.type == "bitbucket-cloud" and self.login is None and not self.username:
+            # An access token has no account GET /user could name: its comments are signed
+            # by a bot user named after the token.
+            raise Invalid("required with an access token (no login): the token's name, "
+                          "which Bitbucket shows as the author of what it posts",
+                          "username", rank=Rank.MISSING)
+        return self
+
     @model_validator(mode="after")
     def _read_token(self, info: ValidationInfo) -> Self:
         reading = _reading(info)
@@ -241,6 +271,15 @@ class HostSettings(Section):
         token = resolve("token", self.token_env, self.token_file, required=True,
                         both_set=bool(self.token_env), reading=reading)
         return self.model_copy(update={"token": token})
+
+
+def _bitbucket_cloud_url(url: str, info: ValidationInfo) -> str:
+    """The REST base, https://api.bitbucket.org/2.0, not the web UI. Only an operator's file
+    is held to it: code (the contract tests) points at a fake's loopback URL."""
+    url = http_url(url or BITBUCKET_CLOUD_API)
+    if _reading(info) and not urlsplit(url).path.endswith("/2.0"):
+        raise Invalid(f"expected the API base, {BITBUCKET_CLOUD_API}, got {shown(url)}")
+    return url
 
 
 def _knowledge(value: object) -> object:
