@@ -239,4 +239,11 @@ DRIVERS: dict[str, Any] = {
     "gitlab": GitLabDriver,
     "github": GitHubDriver,
     "github-enterprise": lambda: GitHubDriver(enterprise=True),
+    "bitbucket-server": lambda: _bitbucket_server(),
 }
+
+
+def _bitbucket_server() -> Any:
+    # Imported when used: that driver module builds on this one.
+    from tests.contract.driver_bitbucket_server import BitbucketServerDriver
+    return BitbucketServerDriver()

@@ -6,6 +6,7 @@ import httpx2
 
 from livereview import __version__
 from livereview.hosts.base import Host
+from livereview.hosts.bitbucket_server import BitbucketServer
 from livereview.hosts.github import GitHub
 from livereview.hosts.github_graphql import graphql_url
 from livereview.hosts.gitlab import GitLab
@@ -21,12 +22,17 @@ def _headers(settings: HostSettings) -> dict[str, str]:
         return {"Authorization": f"Bearer {token}", "Accept": "application/vnd.github+json",
                 "X-GitHub-Api-Version": "2022-11-28",
                 "User-Agent": f"livereview/{__version__}"}
+    if settings.type == "bitbucket-server":
+        # HTTP access tokens (personal, project or repository) are sent as Bearer tokens.
+        # https://confluence.atlassian.com/bitbucketserver/personal-access-tokens-939515499.html
+        return {"Authorization": f"Bearer {token}", "Accept": "application/json",
+                "User-Agent": f"livereview/{__version__}"}
     return {"PRIVATE-TOKEN": token}
 
 
 def connect(settings: HostSettings, metrics: Metrics,
             transport: httpx2.AsyncBaseTransport | None = None) -> Host:
-    if settings.type not in ("gitlab", "github"):
+    if settings.type not in ("gitlab", "github", "bitbucket-server"):
         raise ValueError(f"host type {settings.type} is not supported")
     http = HttpClient(
         base_url=settings.url, headers=_headers(settings),
@@ -35,4 +41,6 @@ def connect(settings: HostSettings, metrics: Metrics,
         transport=transport, max_response_bytes=settings.max_response_mb * 2**20)
     if settings.type == "github":
         return GitHub(settings.name, http, graphql_url=graphql_url(settings.url))
+    if settings.type == "bitbucket-server":
+        return BitbucketServer(settings.name, http)
     return GitLab(settings.name, http, list_strategy=settings.list_strategy)

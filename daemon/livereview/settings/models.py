@@ -39,7 +39,7 @@ from livereview.settings.rules import (
 from livereview.settings.secret import Reading, Secret, resolve, variable_name
 
 HOST_TYPES = ("gitlab", "github", "bitbucket-cloud", "bitbucket-server", "local")
-SUPPORTED_HOST_TYPES = ("gitlab", "github")
+SUPPORTED_HOST_TYPES = ("gitlab", "github", "bitbucket-server")
 GITHUB_API = "https://api.github.com"
 SECONDS_PER_DAY = 86_400.0
 
@@ -206,6 +206,16 @@ class HostSettings(Section):
     @classmethod
     def _url(cls, url: str, info: ValidationInfo) -> str:
         host_type = info.data.get("type")
+        if host_type == "bitbucket-server":
+            if not url:
+                raise Invalid("is required", rank=Rank.MISSING)
+            url = http_url(url)
+            # The server's base (https://HOST or https://HOST/CONTEXT): the adapter adds
+            # /rest/api/1.0 itself, and /rest/comment-likes/latest for reactions.
+            if "/rest/" in f"{urlsplit(url).path.rstrip('/')}/":
+                raise Invalid("expected the server's base URL (https://HOST, or https://HOST/"
+                              f"CONTEXT), without /rest/api/1.0, got {shown(url)}")
+            return url
         if host_type != "github":
             if not url:
                 raise Invalid("is required", rank=Rank.MISSING)
