@@ -55,7 +55,8 @@ async def _host(where: str, host: Host, settings: HostSettings, repos: tuple[str
             identity = await host.whoami()
     except AuthFailed:
         needs = {"gitlab": "the `api` scope",
-                 "github": "pull requests + issues read/write and contents read"}
+                 "github": "pull requests + issues read/write and contents read",
+                 "bitbucket-server": "project read and repository write permissions"}
         return [Row(where, "identity", False, "token rejected (401): check the token and "
                     f"that it has {needs.get(settings.type, 'access')}")]
     except TLSFailed as exc:
@@ -66,7 +67,11 @@ async def _host(where: str, host: Host, settings: HostSettings, repos: tuple[str
                     "or a proxy?")]
     except (HostError, TimeoutError) as exc:
         return [Row(where, "identity", False, await _unreachable(settings, exc))]
-    rows = [Row(where, "identity", True, f"@{identity.username} (id {identity.user_id})")]
+    rows = [Row(where, "identity", True, f"@{identity.username} (id {identity.user_id})"),
+            # Known once the identity is: some hosts learn it from the server (Bitbucket DC).
+            Row(where, "acks", True, "with a reaction on the comment" if
+                host.capabilities.reactions else "with a short reply: this host has no "
+                "comment reactions")]
     for repo in repos:
         try:
             exists = await host.repo_exists(repo)
@@ -103,6 +108,9 @@ async def _listing(where: str, host: Host, repos: tuple[str, ...]) -> Row:
     if host.capabilities.mention_inbox:
         return Row(where, "listing", True, f"per project: {len(repos)} requests, on the cold "
                    "cycle (mentions arrive through the to-do list in between)")
+    if host.type == "bitbucket-server":  # no conditional requests there: one list per repo
+        return Row(where, "listing", True, f"per repo: one request per cycle for each of "
+                   f"{len(repos)} (open pull requests, newest first)")
     return Row(where, "listing", True, f"per repo: {len(repos)} × a few conditional requests "
                "per cycle (unchanged lists cost no rate limit)")
 
