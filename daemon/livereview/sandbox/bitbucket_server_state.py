@@ -57,6 +57,9 @@ class FakeBitbucketDC(BitbucketPayloads, LoopbackTraffic):
         self.forbidden: set[tuple[str, str]] = set()  # (user name, repo path) denied
         self._faults: list[Fault] = []
         self._seq: dict[str, int] = {}
+        # (comment id, emoticon, user name) -> when; Bitbucket shows no reaction times, the
+        # benchmarks read time-to-ack from here.
+        self.reacted_at: dict[tuple[int, str, str], datetime] = {}
         self.add_user(bot_name, "LiveReview Bot")
 
     # ---- helpers (callers hold the lock) -------------------------------------------------
@@ -268,6 +271,7 @@ class FakeBitbucketDC(BitbucketPayloads, LoopbackTraffic):
         users = c.reactions.setdefault(emoticon, [])
         if who not in users:
             users.append(who)
+            self.reacted_at[(c.id, emoticon, who.name)] = self.now()
         return self.reaction_json(c, who, emoticon)
 
     @locked
