@@ -27,6 +27,7 @@ from typing import Any
 from common import LATENCY, Clock, NoLLM, Row, percentile, poll_cycle
 
 from livereview.app import App
+from livereview.hosts.bitbucket_server_payloads import incoming
 from livereview.sandbox.bitbucket_server_http import FakeBitbucketDCServer
 from livereview.sandbox.bitbucket_server_state import FakeBitbucketDC
 from livereview.sandbox.llm_server import FakeLLMServer
@@ -148,7 +149,8 @@ async def acks(repos: int, count: int, span: float, state_dir: Path, *,
                 written.append((int(c["id"]), fake.now()))
             deadline = time.monotonic() + 120
             while time.monotonic() < deadline:
-                answered = {replied_to(str(c["text"])) for c in fake.comments_by("livereview")}
+                answered = {replied_to(incoming(str(c["text"])))
+                            for c in fake.comments_by("livereview")}
                 if len(answered - {None}) >= count:
                     break
                 await asyncio.sleep(0.1)
@@ -165,8 +167,9 @@ async def acks(repos: int, count: int, span: float, state_dir: Path, *,
 
     acked = [(at - created[cid]).total_seconds()
              for (cid, _, who), at in fake.reacted_at.items() if who == "livereview"]
-    acked += [seconds(c, int(t)) for c in mine if (t := acked_for(str(c["text"])))]
-    answered = [(int(t), seconds(c, int(t))) for c in mine if (t := replied_to(str(c["text"])))]
+    acked += [seconds(c, int(t)) for c in mine if (t := acked_for(incoming(str(c["text"]))))]
+    answered = [(int(t), seconds(c, int(t))) for c in mine
+                if (t := replied_to(incoming(str(c["text"]))))]
     dup = len(answered) - len({cid for cid, _ in answered})
     return Acks(count, acked, [s for _, s in answered], dup)
 

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from livereview.hosts.bitbucket_server_payloads import incoming
 from livereview.sandbox.bitbucket_server_http import FakeBitbucketDCServer
 from livereview.sandbox.bitbucket_server_state import FakeBitbucketDC
 from livereview.sandbox.llm_server import FakeLLM, FakeLLMServer
@@ -67,7 +68,8 @@ def test_kill_9_never_loses_or_duplicates_an_answer_or_an_ack(
         process = start(config, log)
         try:
             def answered() -> bool:
-                done = Counter(replied_to(str(c["text"])) for c in fake.comments_by("livereview"))
+                done = Counter(replied_to(incoming(str(c["text"])))
+                               for c in fake.comments_by("livereview"))
                 return all(done[str(q)] >= 1 for q in questions)
 
             wait_for(answered, timeout=90)
@@ -76,8 +78,8 @@ def test_kill_9_never_loses_or_duplicates_an_answer_or_an_ack(
             process.send_signal(signal.SIGTERM)
             assert process.wait(timeout=60) == 0, log.read_text(encoding="utf-8")[-3000:]
     mine = fake.comments_by("livereview")
-    answers = Counter(replied_to(str(c["text"])) for c in mine)
-    acks = Counter(a for c in mine if (a := acked_for(str(c["text"]))) is not None)
+    answers = Counter(replied_to(incoming(str(c["text"]))) for c in mine)
+    acks = Counter(a for c in mine if (a := acked_for(incoming(str(c["text"])))) is not None)
     assert {q: answers[str(q)] for q in questions} == dict.fromkeys(questions, 1)
     if reactions:
         assert not acks

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from livereview.cli import main
+from livereview.hosts.bitbucket_server_payloads import incoming
 from livereview.sandbox.bitbucket_server_http import FakeBitbucketDCServer
 from livereview.sandbox.bitbucket_server_state import FakeBitbucketDC
 from livereview.sandbox.llm_server import FakeLLMServer
@@ -48,11 +49,11 @@ class BitbucketSandbox:
 
     def replies_to(self, comment_id: object) -> list[dict[str, Any]]:
         return [c for c in self.fake.comments_by("livereview")
-                if replied_to(c["text"]) == str(comment_id)]
+                if replied_to(incoming(str(c["text"]))) == str(comment_id)]
 
     def acks_for(self, comment_id: object) -> list[dict[str, Any]]:
         return [c for c in self.fake.comments_by("livereview")
-                if acked_for(c["text"]) == str(comment_id)]
+                if acked_for(incoming(str(c["text"]))) == str(comment_id)]
 
     def thread(self, comment_id: object) -> list[dict[str, Any]]:
         return self.fake.thread_of(REPO, self.pr, int(str(comment_id)))
@@ -104,6 +105,10 @@ def test_a_mention_on_a_line_gets_eyes_and_a_reply_in_its_thread(bbs: BitbucketS
     [reply] = bbs.replies_to(question["id"])
     assert [c["id"] for c in bbs.thread(question["id"])] == [question["id"], reply["id"]]
     assert "sandbox answer engine" in reply["text"]
+    # Bitbucket escapes HTML: the hidden marker travels as a link definition, which
+    # renders as nothing, instead of an HTML comment people would read.
+    assert "<!--" not in reply["text"]
+    assert reply["text"].endswith(f"\n[//]: # (livereview:reply-to={question['id']})")
     prompt = bbs.llm.llm.prompts[0][-1]["content"]
     assert "Guard the cache with a lock" in prompt and "src/cache.py:9" in prompt
     assert re.search(r">>\s+9 \+\s+return cache.get\(key\)", prompt), prompt

@@ -280,11 +280,12 @@ class BitbucketServer:
     async def reply(self, key: MRKey, thread_id: str, body: str) -> Message:
         """A reply to the thread's root comment (Bitbucket nests it there)."""
         c = await self.http.one("POST", f"{self._pull(key)}/comments",
-                                json={"text": body, "parent": {"id": _number(thread_id)}})
+                                json={"text": payloads.outgoing(body),
+                                      "parent": {"id": _number(thread_id)}})
         return payloads.message(c, thread_id)
 
     async def comment(self, key: MRKey, body: str, anchor: Anchor | None = None) -> Message:
-        payload: dict[str, Any] = {"text": body}
+        payload: dict[str, Any] = {"text": payloads.outgoing(body)}
         if anchor is not None:
             old_side = anchor.new_line is None
             payload["anchor"] = {

@@ -13,6 +13,7 @@ application properties).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 
@@ -31,6 +32,13 @@ from livereview.model import (
 )
 
 MAX_DEPTH = 1_000  # reply trees deeper than this are cut (a hostile server's recursion)
+# Bitbucket escapes HTML in Markdown ("all HTML tags are escaped", Markdown syntax guide:
+# https://confluence.atlassian.com/bitbucketserver/markdown-syntax-guide-776639995.html), so
+# the hidden comment the bot ends its posts with would show as text. A CommonMark link
+# reference definition renders as nothing: the last line travels in that form and is read
+# back as the comment it stands for.
+_HIDDEN_LAST = re.compile(r"(\A|\n)<!-- ([^()<>\n]{1,200}) -->([ \t\n]*)\Z")
+_INVISIBLE_LAST = re.compile(r"(\A|\n)\[//\]: # \(([^()<>\n]{1,200})\)([ \t\n]*)\Z")
 _STATES = {"OPEN": "opened", "MERGED": "merged", "DECLINED": "closed"}
 
 
@@ -97,11 +105,22 @@ def reactions(comment: JsonObject) -> tuple[Reaction, ...]:
     return tuple(found)
 
 
+def outgoing(text: str) -> str:
+    """The text to post: a trailing hidden comment as an invisible link definition."""
+    return _HIDDEN_LAST.sub(r"\1[//]: # (\2)\3", text, count=1)
+
+
+def incoming(text: str) -> str:
+    """The text as posted: a trailing invisible link definition as the hidden comment."""
+    return _INVISIBLE_LAST.sub(r"\1<!-- \2 -->\3", text, count=1)
+
+
 def message(comment: JsonObject, thread_id: str, with_reactions: bool = False) -> Message:
     created = stamp(comment, "createdDate")
     updated = stamp(comment, "updatedDate") if comment.has("updatedDate") else created
     return Message(id=str(comment.number("id")), thread_id=thread_id,
-                   author=actor(comment.obj_or_none("author")), body=comment.text_or("text"),
+                   author=actor(comment.obj_or_none("author")),
+                   body=incoming(comment.text_or("text")),
                    created_at=created, updated_at=updated,
                    reactions=reactions(comment) if with_reactions else ())
 
