@@ -41,6 +41,7 @@ def policy(settings: Settings) -> Policy:
                   backfill_hours=settings.daemon.backfill_hours,
                   max_consecutive_replies=bot.max_consecutive_replies,
                   max_exchange_replies=bot.max_exchange_replies,
+                  max_replies_per_thread_per_hour=bot.max_replies_per_thread_per_hour,
                   max_replies_per_mr_per_hour=bot.max_replies_per_mr_per_hour,
                   automated_reply_seconds=bot.automated_reply_seconds)
 

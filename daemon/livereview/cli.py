@@ -18,6 +18,8 @@ from importlib import resources
 from pathlib import Path
 from typing import NoReturn, TextIO, cast
 
+import structlog
+
 from livereview import __version__, conversation, lesson_commands
 from livereview import logging as logs
 from livereview.app import App
@@ -316,6 +318,11 @@ def _command(args: argparse.Namespace) -> int:
         return EXIT_RUNTIME
     except KeyboardInterrupt:  # Ctrl-C outside the daemon's own handler (`once`, `check`)
         return EXIT_SIGINT
+    except Exception as exc:  # noqa: BLE001 - a bug: one line for the user, the trace on demand
+        structlog.get_logger("livereview.cli").debug("internal_error", exc_info=True)
+        print(f"livereview: internal error: {type(exc).__name__}: {exc} (a bug; "
+              "--log-level DEBUG shows where, please report it)", file=sys.stderr)
+        return EXIT_RUNTIME
 
 
 if __name__ == "__main__":

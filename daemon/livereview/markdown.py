@@ -11,6 +11,7 @@ not (an indented block, `<code>` or a quote nested in a list fooled them). Pure.
 from __future__ import annotations
 
 import functools
+import re
 from html.parser import HTMLParser
 
 from markdown_it import MarkdownIt
@@ -91,26 +92,72 @@ def prose(body: str) -> str:
     return "".join(out)
 
 
+# Lines that may start an HTML block reaching over blank lines, and GitLab's `>>>` quote
+# delimiter: where they appear, no line is known for certain to be code.
+_LONG_HTML = re.compile(r"^ {0,3}<(?:pre|script|style|textarea|[!?])", re.IGNORECASE | re.MULTILINE)
+_GITLAB_QUOTE = re.compile(r"^>>>", re.MULTILINE)
+_OPENING = re.compile(r"^(`{3,}|~{3,})(.*)$")
+
+
+def _plain_fences(lines: list[str]) -> set[int]:
+    """Fenced blocks no CommonMark flavour reads otherwise: at column 0, after a blank
+    line (no paragraph, quote, list or HTML block to fold it into), closed by a matching
+    fence at column 0 (or left open to the end)."""
+    code: set[int] = set()
+    i, after_blank = 0, True
+    while i < len(lines):
+        opening = _OPENING.match(lines[i])
+        info_ok = opening is not None and not (opening.group(1)[0] == "`" and "`" in opening[2])
+        if opening and info_ok and after_blank:
+            fence = opening.group(1)
+            closing = re.compile(rf"{re.escape(fence[0])}{{{len(fence)},}}[ \t]*")
+            end = next((j for j in range(i + 1, len(lines)) if closing.fullmatch(lines[j])),
+                       len(lines) - 1)
+            code.update(range(i, end + 1))
+            i, after_blank = end + 1, False
+            continue
+        after_blank = not lines[i].strip()
+        i += 1
+    return code
+
+
 def code_lines(text: str) -> set[int]:
-    """Indexes of the lines of `text` that lie in fenced or indented code blocks."""
-    lines: set[int] = set()
+    """Indexes of the lines of `text` (split on "\n") that every host renders as code.
+
+    Hosts parse Markdown with their own engines (cmark-gfm on GitHub, comrak with GitLab's
+    extensions), which disagree with each other and with markdown-it at the edges — a
+    link definition before an indented line, an HTML line after a quote, GitLab's `>>>`.
+    A line counts as code only when it is in a plain fenced block *and* markdown-it agrees;
+    anything less certain is prose, where a mention must be defused."""
+    if _LONG_HTML.search(text) or _GITLAB_QUOTE.search(text):
+        return set()
+    lines = text.split("\n")
+    plain = _plain_fences(lines)
+    if not plain:
+        return set()
+    agreed: set[int] = set()
     for token in _parser().parse(text):
-        if token.type in ("fence", "code_block") and token.map is not None:
-            lines.update(range(token.map[0], token.map[1]))
-    return lines
+        if token.type == "fence" and token.map is not None and token.level == 0:
+            agreed.update(range(token.map[0], token.map[1]))
+    return plain & agreed
+
+
+def _ends_open(text: str) -> bool:
+    """Would a line appended after a blank line be swallowed by a block still open at the
+    end of `text` (an unclosed code block)? Asked of markdown-it with a probe line."""
+    probe = "<!-- end -->"
+    last = _parser().parse(f"{text}\n\n{probe}")[-1]
+    return not (last.type == "html_block" and last.level == 0
+                and last.content.startswith(probe))
 
 
 def open_fence(text: str) -> str | None:
-    """The fence that would close a code block left open at the end of `text` (a cut
-    answer), or None when every block is closed."""
-    tokens = [t for t in _parser().parse(text) if t.type == "fence" and t.map is not None]
-    if not tokens:
+    """The line that closes a code block left open at the end of `text` (a cut answer, or a
+    model's), so that what follows is not code; None when nothing is open."""
+    if not _ends_open(text):
         return None
-    last = tokens[-1]
-    assert last.map is not None
-    body = text.splitlines()[last.map[0]: last.map[1]]
-    closing = body[-1].strip() if len(body) > 1 else ""
-    marker = last.markup
-    if closing.startswith(marker) and set(closing) <= {marker[0]}:
-        return None
-    return marker
+    fences = [t.markup for t in _parser().parse(text) if t.type == "fence"]
+    for closing in dict.fromkeys([*reversed(fences), "```", "~~~"]):
+        if not _ends_open(f"{text}\n{closing}"):
+            return closing
+    return None

@@ -248,5 +248,6 @@ class Policy:
     backfill_hours: float = 24.0
     max_consecutive_replies: int = 5  # per thread, without a human in between
     max_exchange_replies: int = 10  # per thread, to one counterpart with nobody else writing
+    max_replies_per_thread_per_hour: int = 12  # whoever asks (bots taking turns look human)
     max_replies_per_mr_per_hour: int = 30
     automated_reply_seconds: float = 5.0  # an answer to the bot faster than this is a bot's

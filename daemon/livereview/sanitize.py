@@ -81,9 +81,18 @@ def fenced(text: str, fence: str) -> str:
 _MENTION = re.compile(f"(?<![A-Za-z0-9])@(?!{WORD_JOINER})")
 _BROADCAST = re.compile(r"(?<![A-Za-z0-9])@(?=(?:all|here|channel|everyone)\b)", re.IGNORECASE)
 _MAX_PASSES = 8
-# What HTML hides: comments, declarations, CDATA, processing instructions and the "bogus
-# comments" a `</` not followed by a letter opens.
-_HIDDEN = re.compile(r"<(?=[!?]|/(?![A-Za-z]))")
+# Engines disagree on whether Unicode spaces and line separators are whitespace (markdown-it
+# says yes, cmark-gfm and comrak say no), and so on what is an HTML block or a fence.
+_ODD_SPACE = re.compile("[\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")
+# GitLab reads a line of `>>>` as the start or end of a multi-line quote, which closes
+# whatever is open inside it (a code block) where other engines see nothing of the kind.
+_GITLAB_QUOTE_LINE = re.compile(r">>>[ \t]*")
+# What HTML hides: comments, declarations, CDATA, processing instructions, the "bogus
+# comments" a `</` not followed by a letter opens, and elements whose content is never shown
+# (hosts strip them, text and all) or that swallow the rest of the post.
+_HIDDEN = re.compile(
+    r"<(?=[!?]|/(?![A-Za-z])|/?(?:script|style|textarea|template|noscript|iframe|object|embed"
+    r"|title|xmp|plaintext|noembed|noframes|select|svg|math|pre)(?![A-Za-z0-9]))", re.IGNORECASE)
 _AT_ENTITY = re.compile(r"&(?:#0*64|#x0*40|commat);?", re.IGNORECASE)  # hosts decode them
 
 
@@ -102,6 +111,8 @@ def _allowed(line: str, at: int, allow: Sequence[str]) -> bool:
 
 def _defuse_line(line: str, allow: Sequence[str]) -> str:
     line = _AT_ENTITY.sub("@", line)
+    if _GITLAB_QUOTE_LINE.fullmatch(line):  # GitLab's multi-line quote: shown, not parsed
+        return "\\" + line
     out, last = [], 0
     for match in _MENTION.finditer(line):
         if _allowed(line, match.start(), allow):
@@ -128,7 +139,8 @@ def outgoing(text: str, allow_mentions: Sequence[str] = ()) -> str:
     indented "code" line into paragraph text), so it repeats until nothing changes; if that
     does not settle, every line is defused — ugly in code, never a ping.
     """
-    lines = clean(text.replace("\r\n", "\n").replace("\r", "\n")).split("\n")
+    text = _ODD_SPACE.sub(" ", clean(text.replace("\r\n", "\n").replace("\r", "\n")))
+    lines = text.split("\n")
     for _ in range(_MAX_PASSES):
         defused = _defuse(lines, allow_mentions)
         if defused == lines:

@@ -30,13 +30,13 @@ from livereview.model import (
     Thread,
 )
 
+PROSE_CHARS = 65_536  # of a comment searched for a mention (GitLab allows 1 MB notes)
 _MARKER = "<!-- livereview:reply-to={} -->"
 _ACK_MARKER = "<!-- livereview:ack-for={} -->"
 # Only the bot's own last line counts: a marker a commenter smuggles into text the bot quotes
 # or the model echoes is defused before posting (sanitize.outgoing) and is never last.
 _TRAILING_MARKER = re.compile(r"(?:\A|\n)<!-- livereview:reply-to=([\w:.\-]+) -->\s*\Z")
 _TRAILING_ACK = re.compile(r"(?:\A|\n)<!-- livereview:ack-for=([\w:.\-]+) -->\s*\Z")
-_HIDDEN_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 
 
 def reply_marker(message_id: str) -> str:
@@ -80,12 +80,14 @@ def _names(aliases: Iterable[str]) -> list[str]:
 
 
 def mentions(body: str, aliases: Iterable[str]) -> bool:
-    """Does `body` mention an alias in prose (not in code, a link, a quote or a comment)?"""
+    """Does `body` mention an alias in prose (not in code, a link, a quote or a comment)?
+    Only the first PROSE_CHARS are read: Markdown parsing of a megabyte of `[` takes seconds."""
     names = _names(aliases)
-    lowered = body.lower()
+    head = body[:PROSE_CHARS]
+    lowered = head.lower()
     if not any(alias.lower() in lowered for alias in names):
         return False  # most comments: no Markdown parsing at all
-    text = prose(body)
+    text = prose(head)
     return any(_alias_pattern(alias).search(text) for alias in names)
 
 
@@ -94,7 +96,7 @@ def asks_to_resolve(body: str, aliases: Iterable[str]) -> bool:
     names = _names(aliases)
     if not mentions(body, names):
         return False
-    text = prose(body)
+    text = prose(body[:PROSE_CHARS])
     return any(re.search(_alias_pattern(alias).pattern + r"[\s,:]+resolve\b", text,
                          re.IGNORECASE) for alias in names)
 
@@ -220,7 +222,14 @@ def _looks_automated(message: Message, last_bot_at: datetime | None, policy: Pol
     that hides metadata in HTML comments, as bots sign theirs."""
     fast = last_bot_at is not None and (
         message.created_at - last_bot_at).total_seconds() < policy.automated_reply_seconds
-    return fast or _HIDDEN_COMMENT.search(message.body) is not None
+    return fast or _hides_a_comment(message.body)
+
+
+def _hides_a_comment(body: str) -> bool:
+    """An HTML comment in the text (linear: a regex for `<!--.*?-->` is quadratic on a
+    comment made of `<!--` repeated)."""
+    start = body.find("<!--")
+    return start >= 0 and body.find("-->", start + 4) >= 0
 
 
 def consecutive_bot_replies(thread: Thread, identity: Identity, policy: Policy) -> int:
@@ -268,9 +277,16 @@ def loop_guard(snapshot: Snapshot, thread: Thread, identity: Identity, policy: P
         return (f"loop guard: {exchange} bot replies in this thread to one counterpart with "
                 "nobody else writing (another bot?)")
     hour_ago = now - timedelta(hours=1)
-    recent = sum(1 for t in snapshot.threads for m in t.messages
-                 if identity.is_me(m.author) and m.created_at > hour_ago
-                 and not is_ack(m, identity))
+
+    def replies(messages: Iterable[Message]) -> int:
+        return sum(1 for m in messages if identity.is_me(m.author) and m.created_at > hour_ago
+                   and not is_ack(m, identity))
+
+    in_thread = replies(thread.messages)
+    if in_thread >= policy.max_replies_per_thread_per_hour:
+        return (f"reply budget: {in_thread} bot replies in this thread in the last hour "
+                "(accounts taking turns?)")
+    recent = replies(m for t in snapshot.threads for m in t.messages)
     if recent >= policy.max_replies_per_mr_per_hour:
         return f"reply budget: {recent} bot replies in this MR in the last hour"
     return None

@@ -26,7 +26,7 @@ def test_a_mention_in_a_review_comment_gets_eyes_and_a_reply_in_its_thread(
     assert (reply["path"], reply["line"]) == ("src/cache.py", 9)
     assert "sandbox answer engine" in reply["body"]
     user = gh.llm.llm.prompts[0][-1]["content"]
-    assert "Guard the cache with a lock" in user and "src/cache.py:9" in user
+    assert "Guard the cache with a lock" in user and "file: src/cache.py, line 9" in user
     assert re.search(r">>\s+9 \+\s+return cache.get\(key\)", user), user
 
 
@@ -135,5 +135,5 @@ def test_a_thread_from_before_a_force_push_is_answered_with_its_own_version_of_t
     assert gh.once() == 0
     assert len(gh.replies_to(f"discussion_r{ask['id']}")) == 1
     user = gh.llm.llm.prompts[-1][-1]["content"]
-    assert "src/cache.py:9 of an earlier version" in user
+    assert "file: src/cache.py, line 9, of an earlier version" in user
     assert re.search(r">>\s+9 \+\s+return cache.get\(key\)$", user, re.MULTILINE), user

@@ -43,7 +43,7 @@ def test_mention_on_a_diff_line_is_answered_in_that_thread_with_the_hunk(
     thread = discussion_of(sandbox, note["id"])
     assert thread["notes"][-1]["id"] == reply["id"]
     user = sandbox.llm.llm.prompts[0][-1]["content"]
-    assert "src/cache.py:9" in user
+    assert "file: src/cache.py, line 9" in user
     assert re.search(r">>\s+9 \+\s+return cache.get\(key\)", user), user
 
 
@@ -164,7 +164,7 @@ def test_a_thread_from_before_a_force_push_is_answered_with_its_own_version_of_t
     assert sandbox.once() == 0
     assert len(replies_to(sandbox, ask["id"])) == 1
     user = unfenced(sandbox.llm.llm.prompts[-1][-1]["content"])
-    assert "src/cache.py:9 of an earlier version" in user
+    assert "file: src/cache.py, line 9, of an earlier version" in user
     assert re.search(r">>\s+9 \+\s+return cache.get\(key\)$", user, re.MULTILINE), user
 
 
@@ -196,10 +196,10 @@ def test_repo_knowledge_and_the_diffstat_reach_the_prompt(sandbox: Sandbox) -> N
     assert sandbox.once() == 0
     user = unfenced(sandbox.llm.llm.prompts[-1][-1]["content"])
     assert "## References for this repo" in user
-    assert "### CONTRIBUTING.md\n<untrusted>\nEvery shared cache needs a lock." in user
-    assert "### https://wiki.example/caching" in user
+    assert "<untrusted>\nCONTRIBUTING.md\n\nEvery shared cache needs a lock." in user
+    assert "<untrusted>\nhttps://wiki.example/caching\n</untrusted>" in user
     assert "docs/missing.md" not in user  # missing files are logged and left out
-    assert "### Team rule\n<untrusted>\nBenchmarks before locks." in user
+    assert "<untrusted>\nTeam rule\n\nBenchmarks before locks." in user
     assert "## What the MR changes\n<untrusted>\n" in user
     assert "\nsrc/cache.py | +3 -1\n" in user
 
@@ -216,6 +216,6 @@ def test_knowledge_globs_read_every_matching_file_of_the_folder(sandbox: Sandbox
     sandbox.note("@livereview does this follow our ADRs?")
     assert sandbox.once() == 0
     user = unfenced(sandbox.llm.llm.prompts[-1][-1]["content"])
-    assert "### docs/adr/0001-locks.md\n<untrusted>\nShared caches take a lock." in user
-    assert "### docs/adr/0002-retries.md\n<untrusted>\nRetry only temporary errors." in user
+    assert "<untrusted>\ndocs/adr/0001-locks.md\n\nShared caches take a lock." in user
+    assert "<untrusted>\ndocs/adr/0002-retries.md\n\nRetry only temporary errors." in user
     assert "not an ADR" not in user

@@ -26,7 +26,7 @@ from livereview.reply.llm import Answer
 from livereview.settings import load
 from livereview.store.db import Store
 from livereview.triggers import replied_to
-from tests.e2e.conftest import Sandbox, write_config
+from tests.e2e.conftest import PROJECT, Sandbox, write_config
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -225,3 +225,43 @@ async def test_a_403_on_the_reply_is_retried_slowly_until_access_returns(
     assert len(answers(sandbox, note["id"])) == 1
     assert job_rows(sandbox)[0][:2] == ("posted", 2)
 
+
+
+async def test_a_job_row_this_version_cannot_read_is_failed_not_fatal(
+        sandbox: Sandbox) -> None:
+    """A reason a newer version wrote made every run of `once` and `run` end in a
+    traceback; the row is failed with the reason and the other jobs are served."""
+    app = app_for(sandbox)
+    odd = sandbox.note("@livereview first?")
+    fine = sandbox.note("@livereview second?")
+    await app.cycle(cold=True)
+    with sqlite3.connect(sandbox.db) as db:
+        db.execute("UPDATE reply_jobs SET reason = 'from-a-newer-version' "
+                   "WHERE host_message_id = ?", (str(odd["id"]),))
+    try:
+        await app.worker.drain()
+    finally:
+        await app.close()
+    assert answers(sandbox, odd["id"]) == []
+    assert len(answers(sandbox, fine["id"])) == 1
+    rows = {state: reason for state, _, reason in job_rows(sandbox)}
+    assert rows["failed"].startswith("unreadable job row: 'from-a-newer-version'")
+
+
+async def test_a_question_deleted_before_its_answer_is_skipped(sandbox: Sandbox) -> None:
+    """The thread stays (it has other notes), the question in it is gone."""
+    app = app_for(sandbox)
+    first = sandbox.note("A lock here?", thread=True)
+    discussion = next(str(d["id"]) for d in sandbox.gitlab.discussions(PROJECT, sandbox.iid)
+                      if d["notes"][0]["id"] == first["id"])
+    note = sandbox.note("@livereview is this lock needed?", reply_to_discussion=discussion)
+    try:
+        await app.cycle(cold=True)  # the job exists
+        sandbox.gitlab.delete_note(PROJECT, sandbox.iid, int(str(note["id"])))
+        await app.cycle()  # the store sees it gone
+        await app.worker.drain()
+    finally:
+        await app.close()
+    [(state, _, reason)] = job_rows(sandbox)
+    assert (state, reason) == ("skipped", "the message to answer was deleted")
+    assert sandbox.bot_notes() == []

@@ -89,3 +89,10 @@ def test_optional_fields_default_and_null_is_absent() -> None:
         item.text("body")
     with pytest.raises(BadResponse, match=r"^GET /x: labels: expected an array of strings"):
         json_object({"labels": ["a", 1]}, "GET /x").texts("labels")
+
+
+@pytest.mark.parametrize("stamp", ["9999-12-31T23:59:00Z", "0001-01-01T00:00:00Z"])
+def test_a_timestamp_no_host_writes_is_a_bad_response(stamp: str) -> None:
+    """A watermark plus its overlap overflowed on year 9999 and stopped the whole host."""
+    with pytest.raises(BadResponse, match="updated_at: a timestamp in the year"):
+        json_object({"updated_at": stamp}, "GET /x").time("updated_at")

@@ -4,54 +4,32 @@ notifies nobody it did not mean to and hides nothing. Pure."""
 from __future__ import annotations
 
 import re
-from html.parser import HTMLParser
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
-from markdown_it import MarkdownIt
 
 from livereview.sanitize import WORD_JOINER, clean, fence_id, fenced, one_line, outgoing
+from tests.render_oracles import HOSTS, hidden_comments, live_mentions
 
-# GitLab's user/group reference pattern (User.reference_pattern), GitHub's is the same
-# shape; plus Bitbucket Data Center's @"Display Name" and Bitbucket Cloud's @{account-id}.
-_LIVE = re.compile(r"(?<![A-Za-z0-9_])@(?:[A-Za-z0-9_.][A-Za-z0-9_\-./]*|\"[^\"]+\"|\{[^}]+\})")
-
-
-class _RenderedText(HTMLParser):
-    """Text nodes of the rendered comment where hosts make mentions (not code or links)."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.skip = 0
-        self.text: list[str] = []
-        self.comments: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.skip += tag in ("code", "pre", "a")
-
-    def handle_endtag(self, tag: str) -> None:
-        self.skip = max(0, self.skip - (tag in ("code", "pre", "a")))  # stray ends: ignored
-
-    def handle_data(self, data: str) -> None:
-        if not self.skip:
-            self.text.append(data)
-
-    def handle_comment(self, data: str) -> None:
-        self.comments.append(data)
+MARKDOWN_ATOMS = [
+    "@bob", "@all", "text", "```", "~~~", "````", "```python", "    ", "\t", "> ", ">>>", "- ",
+    "1. ", "<div>", "</div>", "<pre>", "</pre>", "<!--", "-->", "<details>", "</details>",
+    "|a|b|", "|-|-|", "===", "---", "[x]: /u", "<code>", "</code>", "`", "``", "\\", "&#64;",
+    "&commat;", "<?", "</ ", "<![CDATA[", "*", "_", "<script>", "</script>", "<textarea>",
+    "</textarea>", "$$", "```math", "  ", "\u2028", "[^1]: ", "\\@bob", "<x>", "\n", "\n\n",
+]
 
 
-def rendered(body: str) -> _RenderedText:
-    """What a CommonMark host shows for `body` (raw HTML passed through, as hosts sanitize
-    it rather than escape it)."""
-    reader = _RenderedText()
-    reader.feed(MarkdownIt("commonmark").render(body))
-    reader.close()
-    return reader
+def markdown_soup() -> st.SearchStrategy[str]:
+    """Lines made of the constructs hosts parse differently (the attacks a commenter or a
+    model would try), joined by newlines."""
+    line = st.lists(st.sampled_from(MARKDOWN_ATOMS), min_size=1, max_size=4).map(" ".join)
+    return st.lists(line, min_size=1, max_size=7).map("\n".join)
 
 
-def live_mentions(body: str) -> list[str]:
-    return _LIVE.findall(" ".join(rendered(body).text))
+def mentions_on_any_host(body: str) -> set[str]:
+    return {m.lstrip("@") for found in live_mentions(body).values() for m in found}
 
 
 ATTACKS = [
@@ -74,17 +52,24 @@ ATTACKS = [
     "@all\u2028@bob",
     "x-@bob and é@carol and (@dave) and [@erin]",
     "@@frank",
+    # where markdown-it and the hosts' engines disagree about what is code
+    "[a]: /url\n    @bob",
+    "> a\n<x>\n```\n@bob\n```",
+    ">>>\n```\n>>>\n@bob\n```",
+    "- a\n<x>\n~~~\n@bob\n~~~",
+    "<pre>\n\n```\n@bob\n```\n</pre>",
+    "text\n```\n@bob\n```",
 ]
 
 
 @pytest.mark.parametrize("body", ATTACKS)
 def test_no_mention_survives_outside_code(body: str) -> None:
-    assert live_mentions(outgoing(body)) == []
+    assert live_mentions(outgoing(body)) == {}
 
 
 def test_the_intended_mention_stays_live_and_only_that_one() -> None:
     posted = outgoing("@bob please look, and @bobby too; cc @all", allow_mentions=["bob"])
-    assert live_mentions(posted) == ["@bob"]
+    assert live_mentions(posted) == {host: ["@bob"] for host in HOSTS}
 
 
 def test_defused_mentions_read_the_same() -> None:
@@ -110,7 +95,7 @@ def test_email_addresses_are_not_touched() -> None:
     "<!--\nmulti\nline\n-->",
 ])
 def test_nothing_is_hidden_in_an_html_comment(body: str) -> None:
-    assert rendered(outgoing(body)).comments == []
+    assert hidden_comments(outgoing(body)) == {}
 
 
 @given(st.text(max_size=300), st.lists(st.from_regex(r"[a-z]{1,8}", fullmatch=True),
@@ -118,8 +103,16 @@ def test_nothing_is_hidden_in_an_html_comment(body: str) -> None:
 def test_any_text_posted_has_no_live_mention_but_the_allowed(text: str,
                                                              allow: list[str]) -> None:
     posted = outgoing(text, allow_mentions=allow)
-    assert {m.lstrip("@") for m in live_mentions(posted)} <= set(allow)
-    assert rendered(posted).comments == []
+    assert mentions_on_any_host(posted) <= set(allow)
+    assert hidden_comments(posted) == {}
+
+
+@settings(max_examples=300, deadline=None)
+@given(markdown_soup())
+def test_any_markdown_posted_pings_and_hides_nothing_on_any_host(text: str) -> None:
+    posted = outgoing(text)
+    assert live_mentions(posted) == {}, (text, posted)
+    assert hidden_comments(posted) == {}, (text, posted)
 
 
 # ---- inbound -----------------------------------------------------------------------------
@@ -173,3 +166,18 @@ def test_any_text_stays_inside_its_fence(text: str) -> None:
     assert block.startswith(f"<untrusted-{fence}>\n")
     assert block.endswith(f"\n</untrusted-{fence}>")
     assert block.count(fence) == 2
+
+
+@settings(max_examples=200, deadline=None)
+@given(markdown_soup(), st.integers(20, 200))
+def test_a_reply_cut_to_any_length_or_a_quote_pings_and_hides_nothing(text: str,
+                                                                      cut: int) -> None:
+    """What the worker posts: the answer cut to `max_reply_chars` and closed, then the
+    marker (the only comment, the last line); or a quoted question."""
+    from livereview.reply.compose import postable
+    from livereview.sanitize import quote
+    posted = postable(text, "7", cut)
+    assert posted.endswith("\n\n<!-- livereview:reply-to=7 -->")
+    assert live_mentions(posted) == {}
+    assert all(found == [" livereview:reply-to=7 "] for found in hidden_comments(posted).values())
+    assert live_mentions(quote(text)) == {} and hidden_comments(quote(text)) == {}

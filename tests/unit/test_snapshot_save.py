@@ -57,6 +57,13 @@ def evolution(draw: st.DrawFn) -> tuple[Snapshot, Snapshot]:
             after.append(replace(t, messages=tuple(messages)))
     after += _threads(draw, draw(st.integers(0, 2)), "x")
     after = list({t.id: t for t in after}.values())
+    movable = [i for i, t in enumerate(after) if t.messages]
+    if len(after) > 1 and movable and draw(st.booleans()):  # a reply whose parent went away
+        source = draw(st.sampled_from(movable))  # joins another thread, keeping its id
+        target = draw(st.sampled_from([i for i in range(len(after)) if i != source]))
+        moved = replace(after[source].messages[-1], thread_id=after[target].id)
+        after[source] = replace(after[source], messages=after[source].messages[:-1])
+        after[target] = replace(after[target], messages=(*after[target].messages, moved))
     if draw(st.booleans()):
         after.reverse()
     commits = draw(st.sampled_from([("c2", "c1"), ("c3", "c2", "c1")]))

@@ -183,3 +183,37 @@ def test_an_ack_marker_is_read_like_a_reply_marker_and_names_no_answer() -> None
 def test_another_instances_ack_marks_it_as_a_bot() -> None:
     from livereview.triggers import ack_marker
     assert is_other_bot(msg("1", Actor("50", "otherbot"), "hi\n\n" + ack_marker("9")), POLICY)
+
+
+# ---- cost of one hostile comment (pytest-timeout stops a quadratic regression) ------------
+def test_a_megabyte_of_comment_openers_is_read_in_linear_time() -> None:
+    """`<!--.*?-->` as a regex took 27 s for 200 kB of `<!--` (quadratic), per job."""
+    flood = msg("2", ALICE, "@livereview " + "<!--" * 250_000, at=1)
+    t = thread("t1", msg("1", BOT, "answer"), flood)
+    assert loop_guard(snapshot(t), t, IDENTITY, POLICY, T0) is None
+
+
+@pytest.mark.parametrize("filler", ["[", "[a](", "*a "])
+def test_a_megabyte_of_markdown_is_searched_for_a_mention_in_its_first_64_kb(
+        filler: str) -> None:
+    body = "@livereview look " + filler * (1_000_000 // len(filler))
+    assert mentions(body, POLICY.aliases)
+    assert not mentions(filler * 100_000 + " @livereview", POLICY.aliases)  # past 64 kB
+
+
+def test_two_slow_accounts_taking_turns_are_capped_per_thread_and_hour() -> None:
+    """Each reply resets the one-counterpart cap when two bots alternate; the thread's
+    hourly budget still stops them (the MR's 30 an hour would allow 720 a day)."""
+    policy = Policy(max_replies_per_thread_per_hour=12, max_replies_per_mr_per_hour=1000)
+    a, b = Actor("70", "bot-a"), Actor("71", "bot-b")
+    messages = [msg("0", a, "@livereview hi")]
+    for i in range(12):
+        messages += [msg(f"r{i}", BOT, "answer", at=4 * i + 1),
+                     msg(f"m{i}", (b, a)[i % 2], "@livereview and?", at=4 * i + 3)]
+    t = thread("t1", *messages)
+    now = T0 + timedelta(minutes=50)
+    assert exchange_replies(t, IDENTITY) == 0  # each turn is a new counterpart
+    reason = loop_guard(snapshot(t), t, IDENTITY, policy, now)
+    assert reason == ("reply budget: 12 bot replies in this thread in the last hour "
+                      "(accounts taking turns?)")
+    assert loop_guard(snapshot(t), t, IDENTITY, policy, now + timedelta(hours=1)) is None

@@ -38,6 +38,9 @@ def _kind(value: object) -> str:
 Key = str | int | tuple[str, int]
 
 
+MIN_YEAR, MAX_YEAR = 1970, 2999
+
+
 class JsonObject:
     """A JSON object of one response, read with typed accessors."""
 
@@ -131,6 +134,10 @@ class JsonObject:
             parsed = datetime.fromisoformat(value)
         except ValueError:
             raise self._bad(key, "not an ISO 8601 timestamp") from None
+        # Time arithmetic on year 9999 (a watermark plus its overlap) overflows: a date no
+        # host writes is a bad answer, not a crash of the whole host's cycle.
+        if not MIN_YEAR <= parsed.year <= MAX_YEAR:
+            raise self._bad(key, f"a timestamp in the year {parsed.year}")
         return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
     def time_or_none(self, key: str) -> datetime | None:

@@ -40,12 +40,16 @@ class JobSkipped(Exception):
 def postable(text: str, message_id: str, max_chars: int,
              allow_mentions: Sequence[str] = ()) -> str:
     """`text` as the bot may post it, within `max_chars`, ending with the marker for
-    `message_id`. A cut answer has its open code block closed, so the marker stays hidden."""
+    `message_id`. A code block left open (by the model, or by the cut) is closed, so the
+    marker stays a hidden last line."""
     safe = outgoing(text, allow_mentions)
-    if len(safe) > max_chars:
-        safe = safe[:max_chars].rstrip()
-        fence = open_fence(safe)
-        safe = outgoing(f"{safe}\n{fence}" if fence else safe, allow_mentions)
+    shortened = len(safe) > max_chars
+    if shortened:  # a cut can leave a construct of its own (`</` at the end opens a comment)
+        safe = outgoing(safe[:max_chars].rstrip(), allow_mentions)
+    fence = open_fence(safe)
+    if fence:
+        safe = outgoing(f"{safe}\n{fence}", allow_mentions)
+    if shortened:
         safe += f"\n\n{SHORTENED}"
     return f"{safe}\n\n{reply_marker(message_id)}"
 
@@ -85,6 +89,9 @@ class Composer:
         thread = stored.thread(job.thread_id)
         if thread is None:
             raise JobSkipped("the thread is no longer in the MR")
+        question = next((m for m in thread.messages if m.id == job.message_id), None)
+        if question is None:
+            raise JobSkipped("the message to answer was deleted")
         hunk, stat = await self._where(job, host, stored, thread, log)
         references = await self.knowledge.read(job.mr, host, stored.mr.target_branch, log)
         active = await self.store.run(lesson_rows.everything, "active")
@@ -93,8 +100,7 @@ class Composer:
                                stat=stat, commits=stored.commits, lessons=used,
                                references=references)
         answer = await self._step(self.answerer.answer(prompt))
-        question = next((m for m in thread.messages if m.id == job.message_id), None)
-        structured = parse_answer(answer.text, question.body if question else "")
+        structured = parse_answer(answer.text, question.body)
         log.info("answer_written", model=answer.model, chars=len(answer.text),
                  prompt_tokens=answer.prompt_tokens, truncated=list(prompt.truncated),
                  prompt_version=context.prompt_version(), mode=structured.mode,

@@ -158,7 +158,7 @@ def _window(thread: Thread, trigger_id: str, identity: Identity, keep_last: int
         return messages, 0
     kept = [messages[0], *messages[-keep_last:]]
     if all(m.id != trigger_id for m in kept):
-        kept.append(next(m for m in messages if m.id == trigger_id))
+        kept += [m for m in messages if m.id == trigger_id]
     return kept, len(messages) - len(kept)
 
 
@@ -213,39 +213,48 @@ def build(
     keep_last: int = 10,
 ) -> Prompt:
     parts = _parts(mr, thread, trigger_id, identity, hunk, stat, references, keep_last)
-    fence = parts.fence()
-    sections: list[tuple[str, str]] = [("the MR summary", (
-        f"## Merge request !{mr.key.iid} in {one_line(mr.key.repo)}: {one_line(mr.title)}\n"
-        f"Author: @{one_line(mr.author.username, 60)}; {one_line(mr.source_branch)} → "
-        f"{one_line(mr.target_branch)}; state: {one_line(mr.state, 20)}\n"
-        f"{fenced(parts.description, fence)}"))]
+    # Everything a host user wrote is fenced, the one-line fields too (a title, a branch, a
+    # file name, a commit title are as hostile as a comment); the fence name is a hash of
+    # all of it.
+    summary = (f"title: {one_line(mr.title)}\nauthor: @{one_line(mr.author.username, 60)}\n"
+               f"branches: {one_line(mr.source_branch)} → {one_line(mr.target_branch)}\n"
+               f"state: {one_line(mr.state, 20)}\n\n{parts.description}")
+    where = ""
     if thread.anchor is not None:
-        where = f"{one_line(thread.anchor.new_path)}:{thread.anchor.line}"
+        where = f"file: {one_line(thread.anchor.new_path)}, line {thread.anchor.line}"
         if thread.anchor.head_sha not in ("", mr.head_sha):
-            where += (f" of an earlier version (head {one_line(thread.anchor.head_sha)[:8]}; "
+            where += (f", of an earlier version (head {one_line(thread.anchor.head_sha)[:8]}; "
                       f"the MR is now at {one_line(mr.head_sha)[:8]}, so the code may have "
                       "changed since)")
-        sections.append(("the diff hunk", f"## The thread is on {where}\n"
-                         f"{fenced(parts.hunk, fence)}" if parts.hunk else
-                         f"## The thread is on {where} (the diff hunk is not available)"))
+    new_commits = commits_since_bot(thread, commits, identity)
+    pushed = "\n".join(f"- {one_line(c.sha)[:8]} {one_line(c.title)}" for c in new_commits[:20])
+    references_text = [f"{source}\n\n{text}" if text else source
+                       for source, text in parts.references]
+    fence = fence_id([summary, where, pushed, *references_text, parts.fence()])
+    sections: list[tuple[str, str]] = [("the MR summary", (
+        f"## Merge request !{mr.key.iid} in {one_line(mr.key.repo)}\n"
+        f"{fenced(summary, fence)}"))]
+    if thread.anchor is not None:
+        hunk_text = f"{where}\n\n{parts.hunk}" if parts.hunk else (
+            f"{where}\n(the diff hunk is not available)")
+        sections.append(("the diff hunk", "## The thread is on a line of the diff\n"
+                         f"{fenced(hunk_text, fence)}"))
     elif parts.stat:
         sections.append(("the diffstat",
                          f"## What the MR changes\n{fenced(parts.stat, fence)}"))
-    new_commits = commits_since_bot(thread, commits, identity)
     if new_commits:
         sections.append(("the new commits", "## Commits pushed since you last wrote here\n"
-                         + "\n".join(f"- {one_line(c.sha)[:8]} {one_line(c.title)}"
-                                     for c in new_commits[:20])))
+                         f"{fenced(pushed, fence)}"))
     if lessons:
         sections.append(("the lessons", "## Lessons this team taught you (follow them)\n"
                          + "\n".join(f"- [L{lesson.id}] {one_line(lesson.key)}: "
                                      f"{one_line(lesson.value, 500)}"
                                      for lesson in lessons[:20])))
-    if parts.references:
+    if references_text:
         sections.append(("the references", "## References for this repo (cite them when "
                          "they support you)\n" + "\n".join(
-                             f"### {source}\n{fenced(text, fence)}" if text else f"### {source}"
-                             for source, text in parts.references)))
+                             f"### Reference {i}\n{fenced(text, fence)}"
+                             for i, text in enumerate(references_text, 1))))
     sections.append(("the thread", "## The thread\n" + "\n\n".join(
         f"### {'THE MESSAGE TO ANSWER — ' if m.id == trigger_id else ''}{_who(m, identity)}"
         f"\n{fenced(text, fence)}" for m, text in parts.messages)))

@@ -14,7 +14,6 @@ nothing loops hot.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import random
 import time
@@ -37,6 +36,7 @@ from livereview.hosts.base import (
     RateLimited,
 )
 from livereview.lessons import repo_scope
+from livereview.logging import FailureLog
 from livereview.metrics import Metrics
 from livereview.model import Identity, JobState, Lesson, Policy, ReplyJob, Snapshot, Thread
 from livereview.reply.answer import StructuredAnswer
@@ -103,6 +103,7 @@ class Worker:
     _running: dict[int, asyncio.Task[None]] = field(default_factory=dict)
     _resting: dict[int, float] = field(default_factory=dict)  # job id → monotonic deadline
     _wake: asyncio.Event = field(default_factory=asyncio.Event)
+    _trouble: FailureLog = field(default_factory=lambda: FailureLog(log))
     composer: Composer = field(init=False)
 
     def __post_init__(self) -> None:
@@ -140,8 +141,14 @@ class Worker:
         """Run jobs as they come, until `stop` is set; then let in-flight jobs finish."""
         while not stop.is_set():
             self._wake.clear()
-            with contextlib.suppress(StoreError):  # said once by the store; the wait backs off
+            try:
                 await self.run_due()
+            except StoreError:  # said once by the store; the wait below backs off
+                pass
+            except Exception as exc:  # noqa: BLE001 - a bug: say it once, keep serving
+                self._trouble.failed("run_due", "worker_error", _describe(exc))
+            else:
+                self._trouble.ok("run_due", "worker_error")
             waits = [asyncio.create_task(self._wake.wait()), asyncio.create_task(stop.wait())]
             await asyncio.wait(waits, timeout=self.idle_wait_seconds,
                                return_when=asyncio.FIRST_COMPLETED)

@@ -43,10 +43,10 @@ class FakeLLM:
                              r"</untrusted(?:-\w+)?>", user, re.DOTALL)
         if self.parrot:
             return f"{LABEL}\n\nYou said:\n\n{question.group(1) if question else ''}"
-        where = re.search(r"## The thread is on (\S+)", user)
+        where = re.search(r"\nfile: (\S+), line (\d+)", user)
         asked = (question.group(1).strip().splitlines() or [""])[0][:200] if question else (
             "your question")
-        place = f" at `{where.group(1)}`" if where else ""
+        place = f" at `{where.group(1)}:{where.group(2)}`" if where else ""
         return (f"{LABEL}\n\nYou asked: “{asked}”. I read the thread and the change{place}; "
                 "a real model would answer here from that context.")
 

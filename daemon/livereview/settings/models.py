@@ -148,6 +148,7 @@ class BotSettings(Section):
     max_reply_chars: Annotated[int, Between(100, 60_000)] = 6000  # GitHub's cap is 65 536
     max_consecutive_replies: Annotated[int, Between(1, 100)] = 5
     max_exchange_replies: Annotated[int, Between(1, 100)] = 10
+    max_replies_per_thread_per_hour: Annotated[int, Between(1, 1000)] = 12
     max_replies_per_mr_per_hour: Annotated[int, Between(1, 10_000)] = 30
     automated_reply_seconds: Annotated[float, Between(0, 600)] = 5.0
     answer_closed_mrs: bool = False

@@ -52,6 +52,9 @@ def enqueue(session: Session, requests: Iterable[ReplyRequest], now: datetime
 
 
 def due(session: Session, now: datetime, limit: int, exclude: Iterable[int] = ()) -> list[ReplyJob]:
+    """Open jobs whose next attempt is due. A row this version cannot read (a reason or
+    state a newer version wrote, a hand edit) is failed with the reason, not a crash of
+    every run."""
     open_states = [s.value for s in JobState if s.open]
     rows = session.exec(
         select(ReplyJobRow)
@@ -60,7 +63,15 @@ def due(session: Session, now: datetime, limit: int, exclude: Iterable[int] = ()
         .order_by(col(ReplyJobRow.next_attempt_at), col(ReplyJobRow.id))
         .limit(limit)
     )
-    return [to_model(r) for r in rows]
+    found = []
+    for row in rows:
+        try:
+            found.append(to_model(row))
+        except ValueError as exc:
+            row.state, row.updated_at = JobState.FAILED, now
+            row.last_error = f"unreadable job row: {exc}"[:500]
+            session.add(row)
+    return found
 
 
 def next_due_at(session: Session) -> datetime | None:

@@ -12,7 +12,7 @@ writes here: conversations have one writer (the MR's poller), so it is still cur
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -82,14 +82,21 @@ def _insert_messages(session: Session, cid: int, messages: Sequence[Message], fi
         _bulk(session, MRReaction, reactions)
 
 
-def _delete_messages(session: Session, cid: int, ids: Iterable[str]) -> None:
-    chosen = list(ids)
+def _delete_thread_messages(session: Session, cid: int, thread: Thread) -> None:
+    """The rows of `thread`'s messages — by thread as well as by id: a message that moved
+    to another thread (its parent was deleted) keeps the row, and the reactions, that the
+    other thread wrote."""
+    chosen = [m.id for m in thread.messages]
     for start in range(0, len(chosen), 500):  # bounded IN lists
         batch = chosen[start: start + 500]
-        session.exec(delete(MRReaction).where(col(MRReaction.conversation_id) == cid,
-                                              col(MRReaction.host_message_id).in_(batch)))
         session.exec(delete(MRMessage).where(col(MRMessage.conversation_id) == cid,
+                                             col(MRMessage.host_thread_id) == thread.id,
                                              col(MRMessage.host_message_id).in_(batch)))
+        still_there = select(MRMessage.host_message_id).where(
+            col(MRMessage.conversation_id) == cid, col(MRMessage.host_message_id).in_(batch))
+        session.exec(delete(MRReaction).where(
+            col(MRReaction.conversation_id) == cid, col(MRReaction.host_message_id).in_(batch),
+            col(MRReaction.host_message_id).not_in(still_there)))
 
 
 def _sync_messages(session: Session, cid: int, old: Thread, new: Thread,
@@ -97,7 +104,7 @@ def _sync_messages(session: Session, cid: int, old: Thread, new: Thread,
     old_ids = [m.id for m in old.messages]
     count = len(old_ids)
     if [m.id for m in new.messages[:count]] != old_ids:  # history changed: rewrite it
-        _delete_messages(session, cid, old_ids)
+        _delete_thread_messages(session, cid, old)
         _insert_messages(session, cid, new.messages, 0, None, identity)
         return
     for was, message in zip(old.messages, new.messages, strict=False):
@@ -153,7 +160,7 @@ def save_children(session: Session, cid: int, snapshot: Snapshot, stored: Snapsh
     for _, gone in old_threads.values():
         session.exec(delete(MRThread).where(col(MRThread.conversation_id) == cid,
                                             col(MRThread.host_thread_id) == gone.id))
-        _delete_messages(session, cid, (m.id for m in gone.messages))
+        _delete_thread_messages(session, cid, gone)
     _bulk(session, EventRow, [
         {"conversation_id": cid, "kind": e.kind, "host_thread_id": e.thread_id,
          "host_message_id": e.message_id, "detail": e.detail, "created_at": now}

@@ -176,3 +176,19 @@ class PollWatermark(SQLModel, table=True):
     scope: str  # a repo path, or "*" for an instance-wide listing
     first_seen_at: datetime  # the backfill baseline is measured from here
     listed_until: datetime | None = None  # start time of the last successful listing
+
+
+class MRSyncFailure(SQLModel, table=True):
+    """An MR the listing named whose fetch failed: synced again until it works, across
+    restarts (the listing watermark has moved past it)."""
+
+    __tablename__ = "mr_sync_failures"
+    __table_args__ = (UniqueConstraint("host", "repo", "iid"),)
+    id: int | None = Field(default=None, primary_key=True)
+    host: str = Field(index=True)
+    repo: str
+    iid: int
+    failures: int = 1
+    last_error: str = Field(default="", sa_type=Text)
+    first_failed_at: datetime
+    last_failed_at: datetime

@@ -10,6 +10,7 @@ MRs with recent activity or open jobs are fetched every cycle anyway (hot).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import operator
 import time
@@ -25,7 +26,7 @@ from livereview.logging import FailureLog
 from livereview.metrics import Metrics
 from livereview.model import Event, Identity, MRKey, Policy, ReplyRequest, Snapshot
 from livereview.settings import DaemonSettings
-from livereview.store import jobs, snapshots, state
+from livereview.store import jobs, snapshots, state, sync_failures
 from livereview.store import lessons as lesson_rows
 from livereview.store.db import Store
 from livereview.store.engine import StoreError
@@ -35,7 +36,9 @@ from livereview.triggers import reply_requests
 log = structlog.get_logger("livereview.poller")
 INSTANCE = "*"
 MR_CONCURRENCY = 4  # MRs fetched at once per host (each is 3+ sequential requests)
-OFF_LOOP_MESSAGES = 2_000  # an MR with more messages is diffed and triggered in a thread
+# An MR with more messages, or more text, is diffed and triggered in a thread.
+OFF_LOOP_MESSAGES = 2_000
+OFF_LOOP_CHARS = 256_000
 MAX_BACKOFF_SECONDS = 900.0
 
 
@@ -62,6 +65,7 @@ class Plan:
     listed: int | None = None  # None: the listing did not run this cycle
     inbox: dict[MRKey, list[str]] = field(default_factory=dict)  # mention items to clear
     concessions: dict[MRKey, frozenset[str]] = field(default_factory=dict)  # 👎 to watch
+    failed: set[MRKey] = field(default_factory=set)  # fetches that failed, kept in the store
 
 
 def _unchanged(stored: Snapshot | None, fresh: Snapshot, events: Sequence[object]) -> bool:
@@ -131,7 +135,8 @@ class HostPoller:
                       concessions: frozenset[str] = frozenset()) -> tuple[int, int]:
         """Fetch one MR, persist what changed; returns (events, new jobs)."""
         fresh = await self.host.fetch_mr(key.repo, key.iid, reactions_for=concessions)
-        big = sum(len(t.messages) for t in fresh.threads) > OFF_LOOP_MESSAGES
+        big = (sum(len(t.messages) for t in fresh.threads) > OFF_LOOP_MESSAGES
+               or sum(len(m.body) for t in fresh.threads for m in t.messages) > OFF_LOOP_CHARS)
         last = self._ingested.get(key)
         # A long MR re-fetched unchanged (a hot one, every few seconds): compare it with
         # what was stored last time instead of loading and diffing it again.
@@ -203,6 +208,8 @@ class HostPoller:
                                                 self.host.name)
         if cold:  # a 👎 on a concession does not bump the MR: look on the cold cycle
             plan.targets |= set(plan.concessions)
+        plan.failed = await self.store.run(sync_failures.pending, self.host.name)
+        plan.targets |= plan.failed
         waiting = time.monotonic()
         plan.targets |= {key for key, (_, at) in self._failures.items() if at <= waiting}
         plan.targets -= {key for key, (_, at) in self._failures.items() if at > waiting}
@@ -238,8 +245,14 @@ class HostPoller:
             delay = min(MAX_BACKOFF_SECONDS, self.settings.hot_poll_interval_seconds * 2**failures)
             self._failures[key] = (failures, time.monotonic() + delay)
             report.errors += 1
+            with contextlib.suppress(StoreError):  # said by the store; memory keeps it
+                await self.store.run(sync_failures.note, key, f"{type(exc).__name__}: {exc}",
+                                     self.clock())
             return
         self._failures.pop(key, None)
+        if key in plan.failed:
+            with contextlib.suppress(StoreError):
+                await self.store.run(sync_failures.clear, self.host.name, [key])
         self._trouble(subject, "mr_fetch_failed", None, repo=key.repo, mr=key.iid)
         report.fetched += 1
         report.events += events
@@ -308,9 +321,9 @@ class HostPoller:
         report.in_background = len(pending)
         if report.store_error:
             raise StoreError(report.store_error)
-        # Failed MRs are retried from memory (with backoff); MRs still syncing keep the
-        # listing where it was, so a crash meanwhile loses nothing.
-        if plan.listed is not None and not pending:
+        # Failed MRs are kept in the store and retried (with backoff); while any MR is
+        # still syncing the listing stays where it was, so a crash meanwhile loses nothing.
+        if plan.listed is not None and not pending and not self._syncing:
             await self.store.run(state.advance_watermark, self.host.name, INSTANCE,
                                  started_clock)
         self.metrics.last_poll_success.labels(self.host.name).set(time.time())
