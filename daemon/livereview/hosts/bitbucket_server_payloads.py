@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 
 from livereview.hosts.base import BadResponse
-from livereview.hosts.payload import JsonObject
+from livereview.hosts.payload import MAX_YEAR, MIN_YEAR, JsonObject
 from livereview.model import (
     Actor,
     Anchor,
@@ -46,9 +46,14 @@ def stamp(data: JsonObject, key: str) -> datetime:
     """An epoch-milliseconds timestamp (`createdDate`, `updatedDate`, …)."""
     millis = data.number(key)
     try:
-        return datetime.fromtimestamp(millis / 1000, UTC)
+        when = datetime.fromtimestamp(millis / 1000, UTC)
     except (OverflowError, OSError, ValueError):
         raise data.error(key, "not an epoch-milliseconds timestamp") from None
+    # Time arithmetic on a far-future date (a watermark plus its overlap) overflows: a date
+    # no server writes is a bad answer, as payload.JsonObject.time says of ISO timestamps.
+    if not MIN_YEAR <= when.year <= MAX_YEAR:
+        raise data.error(key, f"a timestamp in the year {when.year}")
+    return when
 
 
 def actor(user: JsonObject | None) -> Actor:
