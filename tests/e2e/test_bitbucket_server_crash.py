@@ -65,18 +65,28 @@ def test_kill_9_never_loses_or_duplicates_an_answer_or_an_ack(
             time.sleep(rng.uniform(0.5, 2.5))
             process.send_signal(signal.SIGKILL)
             process.wait(timeout=30)
-        process = start(config, log)
+        final_log = tmp_path / "final.log"
+        process = start(config, final_log)
         try:
             def answered() -> bool:
                 done = Counter(replied_to(incoming(str(c["text"])))
                                for c in fake.comments_by("livereview"))
                 return all(done[str(q)] >= 1 for q in questions)
 
+            def listings() -> int:
+                return sum(1 for m, path, _ in fake.requests
+                           if m == "GET" and path.endswith("/pull-requests"))
+
+            # Up (signal handlers installed) and answering, then a few more cycles: a late
+            # duplicate would show up meanwhile.
+            wait_for(lambda: "daemon_started" in final_log.read_text(encoding="utf-8"),
+                     timeout=60)
             wait_for(answered, timeout=90)
-            time.sleep(1.0)  # a second answer would show up now
+            polled = listings()
+            wait_for(lambda: listings() >= polled + 3, timeout=30)
         finally:
             process.send_signal(signal.SIGTERM)
-            assert process.wait(timeout=60) == 0, log.read_text(encoding="utf-8")[-3000:]
+            assert process.wait(timeout=60) == 0, final_log.read_text(encoding="utf-8")[-3000:]
     mine = fake.comments_by("livereview")
     answers = Counter(replied_to(incoming(str(c["text"]))) for c in mine)
     acks = Counter(a for c in mine if (a := acked_for(incoming(str(c["text"])))) is not None)
@@ -87,4 +97,5 @@ def test_kill_9_never_loses_or_duplicates_an_answer_or_an_ack(
             assert fake.reactions_on(REPO, pr, q) == [("eyes", "livereview")]
     else:
         assert all(acks[str(q)] <= 1 for q in questions), acks
-    assert "Traceback" not in log.read_text(encoding="utf-8")
+    assert "Traceback" not in log.read_text(encoding="utf-8") + final_log.read_text(
+        encoding="utf-8")

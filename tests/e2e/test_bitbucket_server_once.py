@@ -110,7 +110,7 @@ def test_a_mention_on_a_line_gets_eyes_and_a_reply_in_its_thread(bbs: BitbucketS
     assert "<!--" not in reply["text"]
     assert reply["text"].endswith(f"\n[//]: # (livereview:reply-to={question['id']})")
     prompt = bbs.llm.llm.prompts[0][-1]["content"]
-    assert "Guard the cache with a lock" in prompt and "src/cache.py:9" in prompt
+    assert "Guard the cache with a lock" in prompt and "file: src/cache.py, line 9" in prompt
     assert re.search(r">>\s+9 \+\s+return cache.get\(key\)", prompt), prompt
 
 
