@@ -55,14 +55,15 @@ def populate(fake: FakeBitbucketDC, repos: int, per_repo: int) -> list[tuple[str
     return prs
 
 
-def settings(url: str, repos: int, db: Path, llm_url: str | None = None) -> Settings:
+def settings(url: str, repos: int, db: Path, llm_url: str | None = None,
+             concurrency: int = 4) -> Settings:
     ai: dict[str, Any] = {"api_key_env": ""}
     if llm_url is not None:
         ai.update(base_url=llm_url, model="sandbox", timeout_seconds=30)
     return parse({
         "daemon": {"database_url": f"sqlite:///{db}", "metrics_listen": ""}, "ai": ai,
         "hosts": [{"name": "bbs", "type": "bitbucket-server", "url": url,
-                   "token_env": TOKEN_ENV}],
+                   "token_env": TOKEN_ENV, "max_concurrent_requests": concurrency}],
         "repos": [{"host": "bbs", "path": repo_path(i)} for i in range(repos)],
     }, {TOKEN_ENV: TOKEN})
 
@@ -113,7 +114,7 @@ class Acks:
 
 
 async def acks(repos: int, count: int, span: float, state_dir: Path, *,
-               reactions: bool = True, seed: int = 9) -> Acks:
+               reactions: bool = True, seed: int = 9, concurrency: int = 4) -> Acks:
     clock = Clock()
     clock.rewind(timedelta(hours=1))
     fake = FakeBitbucketDC(token=TOKEN, clock=clock, reactions=reactions)
@@ -124,7 +125,7 @@ async def acks(repos: int, count: int, span: float, state_dir: Path, *,
     with FakeBitbucketDCServer(fake, latency_seconds=LATENCY) as server, \
             FakeLLMServer() as llm:
         app = App.create(settings(server.url, repos, state_dir / f"bbs-ack-{repos}-"
-                                  f"{reactions}.db", llm.url))
+                                  f"{reactions}-{concurrency}.db", llm.url, concurrency))
         cycles: list[CycleReport] = []  # reports of the daemon's cycles
         app.on_cycle = lambda reports: cycles.extend(reports.values())
         stop = asyncio.Event()
@@ -200,4 +201,15 @@ def run(state_dir: Path, *, quick: bool) -> list[Row]:
                             f"{p50:.2f} / {p95:.2f} s ({len(out.acks)}/{out.mentions} acked, "
                             f"dup {out.duplicates})", "p95 ≤ 6 s, all acked, 0 dup",
                             ok and p95 <= 6.0))
+    # Every cycle's listing queues n requests on the host's connections ahead of the ack:
+    # with many repos, more connections (hosts[].max_concurrent_requests) shorten the wait.
+    out = asyncio.run(acks(sizes[-1], count, span, state_dir, concurrency=8))
+    p50, p95 = percentile(out.acks, 50), percentile(out.acks, 95)
+    print(f"{sizes[-1]} repos, 👀 reaction, max_concurrent_requests 8: time-to-ack p50 "
+          f"{p50:.2f} s, p95 {p95:.2f} s; duplicates {out.duplicates}")
+    rows.append(Row(f"9. Bitbucket DC time-to-ack p50/p95, {sizes[-1]} repos, 👀, "
+                    "max_concurrent_requests 8", f"{p50:.2f} / {p95:.2f} s "
+                    f"({len(out.acks)}/{out.mentions} acked, dup {out.duplicates})",
+                    "p95 ≤ 6 s, all acked, 0 dup",
+                    len(out.acks) == out.mentions and not out.duplicates and p95 <= 6.0))
     return rows
