@@ -15,6 +15,7 @@ print figures, never assert. All traffic stays on 127.0.0.1.
 6 reply throughput                 (fig_live.throughput)   real daemon, burst of mentions
 7 hot 1 000-note MR, per cycle     (fig_bigmr)             real poller, where time goes
 8 threads of 1k/10k/100k notes     (fig_longthread)        daemon in a subprocess; 👀 meanwhile
+9 Bitbucket DC idle req, ack       (fig_bitbucket_server)  10 / 200 repos, real daemon
 10 Bitbucket Cloud idle, time-to-ack (fig_bitbucket_cloud)   simulated hours, 10 / 200 repos
 """
 
@@ -38,6 +39,7 @@ from typing import TextIO
 
 import fig_bigmr
 import fig_bitbucket_cloud
+import fig_bitbucket_server
 import fig_idle
 import fig_live
 import fig_longthread
@@ -149,6 +151,7 @@ def main(argv: list[str] | None = None) -> int:
             ({7}, "7 hot big MR", lambda: fig_bigmr.run(state, quick=args.quick)),
             ({5}, "5 memory", lambda: fig_memory.run(state, quick=args.quick)),
             ({8}, "8 long thread", lambda: fig_longthread.run(state, quick=args.quick)),
+            ({9}, "9 bitbucket dc", lambda: fig_bitbucket_server.run(state, quick=args.quick)),
             ({10}, "10 Bitbucket Cloud", lambda: fig_bitbucket_cloud.run(state, quick=args.quick)),
         ]
         for numbers, name, section in sections:

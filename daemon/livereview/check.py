@@ -66,7 +66,8 @@ async def _host(where: str, host: Host, settings: HostSettings, repos: tuple[str
                  "github": "pull requests + issues read/write and contents read",
                  "bitbucket-cloud": "pull requests read/write and repositories read (with "
                                     "login: an API token of that account; without: an "
-                                    "access token)"}
+                                    "access token)",
+                 "bitbucket-server": "project read and repository write permissions"}
         return [Row(where, "identity", False, "token rejected (401): check the token and "
                     f"that it has {needs.get(settings.type, 'access')}")]
     except TLSFailed as exc:
@@ -78,7 +79,11 @@ async def _host(where: str, host: Host, settings: HostSettings, repos: tuple[str
     except (HostError, TimeoutError) as exc:
         return [Row(where, "identity", False, await _unreachable(settings, exc))]
     shown_id = f" (id {identity.user_id})" if identity.user_id else ""
-    rows = [Row(where, "identity", True, f"@{identity.username}{shown_id}")]
+    rows = [Row(where, "identity", True, f"@{identity.username}{shown_id}"),
+            # Known once the identity is: some hosts learn it from the server (Bitbucket DC).
+            Row(where, "acks", True, "with a reaction on the comment" if
+                host.capabilities.reactions else "with a short reply: this host has no "
+                "comment reactions")]
     for repo in repos:
         try:
             exists = await host.repo_exists(repo)
@@ -117,6 +122,9 @@ async def _listing(where: str, host: Host, repos: tuple[str, ...]) -> Row:
     if host.capabilities.mention_inbox:
         return Row(where, "listing", True, f"per project: {len(repos)} requests, on the cold "
                    "cycle (mentions arrive through the to-do list in between)")
+    if host.type == "bitbucket-server":  # no conditional requests there: one list per repo
+        return Row(where, "listing", True, f"per repo: one request per cycle for each of "
+                   f"{len(repos)} (open pull requests, newest first)")
     free = " (unchanged lists cost no rate limit)" if host.type == "github" else ""
     return Row(where, "listing", True, f"per repo: {len(repos)} × a few conditional requests "
                f"per cycle{free}")

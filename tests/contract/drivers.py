@@ -241,6 +241,7 @@ DRIVERS: dict[str, Any] = {
     "github-enterprise": lambda: GitHubDriver(enterprise=True),
     "bitbucket-cloud": lambda: _bitbucket_cloud(),
     "bitbucket-cloud-access-token": lambda: _bitbucket_cloud(access_token=True),
+    "bitbucket-server": lambda: _bitbucket_server(),
 }
 
 
@@ -248,3 +249,9 @@ def _bitbucket_cloud(*, access_token: bool = False) -> Any:
     # Imported when used: that driver module builds on this one.
     from tests.contract.driver_bitbucket_cloud import BitbucketCloudDriver
     return BitbucketCloudDriver(access_token=access_token)
+
+
+def _bitbucket_server() -> Any:
+    # Imported when used: that driver module builds on this one.
+    from tests.contract.driver_bitbucket_server import BitbucketServerDriver
+    return BitbucketServerDriver()

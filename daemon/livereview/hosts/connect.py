@@ -9,6 +9,7 @@ import httpx2
 from livereview import __version__
 from livereview.hosts.base import Host
 from livereview.hosts.bitbucket_cloud import BitbucketCloud
+from livereview.hosts.bitbucket_server import BitbucketServer
 from livereview.hosts.github import GitHub
 from livereview.hosts.github_graphql import graphql_url
 from livereview.hosts.gitlab import GitLab
@@ -31,12 +32,17 @@ def _headers(settings: HostSettings) -> dict[str, str]:
             pair = base64.b64encode(f"{settings.login}:{token}".encode()).decode()
             return {"Authorization": f"Basic {pair}", "Accept": "application/json"}
         return {"Authorization": f"Bearer {token}", "Accept": "application/json"}
+    if settings.type == "bitbucket-server":
+        # HTTP access tokens (personal, project or repository) are sent as Bearer tokens.
+        # https://confluence.atlassian.com/bitbucketserver/personal-access-tokens-939515499.html
+        return {"Authorization": f"Bearer {token}", "Accept": "application/json",
+                "User-Agent": f"livereview/{__version__}"}
     return {"PRIVATE-TOKEN": token}
 
 
 def connect(settings: HostSettings, metrics: Metrics,
             transport: httpx2.AsyncBaseTransport | None = None) -> Host:
-    if settings.type not in ("gitlab", "github", "bitbucket-cloud"):
+    if settings.type not in ("gitlab", "github", "bitbucket-cloud", "bitbucket-server"):
         raise ValueError(f"host type {settings.type} is not supported")
     http = HttpClient(
         base_url=settings.url, headers=_headers(settings),
@@ -48,4 +54,6 @@ def connect(settings: HostSettings, metrics: Metrics,
     if settings.type == "bitbucket-cloud":
         return BitbucketCloud(settings.name, http, login=settings.login,
                               username=settings.username)
+    if settings.type == "bitbucket-server":
+        return BitbucketServer(settings.name, http)
     return GitLab(settings.name, http, list_strategy=settings.list_strategy)

@@ -111,6 +111,12 @@ def _ssl_error(exc: BaseException) -> ssl.SSLError | None:
 def _error(method: str, path: str, response: httpx2.Response, wait: float | None) -> HostError:
     status = response.status_code
     what = f"{method} {path}: HTTP {status}"
+    if status == 401 and "AuthorisationException" in response.text[:2000]:
+        # Bitbucket Data Center answers a missing permission with 401 and this exception (a
+        # rejected token names an authentication exception): its REST reference lists 401
+        # "insufficient permissions" for every resource, and no 403.
+        # https://developer.atlassian.com/server/bitbucket/rest/v906/api-group-pull-requests/
+        return Forbidden(f"{what} (the token may not do this)")
     if status == 401:
         return AuthFailed(f"{what} (token rejected or expired)")
     if rate_limited(response):

@@ -39,7 +39,7 @@ from livereview.settings.rules import (
 from livereview.settings.secret import Reading, Secret, resolve, variable_name
 
 HOST_TYPES = ("gitlab", "github", "bitbucket-cloud", "bitbucket-server", "local")
-SUPPORTED_HOST_TYPES = ("gitlab", "github", "bitbucket-cloud")
+SUPPORTED_HOST_TYPES = ("gitlab", "github", "bitbucket-cloud", "bitbucket-server")
 GITHUB_API = "https://api.github.com"
 BITBUCKET_CLOUD_API = "https://api.bitbucket.org/2.0"
 # Where each type's URL may be left out.
@@ -215,6 +215,16 @@ class HostSettings(Section):
         host_type = info.data.get("type")
         if host_type == "bitbucket-cloud":
             return _bitbucket_cloud_url(url, info)
+        if host_type == "bitbucket-server":
+            if not url:
+                raise Invalid("is required", rank=Rank.MISSING)
+            url = http_url(url)
+            # The server's base (https://HOST or https://HOST/CONTEXT): the adapter adds
+            # /rest/api/1.0 itself, and /rest/comment-likes/latest for reactions.
+            if "/rest/" in f"{urlsplit(url).path.rstrip('/')}/":
+                raise Invalid("expected the server's base URL (https://HOST, or https://HOST/"
+                              f"CONTEXT), without /rest/api/1.0, got {shown(url)}")
+            return url
         if host_type != "github":
             if not url:
                 raise Invalid("is required", rank=Rank.MISSING)
