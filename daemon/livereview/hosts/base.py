@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from livereview.model import Anchor, ChangedMR, Identity, Message, MRKey, Snapshot, Thread
+
+if TYPE_CHECKING:  # http.py imports the errors below
+    from livereview.hosts.http import HttpClient
 
 
 class HostError(Exception):
@@ -133,3 +136,17 @@ class Host(Protocol):
     async def resolve(self, key: MRKey, thread_id: str, resolved: bool = True) -> None: ...
 
     async def close(self) -> None: ...
+
+
+class OverHttp:
+    """What every adapter shares about its one HTTP client: the request count the cycle
+    reports and benchmarks read, and closing it."""
+
+    http: HttpClient
+
+    @property
+    def requests_sent(self) -> int:
+        return self.http.requests_sent
+
+    async def close(self) -> None:
+        await self.http.close()

@@ -32,6 +32,7 @@ from livereview.hosts.base import (
     Conflict,
     Forbidden,
     NotFound,
+    OverHttp,
 )
 from livereview.hosts.bitbucket_cloud_access import Credential, notes, quota
 from livereview.hosts.bitbucket_cloud_budget import Budget, Use
@@ -59,7 +60,7 @@ class _Seen:
         self.activity = activity
 
 
-class BitbucketCloud:
+class BitbucketCloud(OverHttp):
     type = "bitbucket-cloud"
     capabilities = Capabilities(reactions=False, resolve=True, threaded_general_comments=True,
                                 instance_wide_listing=False, mention_inbox=False)
@@ -84,12 +85,6 @@ class BitbucketCloud:
     def listing_is_cheap(self) -> bool:
         return False
 
-    @property
-    def requests_sent(self) -> int:
-        return self.http.requests_sent
-
-    async def close(self) -> None:
-        await self.http.close()
 
     # ---- requests ---------------------------------------------------------------------------
     def _repo(self, repo: str) -> str:

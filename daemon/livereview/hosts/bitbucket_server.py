@@ -31,6 +31,7 @@ from livereview.hosts.base import (
     Capabilities,
     Conflict,
     NotFound,
+    OverHttp,
 )
 from livereview.hosts.http import HttpClient
 from livereview.hosts.payload import JsonObject, json_object
@@ -56,7 +57,7 @@ def _decode(response: httpx2.Response, endpoint: str) -> JsonObject:
         raise BadResponse(f"{endpoint}: expected JSON") from None
 
 
-class BitbucketServer:
+class BitbucketServer(OverHttp):
     type = "bitbucket-server"
 
     def __init__(self, name: str, http: HttpClient) -> None:
@@ -75,12 +76,6 @@ class BitbucketServer:
     def listing_is_cheap(self) -> bool:
         return False
 
-    @property
-    def requests_sent(self) -> int:
-        return self.http.requests_sent
-
-    async def close(self) -> None:
-        await self.http.close()
 
     # ---- who and what ----------------------------------------------------------------------
     def _set_reactions(self, available: bool, why: str) -> None:

@@ -31,6 +31,7 @@ from livereview.hosts.base import (
     Conflict,
     Forbidden,
     NotFound,
+    OverHttp,
 )
 from livereview.hosts.github_graphql import REACTION_ENUM, GraphQL, ThreadState
 from livereview.hosts.github_payloads import (
@@ -82,7 +83,7 @@ SINCE_STEP = timedelta(minutes=10)
 RESOLUTION_TTL = 60.0  # seconds a PR's thread resolution states are reused (GraphQL costs)
 
 
-class GitHub:
+class GitHub(OverHttp):
     type = "github"
     # No instance-wide listing and no mention inbox: GitHub's notifications API does not
     # accept fine-grained tokens. Each repo is listed with three conditional requests.
@@ -100,12 +101,6 @@ class GitHub:
     def listing_is_cheap(self) -> bool:
         return False
 
-    @property
-    def requests_sent(self) -> int:
-        return self.http.requests_sent
-
-    async def close(self) -> None:
-        await self.http.close()
 
     def _repo(self, repo: str) -> str:
         owner, _, name = repo.partition("/")

@@ -23,6 +23,7 @@ from livereview.hosts.base import (
     Forbidden,
     HostError,
     NotFound,
+    OverHttp,
 )
 from livereview.hosts.http import HttpClient
 from livereview.hosts.payload import JsonObject
@@ -47,7 +48,7 @@ def _project(repo: str) -> str:
     return quote(repo, safe="")
 
 
-class GitLab:
+class GitLab(OverHttp):
     type = "gitlab"
     capabilities = Capabilities(reactions=True, resolve=True, threaded_general_comments=True,
                                 instance_wide_listing=True, mention_inbox=True)
@@ -69,12 +70,6 @@ class GitLab:
     def listing_is_cheap(self) -> bool:
         return self.listing == "instance"
 
-    @property
-    def requests_sent(self) -> int:
-        return self.http.requests_sent
-
-    async def close(self) -> None:
-        await self.http.close()
 
     async def whoami(self) -> Identity:
         user = await self.http.one("GET", f"{API}/user")

@@ -407,3 +407,4 @@ def _decode(response: httpx2.Response, endpoint: str) -> object:
         else:
             problem = kind or "no content type"
         raise BadResponse(f"{endpoint}: expected JSON, got {problem}") from None
+
