@@ -79,8 +79,10 @@ def test_daemon_is_ready_pings_while_alive_stops_pinging_when_stuck(
         wait_for(pinged_twice)
         assert messages[0]["READY"] == "1"
         assert messages[0]["STATUS"].startswith("hosts healthy")
-        sandbox.gitlab_server.latency_seconds = 6.0  # every request now hangs: loop stuck
-        time.sleep(3.5)
+        sandbox.gitlab_server.latency_seconds = 10.0  # every request now hangs: loop stuck
+        # A tick in progress may still end (it waits for its MR syncs one hot interval, 1 s)
+        # and the next one start before its listing hangs: stale from about 4.5 s on.
+        time.sleep(5.0)
         received(sock)  # drop what was sent before the loop was surely stale
         time.sleep(2.0)
         stale = received(sock)
