@@ -128,3 +128,22 @@ def test_an_mr_whose_fetch_failed_is_synced_again_after_a_restart(sandbox: Sandb
     assert len(answers(sandbox, note["id"])) == 1
     with sqlite3.connect(sandbox.db) as db:
         assert db.execute("SELECT count(*) FROM mr_sync_failures").fetchone() == (0,)
+
+
+async def test_only_the_last_few_long_mrs_are_kept_in_memory(sandbox: Sandbox) -> None:
+    """A long MR's last stored snapshot is kept to skip reloading it unchanged — for the
+    most recent few only, so one that went cold does not stay in memory for good."""
+    from livereview.sync.poller import INGESTED_KEPT
+    keys = []
+    for n in range(INGESTED_KEPT + 2):  # a 300 kB note makes an MR long
+        iid = sandbox.gitlab.add_mr(PROJECT, title=f"big {n}", author="bob",
+                                    files={f"f{n}.py": ("a = 1\n", "a = 2\n")})
+        sandbox.gitlab.add_note(PROJECT, iid, author="bob", body="word " * 60_000)
+        keys.append(MRKey("gl", PROJECT, iid))
+    app = App.create(load(sandbox.config), metrics=Metrics())
+    try:
+        await app.cycle(cold=True)
+    finally:
+        await app.close()
+    kept = list(app.pollers["gl"]._ingested)
+    assert len(kept) == INGESTED_KEPT and set(kept) <= set(keys)

@@ -14,6 +14,7 @@ import contextlib
 import logging
 import operator
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -40,6 +41,7 @@ MR_CONCURRENCY = 4  # MRs fetched at once per host (each is 3+ sequential reques
 OFF_LOOP_MESSAGES = 2_000
 OFF_LOOP_CHARS = 256_000
 MAX_BACKOFF_SECONDS = 900.0
+INGESTED_KEPT = 4  # long MRs whose last stored snapshot is kept to skip an unchanged reload
 
 
 @dataclass
@@ -90,7 +92,9 @@ class HostPoller:
     _failures_log: FailureLog = field(default_factory=lambda: FailureLog(log))
     _syncing: dict[MRKey, asyncio.Task[None]] = field(default_factory=dict)
     _failures: dict[MRKey, tuple[int, float]] = field(default_factory=dict)  # count, retry at
-    _ingested: dict[MRKey, Snapshot] = field(default_factory=dict)  # long MRs as last stored
+    # Long MRs as last stored, the most recent few: each can weigh tens of MB, and one that
+    # went cold or was merged must not stay in memory for good.
+    _ingested: OrderedDict[MRKey, Snapshot] = field(default_factory=OrderedDict)
     _limit: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(MR_CONCURRENCY))
 
     async def _baselines(self, now: datetime) -> dict[str, datetime]:
@@ -164,6 +168,8 @@ class HostPoller:
                                            self.identity, now, stored)
         if big:
             self._ingested[key] = fresh
+            while len(self._ingested) > INGESTED_KEPT:
+                self._ingested.popitem(last=False)
         for job_id, job_key in created:
             log.info("reply_job_created", job_id=job_id, job_key=job_key, host=self.host.name,
                      repo=key.repo, mr=key.iid)
