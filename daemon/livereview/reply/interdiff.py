@@ -33,7 +33,8 @@ def _fate(opcodes: Sequence[tuple[str, int, int, int, int]], line: int | None) -
         if tag == "delete":
             return f"The anchored line {line} was removed."
         if tag == "replace":
-            return f"The anchored line {line} was changed (now around lines {j1 + 1}–{j2})."
+            now = f"line {j1 + 1}" if j2 - j1 == 1 else f"lines {j1 + 1}–{j2}"
+            return f"The anchored line {line} was changed (now {now})."
     return f"The anchored line {line} is past the end of the earlier version."
 
 
