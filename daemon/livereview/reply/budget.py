@@ -5,6 +5,8 @@ thread and the MR summary, which bound themselves) and items (one other thread, 
 reference, one lesson). The budget is spent highest priority first, so when it runs out it
 is the lowest-priority parts that go — the lessons first, then the knowledge, the other
 threads, the question's code references, the anchor's hunk — and each cut is named.
+Strictly: no lower-priority item is kept where a higher one was cut, even if it would fit
+in what is left, so what the model saw is predictable from the priority order alone.
 Tokens are estimated at 4 characters each: close enough for English and code, and it needs
 no tokenizer for a model we may not know.
 """
@@ -44,7 +46,9 @@ class Fitted:
 
 def fit(sections: Sequence[Section], budget_chars: int, separator: str = "\n\n") -> Fitted:
     """`sections` in their order, within `budget_chars` as far as the always-kept ones
-    allow; lower priorities keep the items that still fit (in their order) or go whole."""
+    allow. By priority, each section keeps its items (in order) while they fit; from the
+    first item that does not, the rest of it and every lower-priority section are left
+    out — a lesson is never kept where a reference was cut."""
     kept: dict[int, list[str]] = {}
     spent = 0
     for index, section in enumerate(sections):
@@ -52,14 +56,16 @@ def fit(sections: Sequence[Section], budget_chars: int, separator: str = "\n\n")
             kept[index] = list(section.items)
             spent += len(section.render()) + len(separator)
     cuts: list[str] = []
+    full = False  # once a part did not fit, every lower-priority part is left out too
     ranked = sorted((s.priority, i) for i, s in enumerate(sections) if s.priority != ALWAYS)
     for _, index in ranked:
         section = sections[index]
         cost = len(section.heading) + 1 + len(separator)
         chosen: list[str] = []
-        for item in section.items:
+        for item in () if full else section.items:
             extra = len(item) + (len(section.joiner) if chosen else 0)
             if spent + cost + extra > budget_chars:
+                full = True
                 break
             chosen.append(item)
             cost += extra

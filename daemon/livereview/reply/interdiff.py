@@ -45,6 +45,8 @@ def interdiff(before: str, after: str, path: str, line: int | None) -> Interdiff
     if old == new:
         return Interdiff(f"The file {path} did not change since the thread started.", "")
     matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    # A copy: get_grouped_opcodes trims the first and last opcodes of the cached list.
+    opcodes = list(matcher.get_opcodes())
     groups = list(matcher.get_grouped_opcodes(CONTEXT_LINES))
     if line is not None:  # nearest to the anchor first
         groups.sort(key=lambda g: min(abs(line - 1 - g[0][1]), abs(line - 1 - g[-1][2])))
@@ -59,6 +61,6 @@ def interdiff(before: str, after: str, path: str, line: int | None) -> Interdiff
             rows += [f"-{text}" for text in old[a1:a2]]
             rows += [f"+{text}" for text in new[b1:b2]]
         hunks.append("\n".join(rows))
-    return Interdiff(_fate(matcher.get_opcodes(), line),
+    return Interdiff(_fate(opcodes, line),
                      f"--- {path} (when the thread started)\n+++ {path} (now)\n"
                      + "\n".join(hunks))
