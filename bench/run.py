@@ -17,6 +17,7 @@ print figures, never assert. All traffic stays on 127.0.0.1.
 8 threads of 1k/10k/100k notes     (fig_longthread)        daemon in a subprocess; 👀 meanwhile
 9 Bitbucket DC idle req, ack       (fig_bitbucket_server)  10 / 200 repos, real daemon
 10 Bitbucket Cloud idle, time-to-ack (fig_bitbucket_cloud)   simulated hours, 10 / 200 repos
+14 an answer's wider context      (fig_context)           200-thread MR, with / without
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from typing import TextIO
 import fig_bigmr
 import fig_bitbucket_cloud
 import fig_bitbucket_server
+import fig_context
 import fig_idle
 import fig_live
 import fig_longthread
@@ -153,6 +155,7 @@ def main(argv: list[str] | None = None) -> int:
             ({8}, "8 long thread", lambda: fig_longthread.run(state, quick=args.quick)),
             ({9}, "9 bitbucket dc", lambda: fig_bitbucket_server.run(state, quick=args.quick)),
             ({10}, "10 Bitbucket Cloud", lambda: fig_bitbucket_cloud.run(state, quick=args.quick)),
+            ({14}, "14 answer context", lambda: fig_context.run(state, quick=args.quick)),
         ]
         for numbers, name, section in sections:
             if only and not numbers & only:

@@ -25,7 +25,7 @@ CACHE_BYTES = 16_000_000
 MAX_DIRECTORIES = 6  # folders of the MR's files searched for a definition
 _NOT_CODE = re.compile(r"\.(png|jpe?g|gif|ico|svg|pdf|zip|gz|tgz|bz2|xz|jar|whl|so|dll|exe|bin|"
                        r"lock|min\.js|map|woff2?|ttf|mp[34]|pyc)$", re.IGNORECASE)
-_TOUCHED = re.compile(r"^\+\+\+ b/(.+)$", re.MULTILINE)
+_FILE_SECTION = re.compile(r"^\+\+\+ b/", re.MULTILINE)  # each file's part of a unified diff
 
 
 @dataclass
@@ -46,8 +46,6 @@ class CodeReader:
         default_factory=OrderedDict)
     _size: int = 0
     _listed: OrderedDict[tuple[str, str, str, str], tuple[str, ...]] = field(
-        default_factory=OrderedDict)
-    _touched: OrderedDict[tuple[MRKey, str], tuple[str, ...]] = field(
         default_factory=OrderedDict)
 
     def _remember(self, key: tuple[str, str, str, str], text: str | None) -> None:
@@ -93,18 +91,28 @@ class CodeReader:
                 self._listed.popitem(last=False)
         return self._listed[cache_key]
 
-    async def touched(self, host: Host, key: MRKey, head: str, diff: str | None = None
-                      ) -> tuple[str, ...]:
-        """The files the MR changes at `head` (from `diff` when the caller has it)."""
-        if (key, head) not in self._touched:
-            if diff is None:
-                async with asyncio.timeout(self.timeout_seconds):
-                    diff = await host.diff(key)
-            paths = [p.strip() for p in _TOUCHED.findall(diff)]
-            self._touched[(key, head)] = tuple(dict.fromkeys(p for p in paths if p))
-            if len(self._touched) > 256:
-                self._touched.popitem(last=False)
-        return self._touched[(key, head)]
+    async def touched(self, host: Host, key: MRKey, head: str, diff: str | None = None,
+                      names: tuple[str, ...] = ()) -> tuple[str, ...]:
+        """The files the MR changes at `head` (from `diff` when the caller has it), those
+        whose changes mention one of `names` first: a definition is looked for there
+        before anywhere else."""
+        cache_key = (key.host, key.repo, head, "\0diff")  # kept with the files, bounded alike
+        if diff is None:
+            diff = self._files.get(cache_key)
+        if diff is None:
+            async with asyncio.timeout(self.timeout_seconds):
+                diff = await host.diff(key)
+        if cache_key not in self._files:
+            self._remember(cache_key, diff)
+        self._files.move_to_end(cache_key)
+        mentioning: list[str] = []
+        others: list[str] = []
+        for section in _FILE_SECTION.split(diff)[1:]:
+            path = section.split("\n", 1)[0].strip()
+            if path and path not in mentioning and path not in others:
+                hit = any(re.search(rf"(?<!\w){re.escape(n)}(?!\w)", section) for n in names)
+                (mentioning if hit else others).append(path)
+        return (*mentioning, *others)
 
     async def named_code(self, host: Host, key: MRKey, head: str, touched: tuple[str, ...],
                          named: Named, reads: Reads) -> tuple[list[Excerpt], list[str]]:

@@ -122,7 +122,8 @@ class Composer:
         try:
             named = named_in(question.body)
             if (named.places or named.symbols) and mr.head_sha and reads.max_files:
-                touched = await self._step(self.code.touched(host, job.mr, mr.head_sha, diff))
+                touched = await self._step(self.code.touched(host, job.mr, mr.head_sha, diff,
+                                                             named.symbols))
                 excerpts, missing = await self.code.named_code(host, job.mr, mr.head_sha,
                                                                touched, named, reads)
             anchor = thread.anchor
