@@ -37,6 +37,11 @@ def test_english_words_are_not_symbols_and_the_list_is_bounded() -> None:
     assert len(named_in(many).symbols) == 5
 
 
+def test_a_hostile_question_names_nothing_absurd() -> None:
+    named = named_in("a." * 50_000 + " " + "x/" * 50_000 + "y.py:1")
+    assert named.places == () and named.symbols == ()
+
+
 def test_a_region_marks_the_named_lines_and_a_line_past_the_end_is_none() -> None:
     text = "".join(f"line {n}\n" for n in range(1, 101))
     shown = region(text, Place("a.py", 50, 51), around=2)

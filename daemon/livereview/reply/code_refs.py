@@ -19,6 +19,7 @@ MAX_PLACES = 5
 MAX_SYMBOLS = 5
 REGION_LINES = 12  # either side of a referenced line
 DEFINITION_LINES = 40
+MAX_PATH = 300
 
 _PLACE = re.compile(r"(?<![\w./-])((?:[\w.-]+/)*[\w.-]+\.[A-Za-z][\w]{0,9})"
                     r"(?::(\d{1,7})(?:-(\d{1,7}))?)?(?![\w/])")
@@ -86,8 +87,8 @@ def named_in(body: str) -> Named:
     for text, in_code in ((spans, True), (prose, False)):
         for match in _PLACE.finditer(text):
             path = match.group(1).lstrip("./")
-            if "/" not in path and "." not in path[:-1]:
-                continue
+            if len(path) > MAX_PATH or ("/" not in path and "." not in path[:-1]):
+                continue  # a path longer than any repo has is not one (nor a request)
             line = int(match.group(2)) if match.group(2) else None
             end = int(match.group(3)) if match.group(3) and line else None
             places[Place(path, line, end if end and end >= (line or 0) else None)] = None

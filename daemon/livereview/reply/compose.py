@@ -15,7 +15,7 @@ from typing import TypeVar
 
 from structlog.typing import FilteringBoundLogger
 
-from livereview.hosts.base import Host, NotFound
+from livereview.hosts.base import Forbidden, Host, NotFound
 from livereview.lessons import applicable
 from livereview.markdown import open_fence
 from livereview.model import Identity, Message, ReplyJob, Snapshot, Thread
@@ -137,8 +137,8 @@ class Composer:
                         if after is not None else Interdiff(
                             f"The file {path} no longer exists at the MR's head.", "")
                 reads.skipped += allowance.skipped
-        except NotFound:
-            log.info("code_unavailable")
+        except (NotFound, Forbidden) as exc:  # optional context: answer without it
+            log.info("code_unavailable", error=str(exc))
         if reads.skipped:
             log.info("code_not_read", skipped=reads.skipped[:10])
         return Surroundings(elsewhere=elsewhere.gather(stored, thread.id, identity, host.type),
