@@ -55,3 +55,13 @@ def test_on_github_a_review_comment_gets_the_line_and_the_definition_it_names(
     assert "    7 def get(key):\n    8     with lock:\n    9         return cache.get(key)" \
         in prompt
     assert ">>    4 lock = threading.Lock()" in prompt
+
+
+def test_a_forbidden_file_leaves_the_code_out_and_the_question_is_still_answered(
+        sandbox: Sandbox) -> None:
+    sandbox.gitlab.inject_fault("GET", r"/repository/files/", status=403, times=5)
+    note = sandbox.note("@livereview what does `src/cache.py:9` do?")
+    assert sandbox.once() == 0
+    assert [n for n in sandbox.bot_notes() if replied_to(str(n["body"])) == str(note["id"])]
+    prompt = sandbox.llm.llm.prompts[-1][-1]["content"]
+    assert "## Code the question names" not in prompt

@@ -15,6 +15,7 @@ import re
 from collections import OrderedDict
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from functools import partial
 
 from livereview.hosts.base import Host, NotFound
 from livereview.model import MRKey
@@ -45,6 +46,8 @@ class CodeReader:
     _files: OrderedDict[tuple[str, str, str, str], str | None] = field(
         default_factory=OrderedDict)
     _size: int = 0
+    _reading: dict[tuple[str, str, str, str], asyncio.Future[str | None]] = field(
+        default_factory=dict)
     _listed: OrderedDict[tuple[str, str, str, str], tuple[str, ...]] = field(
         default_factory=OrderedDict)
 
@@ -67,15 +70,31 @@ class CodeReader:
                 reads.skipped.append(f"{path} (over {reads.max_files} files read)")
                 return None
             reads.used += 1
-            try:
-                async with asyncio.timeout(self.timeout_seconds):
-                    text = await host.file_content(key.repo, ref, path)
-            except NotFound:
-                text = None
-            self._remember(cache_key, text)
+            # Answers run concurrently: two asking about one file share one request.
+            reading = self._reading.get(cache_key)
+            if reading is None:
+                reading = asyncio.ensure_future(self._read(host, key, ref, path))
+                self._reading[cache_key] = reading
+                reading.add_done_callback(partial(self._read_done, cache_key))
+            text = await asyncio.shield(reading)  # one waiter's timeout is not the other's
         if text is not None and len(text.encode("utf-8", "surrogatepass")) > reads.max_bytes:
             reads.skipped.append(f"{path} (over {reads.max_bytes // 1000} kB)")
             return None
+        return text
+
+    def _read_done(self, cache_key: tuple[str, str, str, str],
+                   reading: asyncio.Future[str | None]) -> None:
+        self._reading.pop(cache_key, None)
+        if not reading.cancelled():
+            reading.exception()  # retrieved: its waiters got it, or left (timed out) already
+
+    async def _read(self, host: Host, key: MRKey, ref: str, path: str) -> str | None:
+        try:
+            async with asyncio.timeout(self.timeout_seconds):
+                text: str | None = await host.file_content(key.repo, ref, path)
+        except NotFound:
+            text = None
+        self._remember((key.host, key.repo, ref, path), text)
         return text
 
     async def _list(self, host: Host, key: MRKey, ref: str, directory: str) -> tuple[str, ...]:
