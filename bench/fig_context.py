@@ -14,14 +14,25 @@ from __future__ import annotations
 import asyncio
 import statistics
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import structlog
 from common import LATENCY, BenchGitLab, Row, settings, timed
 
 from livereview.app import App
-from livereview.model import Identity, JobReason, JobState, MRKey, ReplyJob, Snapshot
+from livereview.model import (
+    Actor,
+    Identity,
+    JobReason,
+    JobState,
+    MergeRequest,
+    Message,
+    MRKey,
+    ReplyJob,
+    Snapshot,
+    Thread,
+)
 from livereview.reply.context import Prompt
 from livereview.reply.elsewhere import gather
 from livereview.reply.llm import Answer
@@ -123,6 +134,22 @@ async def measure(state_dir: Path, with_context: bool, repeat: int
             recorder.prompts[-1], pure)
 
 
+def long_thread(notes: int) -> float:
+    """The rest of the conversation when another thread of the MR holds `notes` notes, half
+    of them the bot's: one pass, only the newest answers rendered (pure, best of 3)."""
+    when = datetime(2026, 1, 1, tzinfo=UTC)
+    alice, bot = Actor("1", "alice"), Actor("99", "livereview")
+    messages = tuple(Message(str(i), "big", bot if i % 2 else alice, "words " * 30,
+                             when + timedelta(seconds=i), when + timedelta(seconds=i))
+                     for i in range(notes))
+    mr = MergeRequest(MRKey("gl", PATH, 1), "t", "", alice, "f", "main", "opened", "h", "b",
+                      "b", "https://gitlab.example/x/-/merge_requests/1", when, when)
+    here = Thread("here", (Message("q", "here", alice, "q", when, when),))
+    snapshot = Snapshot(mr, (Thread("big", messages), here), ())
+    identity = Identity("gl", "99", "livereview")
+    return timed(lambda: gather(snapshot, "here", identity, "gitlab"), 3)
+
+
 def run(state_dir: Path, *, quick: bool) -> list[Row]:
     repeat = 1 if quick else 5
     print(f"\n## 14. one answer's context on an MR of {THREADS} threads "
@@ -144,6 +171,11 @@ def run(state_dir: Path, *, quick: bool) -> list[Row]:
                         f"{first * 1000:.0f} ms / {requests} requests first, "
                         f"{warm * 1000:.0f} ms / {warm_requests} on the same head; "
                         f"prompt {len(prompt.user):,} chars"))
+    notes = 20_000 if quick else 100_000
+    took = long_thread(notes)
+    print(f"{'':>30}  ... and beside a thread of {notes:,} notes: {took * 1000:.0f} ms (pure)")
+    rows.append(Row(f"14. the rest of the conversation beside a {notes:,}-note thread",
+                    f"{took * 1000:.0f} ms (pure, in the event loop)"))
     return rows
 
 

@@ -7,13 +7,14 @@ One pass over the snapshot: an MR can hold hundreds of threads, a thread 100 000
 
 from __future__ import annotations
 
+import heapq
 import re
 from dataclasses import dataclass
 from datetime import datetime
 
 from livereview.model import Identity, Message, Snapshot, Thread
 from livereview.sanitize import clean, one_line
-from livereview.triggers import is_ack
+from livereview.triggers import acked_for
 
 MAX_THREADS = 30
 THREAD_CHARS = 400  # of another thread's first message
@@ -65,40 +66,53 @@ def gather(snapshot: Snapshot, thread_id: str, identity: Identity, host_type: st
     here_path = here.anchor.new_path if here and here.anchor else None
     mr = snapshot.mr
     open_threads: list[tuple[bool, datetime, str]] = []
-    said: list[tuple[datetime, str]] = []
-    resolved = 0
+    said: list[tuple[datetime, str, Message, str]] = []  # a heap of the newest MAX_SAID
+    said_total = resolved = 0
     for thread in snapshot.threads:
         if thread.id == thread_id:
             continue
-        talk = [m for m in thread.messages if not m.system and not is_ack(m, identity)]
-        if not talk:
-            continue
         where = _where(thread, mr.head_sha)
-        for message in talk:
-            if identity.is_me(message.author):
-                said.append((message.created_at, _said(message, where, host_type, snapshot)))
+        first: Message | None = None
+        last: Message | None = None
+        count = 0
+        for message in thread.messages:
+            if message.system:
+                continue
+            mine = identity.is_me(message.author)
+            if mine and acked_for(message.body) is not None:  # an acknowledgement: no talk
+                continue
+            first, last, count = first or message, message, count + 1
+            if mine:
+                said_total += 1
+                entry = (message.created_at, message.id, message, where)
+                if len(said) < MAX_SAID:
+                    heapq.heappush(said, entry)
+                elif entry[:2] > said[0][:2]:
+                    heapq.heapreplace(said, entry)
+        if first is None or last is None:
+            continue
         if thread.resolved:
             resolved += 1
             continue
-        first, last = talk[0], talk[-1]
         state = "open" if thread.resolvable else "not resolvable"
         item = (f"@{one_line(first.author.username, 60)} {where} ({state}, "
-                f"{len(talk)} message{'s' if len(talk) != 1 else ''}, last "
+                f"{count} message{'s' if count != 1 else ''}, last "
                 f"{last.created_at:%Y-%m-%d %H:%M}Z)\n\n{_short(first.body, THREAD_CHARS)}")
         same_file = here_path is not None and thread.anchor is not None and \
             thread.anchor.new_path == here_path
         open_threads.append((same_file, last.created_at, item))
     open_threads.sort(key=lambda t: (t[0], t[1]), reverse=True)
-    said.sort(key=lambda s: s[0], reverse=True)
+    newest = sorted(said, key=lambda s: s[:2], reverse=True)
     not_shown = []
     if len(open_threads) > MAX_THREADS:
         not_shown.append(f"{len(open_threads) - MAX_THREADS} more open threads")
-    if len(said) > MAX_SAID:
-        not_shown.append(f"{len(said) - MAX_SAID} older answers of yours elsewhere")
+    if said_total > MAX_SAID:
+        not_shown.append(f"{said_total - MAX_SAID} older answers of yours elsewhere")
     if resolved:
         not_shown.append(f"{resolved} resolved threads (not shown: settled)")
     return Elsewhere(tuple(item for _, _, item in open_threads[:MAX_THREADS]),
-                     tuple(item for _, item in said[:MAX_SAID]), tuple(not_shown))
+                     tuple(_said(m, where, host_type, snapshot) for _, _, m, where in newest),
+                     tuple(not_shown))
 
 
 def _said(message: Message, where: str, host_type: str, snapshot: Snapshot) -> str:
