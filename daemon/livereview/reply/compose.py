@@ -108,37 +108,55 @@ class Composer:
             log.info("diff_unavailable")
             return None, None, None
 
+    async def _named_code(self, job: ReplyJob, host: Host, stored: Snapshot,
+                          question: Message, diff: str | None, reads: Reads
+                          ) -> tuple[list[Excerpt], list[str]]:
+        """The code the question names, read at the MR's head."""
+        named, head = named_in(question.body), stored.mr.head_sha
+        if not (named.places or named.symbols) or not head or not reads.max_files:
+            return [], []
+        async with asyncio.timeout(self.step_timeout_seconds):
+            touched = await self.code.touched(host, job.mr, head, diff, named.symbols)
+            return await self.code.named_code(host, job.mr, head, touched, named, reads)
+
+    async def _changes_since(self, job: ReplyJob, host: Host, stored: Snapshot,
+                             thread: Thread, reads: Reads) -> Interdiff | None:
+        """For a thread started before a push: its file then and now."""
+        anchor = thread.anchor
+        if anchor is None or anchor.head_sha in ("", stored.mr.head_sha):
+            return None
+        path = anchor.new_path or anchor.old_path
+        both = Reads(2, reads.max_bytes)  # the file at both heads, whatever else was read
+        async with asyncio.timeout(self.step_timeout_seconds):
+            before = await self.code.file(host, job.mr, anchor.head_sha, path, both)
+            after = await self.code.file(host, job.mr, stored.mr.head_sha, path, both)
+        reads.skipped += both.skipped
+        if before is None:
+            return None
+        if after is None:
+            return Interdiff(f"The file {path} no longer exists at the MR's head (or is not "
+                             "readable).", "")
+        return interdiff(before, after, path, anchor.new_line)
+
     async def _surroundings(self, job: ReplyJob, host: Host, stored: Snapshot, thread: Thread,
                             question: Message, identity: Identity, diff: str | None,
                             answers: AnswerSettings, log: FilteringBoundLogger
                             ) -> Surroundings:
         """The rest of the MR's conversation (from the snapshot: no request), the code the
-        question names and the change at an outdated anchor (read at the MR's heads)."""
-        mr = stored.mr
+        question names and the change at an outdated anchor (read at the MR's heads). The
+        code is optional context: a file the host will not give leaves it out."""
         reads = Reads(answers.max_files_read, answers.max_file_kb * 1000)
         excerpts: list[Excerpt] = []
         missing: list[str] = []
         changed: Interdiff | None = None
         try:
-            named = named_in(question.body)
-            if (named.places or named.symbols) and mr.head_sha and reads.max_files:
-                touched = await self._step(self.code.touched(host, job.mr, mr.head_sha, diff,
-                                                             named.symbols))
-                excerpts, missing = await self.code.named_code(host, job.mr, mr.head_sha,
-                                                               touched, named, reads)
-            anchor = thread.anchor
-            if anchor is not None and anchor.head_sha not in ("", mr.head_sha):
-                path = anchor.new_path or anchor.old_path
-                allowance = Reads(2, reads.max_bytes)  # the file at both heads, always
-                before = await self.code.file(host, job.mr, anchor.head_sha, path, allowance)
-                after = await self.code.file(host, job.mr, mr.head_sha, path, allowance)
-                if before is not None:
-                    changed = interdiff(before, after or "", path, anchor.new_line) \
-                        if after is not None else Interdiff(
-                            f"The file {path} no longer exists at the MR's head.", "")
-                reads.skipped += allowance.skipped
-        except (NotFound, Forbidden) as exc:  # optional context: answer without it
+            excerpts, missing = await self._named_code(job, host, stored, question, diff, reads)
+        except (NotFound, Forbidden) as exc:
             log.info("code_unavailable", error=str(exc))
+        try:
+            changed = await self._changes_since(job, host, stored, thread, reads)
+        except (NotFound, Forbidden) as exc:
+            log.info("interdiff_unavailable", error=str(exc))
         if reads.skipped:
             log.info("code_not_read", skipped=reads.skipped[:10])
         return Surroundings(elsewhere=elsewhere.gather(stored, thread.id, identity, host.type),
