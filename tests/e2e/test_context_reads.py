@@ -4,7 +4,7 @@ and the fake GitHub."""
 from __future__ import annotations
 
 from livereview.triggers import replied_to
-from tests.e2e.conftest import PROJECT, GitHubSandbox, Sandbox
+from tests.e2e.conftest import GITHUB_FILES, GITHUB_REPO, PROJECT, GitHubSandbox, Sandbox
 
 
 def file_reads(sandbox: Sandbox) -> list[str]:
@@ -65,3 +65,18 @@ def test_a_forbidden_file_leaves_the_code_out_and_the_question_is_still_answered
     assert [n for n in sandbox.bot_notes() if replied_to(str(n["body"])) == str(note["id"])]
     prompt = sandbox.llm.llm.prompts[-1][-1]["content"]
     assert "## Code the question names" not in prompt
+
+
+def test_on_github_an_outdated_review_thread_gets_the_interdiff_at_its_line(
+        gh: GitHubSandbox) -> None:
+    question = gh.review_comment("the read is not under the lock")
+    _, new = GITHUB_FILES["src/cache.py"]
+    gh.github.push(GITHUB_REPO, gh.number, message="read under the lock", files={
+        "src/cache.py": ("", new.replace("return cache.get(key)", "return cache.get(key, None)"))})
+    gh.github.reply_review_comment(GITHUB_REPO, gh.number, question["id"], author="alice",
+                                   body="@livereview is this fixed now?")
+    assert gh.once() == 0
+    prompt = gh.llm.llm.prompts[-1][-1]["content"]
+    assert "## What changed in this file since the thread started" in prompt
+    assert "The anchored line 9 was changed (now line 9)." in prompt
+    assert "+        return cache.get(key, None)" in prompt

@@ -12,6 +12,7 @@ import pytest
 from livereview.model import Anchor, Lesson, Message, Thread
 from livereview.reply.budget import Section, fit
 from livereview.reply.code_refs import Place, definition, named_in, region
+from livereview.reply.compose import postable
 from livereview.reply.context import Reference, build
 from livereview.reply.elsewhere import MAX_THREADS, gather, link
 from livereview.reply.interdiff import interdiff
@@ -84,6 +85,21 @@ def test_the_interdiff_says_what_became_of_the_anchored_line() -> None:
     assert interdiff(before, removed, "a.py", 9).fate == "The anchored line 9 was removed."
     same = interdiff(before, before, "a.py", 9)
     assert same.diff == "" and "did not change" in same.fate
+
+
+def test_a_thread_on_a_removed_line_gets_the_interdiff_without_a_fate_for_its_line() -> None:
+    changed = interdiff("a\nb\n", "a\nc\n", "a.py", None)
+    assert changed.fate.startswith("The thread is not on a line of the file")
+    assert "-b\n+c" in changed.diff
+
+
+def test_an_answer_over_its_length_is_cut_after_a_paragraph_and_says_so() -> None:
+    text = "First paragraph, short.\n\n" + "Second one " * 20 + "\n\nThird."
+    body = postable(text, "7", 40)
+    shown = body.split("\n\n<!--", 1)[0]
+    assert shown == "First paragraph, short.\n\n*(answer shortened)*"
+    words = postable("word " * 100, "7", 120).split("\n\n*(answer", 1)[0]
+    assert len(words) <= 120 and words.endswith("word")  # no word cut in half
 
 
 def test_the_hunk_nearest_the_anchor_comes_first() -> None:

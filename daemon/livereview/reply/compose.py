@@ -46,9 +46,9 @@ class JobSkipped(Exception):
 
 def _clear_cut(text: str, limit: int) -> str:
     """`text` within `limit` characters, cut after a paragraph, else a line, else a
-    sentence, when one ends in the last half — not in the middle of a word."""
+    sentence, else a word, when one ends in the last half — not in the middle of a word."""
     head = text[:limit]
-    for boundary in ("\n\n", "\n", ". "):
+    for boundary in ("\n\n", "\n", ". ", " "):
         at = head.rfind(boundary)
         if at >= limit // 2:
             return head[: at + (1 if boundary == ". " else 0)].rstrip()

@@ -22,7 +22,7 @@ class Interdiff:
 
 def _fate(opcodes: Sequence[tuple[str, int, int, int, int]], line: int | None) -> str:
     if line is None:
-        return "The thread is on the whole file."
+        return "The thread is not on a line of the file (a removed line, or the whole file)."
     index = line - 1
     for tag, i1, i2, j1, j2 in opcodes:
         if not i1 <= index < i2 and not (i1 == i2 == index):
