@@ -67,6 +67,20 @@ def test_check_with_an_unreachable_host_exits_1_naming_the_cause(sandbox: Sandbo
     assert "Traceback" not in result.stderr
 
 
+def test_once_ends_with_one_line_naming_the_failure(sandbox: Sandbox) -> None:
+    """`once` used to exit 1 after JSON log lines only: a cron job's mail said nothing a
+    person could read at a glance."""
+    assert run_cli("--config", str(sandbox.config), "once",
+                   env={"LIVEREVIEW_E2E_TOKEN": TOKEN}).returncode == 0
+    sandbox.gitlab_server.stop()
+    result = run_cli("--config", str(sandbox.config), "once",
+                     env={"LIVEREVIEW_E2E_TOKEN": TOKEN})
+    assert result.returncode == 1
+    assert result.stderr.splitlines()[-1] == (
+        "livereview: once: polling failed on gl (the log lines above say why)")
+    assert "Traceback" not in result.stderr
+
+
 def test_check_names_an_unresolvable_host_and_an_unreachable_model(sandbox: Sandbox) -> None:
     sandbox.config.write_text(sandbox.config.read_text().replace(
         sandbox.gitlab_server.url, "http://gitlab.invalid"))
