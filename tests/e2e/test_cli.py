@@ -14,7 +14,7 @@ import pytest
 
 from livereview.cli import main
 from livereview.settings import load
-from tests.e2e.conftest import TOKEN, Sandbox
+from tests.e2e.conftest import GITHUB_REPO, TOKEN, GitHubSandbox, Sandbox
 
 
 def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -46,6 +46,18 @@ def test_check_names_a_missing_repo_and_exits_1(sandbox: Sandbox,
     sandbox.config.write_text(sandbox.config.read_text().replace("acme/widgets", "acme/nope"))
     assert main(["--config", str(sandbox.config), "check"]) == 1
     assert "acme/nope  FAIL  not found (404)" in capsys.readouterr().out
+
+
+def test_check_explains_a_forbidden_repo_in_its_hosts_terms(
+        gh: GitHubSandbox, capsys: pytest.CaptureFixture[str]) -> None:
+    """It said "needs at least Reporter access" on every host: a GitLab role on GitHub."""
+    gh.github.inject_fault("GET", rf"/repos/{GITHUB_REPO}$", status=403,
+                           body='{"message": "Resource not accessible by integration"}')
+    assert main(["--config", str(gh.config), "check"]) == 1
+    out = capsys.readouterr().out
+    assert f"{GITHUB_REPO}  FAIL  forbidden (403): the bot user needs read access to the " \
+           "repository (a fine-grained token must list it)" in out
+    assert "Reporter" not in out
 
 
 def test_check_with_a_rejected_token_exits_1_without_showing_it(sandbox: Sandbox) -> None:
