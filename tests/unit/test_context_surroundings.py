@@ -34,6 +34,8 @@ def test_places_and_symbols_are_read_from_prose_and_code_spans_not_quotes_or_blo
 
 def test_english_words_are_not_symbols_and_the_list_is_bounded() -> None:
     assert named_in("Why does the cache need a lock here?").symbols == ()
+    assert named_in("@alice_b see https://wiki.example/page_name and my-long_thing").symbols \
+        == ()
     many = " ".join(f"`name_{i}`" for i in range(50))
     assert len(named_in(many).symbols) == 5
 

@@ -23,7 +23,8 @@ MAX_PATH = 300
 
 _PLACE = re.compile(r"(?<![\w./-])((?:[\w.-]+/)*[\w.-]+\.[A-Za-z][\w]{0,9})"
                     r"(?::(\d{1,7})(?:-(\d{1,7}))?)?(?![\w/])")
-_IDENTIFIER = re.compile(r"(?<![\w.$/-])([A-Za-z_][A-Za-z0-9_]{2,80})(?:\(\))?(?![\w/])")
+# Not after `@` (a username: `@alice_b`), `.`, `/` or `-` (part of a path or a URL).
+_IDENTIFIER = re.compile(r"(?<![\w.$/@-])([A-Za-z_][A-Za-z0-9_]{2,80})(?:\(\))?(?![\w/])")
 # Words that look like identifiers but name no symbol of the MR.
 _COMMON = frozenset({"livereview", "self", "this", "None", "null", "true", "false", "True",
                      "False", "TODO", "FIXME", "README", "http", "https"})
