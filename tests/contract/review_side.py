@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from livereview.sandbox import github_reviews
 from tests.contract.drivers import REPO, Driver
 
 BIG_TEXT = "line one\nline two\n"
@@ -63,7 +64,22 @@ class GitLabSide(_Side):
                                     files=_files(1)))
 
 
+class GitHubSide(_Side):
+    whole_diff = r"\.diff$|/compare/"
+
+    def verdict(self, iid: int) -> str:
+        state = github_reviews.standing(self.fake, REPO, iid, self.d.bot)
+        return {"APPROVED": "approved", "CHANGES_REQUESTED": "changes_requested"}.get(
+            state, "none")
+
+    def open_files(self, count: int) -> int:
+        return int(self.fake.add_pr(REPO, title="Many files", author="bob", files=_files(count)))
+
+    def open_own(self) -> int:
+        return int(self.fake.add_pr(REPO, title="Mine", author=self.d.bot, files=_files(1)))
+
+
 def review_side(driver: Driver) -> ReviewSide:
     kind = type(driver).__name__
-    sides: dict[str, type[_Side]] = {"GitLabDriver": GitLabSide}
+    sides: dict[str, type[_Side]] = {"GitLabDriver": GitLabSide, "GitHubDriver": GitHubSide}
     return sides[kind](driver)  # type: ignore[return-value]

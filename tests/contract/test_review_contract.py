@@ -147,3 +147,23 @@ async def test_large_and_binary_files_are_listed_as_skipped(driver: Driver) -> N
     key, _ = await _mr(driver)
     files = [f async for f in driver.host.diff_files(key, max_file_bytes=50)]
     assert files[0].skipped.startswith("too large") and files[0].diff == ""
+
+
+async def test_a_verdict_on_the_bots_own_mr(driver: Driver) -> None:
+    """GitHub refuses (422) to let an account approve its own PR: the review becomes a
+    COMMENT with the verdict in its body. Hosts that allow it apply the verdict."""
+    side = review_side(driver)
+    iid = side.open_own()
+    key = MRKey(driver.name, driver.repo, iid)
+    snap = await driver.host.fetch_mr(driver.repo, iid)
+    finding = InlineComment("f0000.txt", 3, Side.NEW, "finding: on my own MR")
+    review = await driver.host.post_review(key, _refs(snap), [finding], "summary: own",
+                                           Verdict.CHANGES_REQUESTED)
+    assert [c.body for c in review.comments] == ["finding: on my own MR"]
+    assert review.summary is not None and "summary: own" in review.summary.body
+    if driver.host.type == "github":
+        assert review.verdict_applied is Verdict.COMMENTED
+        assert "changes requested" in review.summary.body.lower()
+        assert side.verdict(iid) == "none"
+    else:
+        assert review.verdict_applied in (Verdict.CHANGES_REQUESTED, Verdict.COMMENTED)
