@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from livereview.hosts.bitbucket_cloud_budget import Budget
 from livereview.sandbox import github_reviews
 from tests.contract.drivers import REPO, Driver
 
@@ -79,7 +80,27 @@ class GitHubSide(_Side):
         return int(self.fake.add_pr(REPO, title="Mine", author=self.d.bot, files=_files(1)))
 
 
+class BitbucketCloudSide(_Side):
+    # the PR's or the repository's diff without a `path`: the whole diff at once
+    whole_diff = r"/pullrequests/\d+/diff\b|/diff/[^/?]+(\?(?!.*\bpath=).*)?$"
+
+    def verdict(self, iid: int) -> str:
+        return str(self.fake.participant_state(REPO, iid, self.d.bot) or "none")
+
+    def open_files(self, count: int) -> int:
+        # A workspace with a scaled quota: at the 1 000/hour base the adapter paces the
+        # ~150 diff requests and 30 diffstat pages of 3 000 files over minutes, as it should.
+        self.fake.rate_limit_per_hour = 100_000
+        self.d.host.budget = Budget(limit=lambda: 100_000)
+        return int(self.fake.add_pr(REPO, title="Many files", author="bob",
+                                    files=_files(count)))
+
+    def open_own(self) -> int:
+        return int(self.fake.add_pr(REPO, title="Mine", author=self.d.bot, files=_files(1)))
+
+
 def review_side(driver: Driver) -> ReviewSide:
     kind = type(driver).__name__
-    sides: dict[str, type[_Side]] = {"GitLabDriver": GitLabSide, "GitHubDriver": GitHubSide}
+    sides: dict[str, type[_Side]] = {"GitLabDriver": GitLabSide, "GitHubDriver": GitHubSide,
+                                     "BitbucketCloudDriver": BitbucketCloudSide}
     return sides[kind](driver)  # type: ignore[return-value]
