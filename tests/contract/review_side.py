@@ -99,8 +99,24 @@ class BitbucketCloudSide(_Side):
         return int(self.fake.add_pr(REPO, title="Mine", author=self.d.bot, files=_files(1)))
 
 
+class BitbucketServerSide(_Side):
+    whole_diff = r"/pull-requests/\d+\.diff|/repos/[^/]+/diff\b"
+
+    def verdict(self, iid: int) -> str:
+        status = self.fake.status_of(REPO, iid, self.d.bot)
+        return {"APPROVED": "approved", "NEEDS_WORK": "changes_requested"}.get(status, "none")
+
+    def open_files(self, count: int) -> int:
+        return int(self.fake.add_pr(REPO, title="Many files", author="bob",
+                                    files=_files(count)))
+
+    def open_own(self) -> int:
+        return int(self.fake.add_pr(REPO, title="Mine", author=self.d.bot, files=_files(1)))
+
+
 def review_side(driver: Driver) -> ReviewSide:
     kind = type(driver).__name__
     sides: dict[str, type[_Side]] = {"GitLabDriver": GitLabSide, "GitHubDriver": GitHubSide,
-                                     "BitbucketCloudDriver": BitbucketCloudSide}
+                                     "BitbucketCloudDriver": BitbucketCloudSide,
+                                     "BitbucketServerDriver": BitbucketServerSide}
     return sides[kind](driver)  # type: ignore[return-value]
