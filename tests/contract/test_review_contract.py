@@ -146,9 +146,20 @@ async def test_an_mr_of_3000_files_is_read_one_file_at_a_time(driver: Driver) ->
 
 
 async def test_large_and_binary_files_are_listed_as_skipped(driver: Driver) -> None:
-    key, _ = await _mr(driver)
-    files = [f async for f in driver.host.diff_files(key, max_file_bytes=50)]
-    assert files[0].skipped.startswith("too large") and files[0].diff == ""
+    side = review_side(driver)
+    big = "".join(f"line {n}\n" for n in range(400))
+    iid = side.open_with({"a.txt": ("", "one\n"), "big.txt": ("", big),
+                          "logo.png": ("", "\0PNG\0\1\2")})
+    key = MRKey(driver.name, driver.repo, iid)
+    files = {f.change.new_path: f async for f in driver.host.diff_files(key, 1000)}
+    assert (files["a.txt"].diff, files["a.txt"].skipped) == ("@@ -0,0 +1 @@\n+one\n", "")
+    assert files["big.txt"].skipped.startswith("too large") and files["big.txt"].diff == ""
+    assert files["logo.png"].skipped == "binary" and files["logo.png"].change.binary
+    assert files["logo.png"].diff == "" and files["logo.png"].change.status.value == "added"
+    if side.hide_over(2000):  # a file past the host's own limits comes without its diff
+        shown = {f.change.new_path: f async for f in driver.host.diff_files(key)}
+        assert shown["big.txt"].skipped and not shown["big.txt"].diff
+        assert shown["big.txt"].change.additions in (0, 400)
 
 
 async def test_a_verdict_on_the_bots_own_mr(driver: Driver) -> None:

@@ -69,6 +69,9 @@ def test_python_gitlab_approves_comments_on_lines_and_reads_diffs(
     assert removed.attributes["notes"][0]["position"]["old_line"] == 7
     with pytest.raises(gitlab.exceptions.GitlabCreateError):  # not a line of the diff
         mr.discussions.create({"body": "nowhere", "position": {**position, "new_line": 99}})
+    with pytest.raises(gitlab.exceptions.GitlabCreateError):  # shas of no version of the MR
+        mr.discussions.create({"body": "stale", "position": {
+            **position, "head_sha": "f" * 40, "new_line": 4}})
     diffs = list(client.http_list(f"/projects/{mr.project_id}/merge_requests/{iid}/diffs",
                                   per_page=20, iterator=True))
     assert len(diffs) == len(FILES)

@@ -55,12 +55,17 @@ def change(c: JsonObject) -> FileChange:
                       additions=0, deletions=0)
 
 
+def _range(hunk: JsonObject, side: str) -> str:
+    """`start,span` as git writes it (a span of 1 is left out)."""
+    start, span = hunk.number(f"{side}Line"), hunk.number(f"{side}Span")
+    return str(start) if span == 1 else f"{start},{span}"
+
+
 def unified(diff: JsonObject) -> tuple[str, int, int]:
     """One RestDiff entry as hunks-only unified text, with its added and removed lines."""
     out, additions, deletions = [], 0, 0
     for hunk in diff.objects("hunks"):
-        out.append(f"@@ -{hunk.number('sourceLine')},{hunk.number('sourceSpan')} "
-                   f"+{hunk.number('destinationLine')},{hunk.number('destinationSpan')} @@")
+        out.append(f"@@ -{_range(hunk, 'source')} +{_range(hunk, 'destination')} @@")
         for segment in hunk.objects("segments"):
             kind = segment.text("type")
             if kind not in _PREFIX:
