@@ -60,7 +60,9 @@ async def test_inline_comments_land_on_an_added_and_a_removed_line(driver: Drive
 
 
 async def test_a_review_posts_its_findings_as_threads_and_a_summary(driver: Driver) -> None:
+    side = review_side(driver)
     key, snap = await _mr(driver)
+    side.served()
     findings = [
         InlineComment(PATH, ADDED, Side.NEW, "finding: a lock per module"),
         InlineComment(PATH, REMOVED, Side.OLD, "finding: the unguarded read is gone"),
@@ -69,6 +71,11 @@ async def test_a_review_posts_its_findings_as_threads_and_a_summary(driver: Driv
     review = await driver.host.post_review(key, _refs(snap), findings, "summary: 3 findings",
                                            Verdict.COMMENTED)
     assert review.verdict_applied is Verdict.COMMENTED
+    writes = [r for r in side.served() if r[0] != "GET"]
+    if driver.host.capabilities.review_batch:  # findings, summary and verdict: one request
+        assert len(writes) == 1, writes
+    else:
+        assert len(writes) == len(findings) + 1, writes  # a comment each, the summary
     assert [c.body for c in review.comments] == [f.body for f in findings]
     assert review.summary is not None and "summary: 3 findings" in review.summary.body
     after = await driver.host.fetch_mr(driver.repo, key.iid)

@@ -129,6 +129,11 @@ def test_pygithub_reviews_with_comments_and_pages_the_files(
         repo.get_pull(own).create_review(body="mine", event="APPROVE")
     assert refused.value.status == 422
     assert "Can not approve your own pull request" in str(refused.value.data)
+    # `comments` must be a JSON array, not an array's text: GitHub answers 422
+    with pytest.raises(GithubException) as not_an_array:
+        pr._requester.requestJsonAndCheck("POST", f"{pr.url}/reviews", input={
+            "event": "COMMENT", "body": "x", "comments": '[{"path": "src/cache.py"}]'})
+    assert not_an_array.value.status == 422 and "not an array" in str(not_an_array.value.data)
     files = list(pr.get_files())
     assert len(files) == len(FILES)
     binary = next(f for f in files if f.filename == "logo.png")
