@@ -251,3 +251,64 @@ class Policy:
     max_replies_per_thread_per_hour: int = 12  # whoever asks (bots taking turns look human)
     max_replies_per_mr_per_hour: int = 30
     automated_reply_seconds: float = 5.0  # an answer to the bot faster than this is a bot's
+
+
+# ---- reviews (issue 14) — the lead's interface spec (s3-interfaces.md), owned by hostops --
+class FileStatus(enum.StrEnum):
+    ADDED = "added"
+    MODIFIED = "modified"
+    REMOVED = "removed"
+    RENAMED = "renamed"
+
+
+@dataclass(frozen=True, slots=True)
+class FileChange:
+    new_path: str
+    old_path: str
+    status: FileStatus
+    additions: int
+    deletions: int
+    binary: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class FileDiff:
+    change: FileChange
+    diff: str
+    skipped: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class DiffRefs:
+    base_sha: str
+    start_sha: str
+    head_sha: str
+
+
+class Side(enum.StrEnum):
+    NEW = "new"
+    OLD = "old"
+
+
+@dataclass(frozen=True, slots=True)
+class InlineComment:
+    path: str
+    line: int
+    side: Side
+    body: str
+    old_path: str = ""
+    old_line: int | None = None
+
+
+class Verdict(enum.StrEnum):
+    APPROVED = "approved"
+    CHANGES_REQUESTED = "changes_requested"
+    COMMENTED = "commented"
+
+
+@dataclass(frozen=True, slots=True)
+class PostedReview:
+    review_id: str
+    summary: Message | None
+    comments: tuple[Message, ...]
+    verdict_applied: Verdict
