@@ -253,7 +253,9 @@ class Policy:
     automated_reply_seconds: float = 5.0  # an answer to the bot faster than this is a bot's
 
 
-# ---- reviews (issue 14) — the lead's interface spec (s3-interfaces.md), owned by hostops --
+# ---- reviews (issue 14): what a host needs to show a review, independent of the host ----
+
+
 class FileStatus(enum.StrEnum):
     ADDED = "added"
     MODIFIED = "modified"
@@ -263,6 +265,8 @@ class FileStatus(enum.StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class FileChange:
+    """One row of an MR's diffstat."""
+
     new_path: str
     old_path: str
     status: FileStatus
@@ -273,31 +277,37 @@ class FileChange:
 
 @dataclass(frozen=True, slots=True)
 class FileDiff:
+    """One file of an MR's diff, yielded one at a time (memory bounded by one file)."""
+
     change: FileChange
-    diff: str
-    skipped: str = ""
+    diff: str  # this file's unified diff ("" when skipped)
+    skipped: str = ""  # why it was left out: "binary", "too large (N bytes)", …
 
 
 @dataclass(frozen=True, slots=True)
 class DiffRefs:
+    """The diff version a review is anchored to."""
+
     base_sha: str
     start_sha: str
     head_sha: str
 
 
 class Side(enum.StrEnum):
-    NEW = "new"
-    OLD = "old"
+    NEW = "new"  # an added or context line, numbered in the new file
+    OLD = "old"  # a removed line, numbered in the old file
 
 
 @dataclass(frozen=True, slots=True)
 class InlineComment:
-    path: str
+    """A comment placed on one diff line."""
+
+    path: str  # new path (old path for a removed file)
     line: int
     side: Side
     body: str
-    old_path: str = ""
-    old_line: int | None = None
+    old_path: str = ""  # when renamed
+    old_line: int | None = None  # context lines: the old-side number too (GitLab needs both)
 
 
 class Verdict(enum.StrEnum):
@@ -308,7 +318,9 @@ class Verdict(enum.StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class PostedReview:
-    review_id: str
+    """What the host's create responses said about a posted review (never a read-back)."""
+
+    review_id: str  # GitHub: the review's id; GitLab/Bitbucket: the summary note's id
     summary: Message | None
-    comments: tuple[Message, ...]
-    verdict_applied: Verdict
+    comments: tuple[Message, ...]  # one per InlineComment, same order
+    verdict_applied: Verdict  # e.g. COMMENTED when the host refused APPROVE on an own PR
