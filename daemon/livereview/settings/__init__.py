@@ -17,12 +17,13 @@ from livereview.settings.models import (
                                         HostSettings,
                                         LessonsSettings,
                                         RepoSettings,
+                                        ReviewSettings,
                                         Settings,
 )
 from livereview.settings.secret import Secret
 
 __all__ = [
     "GITHUB_API", "HOST_TYPES", "SUPPORTED_HOST_TYPES", "AISettings", "BotSettings",
-    "ConfigError", "DaemonSettings", "HostSettings", "LessonsSettings", "RepoSettings",
+    "ConfigError", "DaemonSettings", "HostSettings", "LessonsSettings", "RepoSettings", "ReviewSettings",
     "Secret", "Settings", "load", "load_ai", "parse", "read",
 ]

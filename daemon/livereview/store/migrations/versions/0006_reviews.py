@@ -7,6 +7,8 @@ Create Date: 2026-11-24
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import sqlalchemy as sa
 from alembic import op
 
@@ -16,11 +18,11 @@ branch_labels = None
 depends_on = None
 
 
-def _when(name: str, nullable: bool = True) -> sa.Column[sa.DateTime]:
+def _when(name: str, nullable: bool = True) -> sa.Column[datetime]:
     return sa.Column(name, sa.DateTime(timezone=True), nullable=nullable)
 
 
-def _text(name: str) -> sa.Column[sa.String]:
+def _text(name: str) -> sa.Column[str]:
     return sa.Column(name, sa.String(), nullable=False)
 
 
