@@ -59,29 +59,33 @@ def settled(thread: Thread | None, identity: Identity, conceded: Collection[str]
     return any(identity.is_me(m.author) and m.id in conceded for m in thread.messages)
 
 
+def classify(prints: Iterable[str], earlier: Iterable[Earlier]) -> list[str]:
+    """Per new finding (by fingerprint): "new" (post it), "settled" (a human resolved it or
+    the bot conceded it: never again) or "open" (its earlier thread is still open)."""
+    by_print: dict[str, bool] = {}
+    for item in earlier:
+        by_print[item.fingerprint] = by_print.get(item.fingerprint, False) or item.settled
+    return ["new" if p not in by_print else "settled" if by_print[p] else "open"
+            for p in prints]
+
+
+def fixed(earlier: Iterable[Earlier], raised: Collection[str],
+          changed_paths: Collection[str]) -> tuple[Earlier, ...]:
+    """Earlier open findings in files the new commits changed that were not raised again."""
+    return tuple(e for e in earlier if not e.settled and e.path in changed_paths
+                 and e.fingerprint not in raised)
+
+
 def follow_up(found: Iterable[Finding], earlier: Iterable[Earlier],
               changed_paths: Collection[str]) -> FollowUp:
     """Decide over the findings of a follow-up review, given the earlier findings of the MR
     and the paths whose change differs from the last reviewed head."""
-    by_print: dict[str, Earlier] = {}
-    for item in earlier:
-        # Two earlier findings with one fingerprint: a settled one wins (never raise again).
-        kept = by_print.get(item.fingerprint)
-        if kept is None or (item.settled and not kept.settled):
-            by_print[item.fingerprint] = item
-    post: list[Finding] = []
-    raised: set[str] = set()
-    not_again = already = 0
-    for finding in found:
-        key = of(finding)
-        raised.add(key)
-        match = by_print.get(key)
-        if match is None:
-            post.append(finding)
-        elif match.settled:
-            not_again += 1
-        else:
-            already += 1
-    fixed = tuple(e for e in by_print.values()
-                  if not e.settled and e.path in changed_paths and e.fingerprint not in raised)
-    return FollowUp(tuple(post), not_again, already, fixed)
+    found, earlier = list(found), list(earlier)
+    prints = [of(f) for f in found]
+    kinds = classify(prints, earlier)
+    # Two earlier findings with one fingerprint: a settled one wins (never raise again).
+    settled_prints = {e.fingerprint for e in earlier if e.settled}
+    return FollowUp(tuple(f for f, k in zip(found, kinds, strict=True) if k == "new"),
+                    kinds.count("settled"), kinds.count("open"),
+                    fixed([e for e in earlier if e.fingerprint not in settled_prints],
+                          set(prints), changed_paths))

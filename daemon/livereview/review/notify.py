@@ -22,7 +22,7 @@ import httpx2
 from livereview.hosts.http import ssl_context
 from livereview.sanitize import clean
 
-Json: TypeAlias = "str | int | float | bool | None | list[Json] | dict[str, Json]"
+Json: TypeAlias = "str | int | float | bool | list[Json] | dict[str, Json] | None"
 MAX_FINDING_CHARS = 2000
 
 

@@ -24,6 +24,7 @@ from livereview.settings.secret import Secret
 
 __all__ = [
     "GITHUB_API", "HOST_TYPES", "SUPPORTED_HOST_TYPES", "AISettings", "BotSettings",
-    "ConfigError", "DaemonSettings", "HostSettings", "LessonsSettings", "RepoSettings", "ReviewSettings",
+    "ConfigError", "DaemonSettings", "HostSettings", "LessonsSettings", "RepoSettings",
+    "ReviewSettings",
     "Secret", "Settings", "load", "load_ai", "parse", "read",
 ]

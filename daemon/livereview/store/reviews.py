@@ -47,7 +47,8 @@ def to_model(row: ReviewRunRow) -> ReviewRun:
         "files_done", "files_reviewed", "skipped_total", "notes", "not_raised_again",
         "verdict", "verdict_applied", "review_id", "summary_message_id", "notice_message_id",
         "notifiers_done", "last_error")}
-    flags: dict[str, Any] = {flag: getattr(row, column) is not None for flag, column in _FLAGS.items()}
+    flags: dict[str, Any] = {flag: getattr(row, column) is not None
+                             for flag, column in _FLAGS.items()}
     return ReviewRun(id=row.id, mr=MRKey(row.host, row.repo, row.iid),
                      trigger=ReviewTrigger(row.trigger), state=ReviewState(row.state),
                      **plain, **flags)
@@ -250,3 +251,14 @@ def finding_in_thread(session: Session, mr: MRKey, thread_id: str
 def counts(session: Session) -> dict[str, int]:
     rows = session.exec(select(ReviewRunRow.state, func.count()).group_by(ReviewRunRow.state))
     return {str(state): int(n) for state, n in rows}
+
+
+def decided(session: Session, /, run_id: int, now: datetime, *, placements: dict[int, str],
+            fixed: Sequence[int], verdict: str, not_raised_again: int) -> ReviewRun:
+    """The review's decision, in one transaction: what is posted, which earlier findings
+    this run resolves as fixed, the verdict; the run moves on to posting."""
+    set_placements(session, placements)
+    for finding_id in fixed:
+        update_finding(session, finding_id, fixed_by_run_id=run_id)
+    return update(session, run_id, now, verdict=verdict, not_raised_again=not_raised_again,
+                  state=ReviewState.POSTING)
