@@ -313,8 +313,13 @@ class ReviewRunner:
         placements = {f.id: kind for f, kind in zip(found, kinds, strict=True)
                       if kind != "new"}
         fixed = followup.fixed(earlier, {f.fingerprint for f in found}, changed)
-        counted = [f for f, k in zip(found, kinds, strict=True) if k != "settled"]
-        verdict = decide((Severity(f.severity) for f in counted), self.policy)
+        # The verdict weighs what stands: new findings, and earlier ones still open in their
+        # threads (a critical nobody fixed keeps the MR blocked, read again or not).
+        fixed_ids = {e.id for e in fixed}
+        standing = [f.severity for f, k in zip(found, kinds, strict=True) if k == "new"]
+        standing += [row.severity for row, e in zip(earlier_rows, earlier, strict=True)
+                     if not e.settled and row.id not in fixed_ids]
+        verdict = decide((Severity(s) for s in standing), self.policy)
         bound.info("review_decided", verdict=verdict.value, findings=len(found),
                    not_raised_again=kinds.count("settled"), already_open=kinds.count("open"),
                    fixed=len(fixed))
