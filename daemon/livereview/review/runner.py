@@ -88,7 +88,6 @@ class ReviewRunner:
     metrics: Metrics
     notifiers: Sequence[Notifier] = ()
     clock: Callable[[], datetime] = field(default=lambda: datetime.now().astimezone())
-    progress: Callable[[int, int], None] | None = None  # `livereview review` on a terminal
     idle_wait_seconds: float = 1.0
     _running: dict[int, asyncio.Task[None]] = field(default_factory=dict)
     _resting: dict[int, float] = field(default_factory=dict)
@@ -96,8 +95,7 @@ class ReviewRunner:
 
     def __post_init__(self) -> None:
         step = self.daemon.step_timeout_seconds
-        self.reader = Reader(self.store, self.answerer, self.settings, step, self.clock,
-                             self.progress)
+        self.reader = Reader(self.store, self.answerer, self.settings, step, self.clock)
         self.poster = Poster(self.store, self.settings, self.notifiers, step, self.clock)
         self.policy = VerdictPolicy(
             changes_requested_on=frozenset(Severity(s) for s in
@@ -287,7 +285,7 @@ class ReviewRunner:
     async def _read(self, run: ReviewRun, host: Host, snapshot: Snapshot,
                     bound: FilteringBoundLogger) -> ReviewRun:
         total = 0
-        if self.progress is not None:
+        if self.reader.progress is not None:
             async with asyncio.timeout(self.daemon.step_timeout_seconds):
                 total = len(await host.diffstat(run.mr))
         active = await self.store.run(lesson_rows.everything, "active")
