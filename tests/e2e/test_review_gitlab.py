@@ -7,6 +7,7 @@ from typing import Any
 
 from livereview.review.render import marked
 from livereview.sanitize import WORD_JOINER
+from livereview.triggers import replied_to
 from tests.e2e.conftest import PROJECT, Sandbox
 
 # src/cache.py, new side: 4 `lock = threading.Lock()`, 8 `with lock:`; old side: 7 is the
@@ -85,3 +86,21 @@ def test_a_clean_mr_is_approved_and_nobody_is_notified(sandbox: Sandbox) -> None
     assert parts(sandbox) == ["summary"]
     assert sandbox.gitlab.approvers(PROJECT, sandbox.iid) == ["livereview"]
     assert runs(sandbox)[0][:2] == ("done", "approved")
+
+
+def test_a_reply_in_a_finding_thread_is_answered_with_the_finding_and_verdict(
+        sandbox: Sandbox) -> None:
+    sandbox.llm.llm.review_findings = FINDINGS
+    sandbox.note("@livereview review")
+    assert sandbox.once() == 0
+    [thread] = [d for d in sandbox.gitlab.discussions(PROJECT, sandbox.iid)
+                if (marked(str(d["notes"][0]["body"])) or ("", ""))[1] == "finding=1"]
+    reply = sandbox.note("It is released: the with block does that.",
+                         reply_to_discussion=str(thread["id"]))
+    assert sandbox.once() == 0
+    answers = [n for n in sandbox.bot_notes() if replied_to(str(n["body"])) == str(reply["id"])]
+    assert len(answers) == 1
+    prompt = sandbox.llm.llm.prompts[-1][-1]["content"]
+    assert "It is released" in prompt
+    assert "raised this critical finding at src/cache.py:8" in prompt
+    assert "verdict was changes requested" in prompt
