@@ -6,6 +6,7 @@ from __future__ import annotations
 import signal
 import sqlite3
 from collections import Counter
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 import pytest
@@ -97,21 +98,21 @@ def test_github_lost_response_is_adopted(gh: GitHubSandbox, tmp_path: object, pa
 
 
 @pytest.mark.parametrize("kill_after", [1, 2, 3, 4])
-def test_kill_9_after_each_post_never_duplicates(sandbox: Sandbox, start_daemon: object,
+def test_kill_9_after_each_post_never_duplicates(sandbox: Sandbox,
+                                                 start_daemon: Callable[[], Daemon],
                                                  kill_after: int) -> None:
     """The daemon dies the moment the k-th review body is on GitLab (its response may still
     be on the wire); the next start finishes the review without posting anything twice."""
     sandbox.llm.llm.review_findings = FINDINGS
     sandbox.gitlab_server.latency_seconds = 0.2  # so the kill lands inside the review
     sandbox.note("@livereview review")
-    start = start_daemon  # type: ignore[assignment]
-    daemon: Daemon = start()  # type: ignore[operator]
+    daemon = start_daemon()
     wait_for(lambda: sum(gitlab_parts(sandbox).values()) >= kill_after, timeout=60)
     daemon.process.send_signal(signal.SIGKILL)
     daemon.process.wait()
     if kill_after < 4:  # the POSTs still to come take 0.2 s each: the kill landed mid-review
         assert run_state(sandbox.db) != "done"
-    final: Daemon = start()  # type: ignore[operator]
+    final = start_daemon()
     wait_for(lambda: run_state(sandbox.db) == "done", timeout=60)
     wait_for(lambda: "daemon_started" in final.output(), timeout=60)
     assert final.stop() == 0

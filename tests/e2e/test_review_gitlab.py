@@ -26,6 +26,10 @@ def review_notes(sandbox: Sandbox) -> list[dict[str, Any]]:
     return [n for n in sandbox.bot_notes() if marked(str(n["body"]))]
 
 
+def part(note: dict[str, Any]) -> str:
+    return (marked(str(note["body"])) or ("", ""))[1]
+
+
 def parts(sandbox: Sandbox) -> list[str]:
     return sorted(part for n in review_notes(sandbox) for _, part in [marked(str(n["body"]))
                                                                      or ("", "")])
@@ -42,7 +46,7 @@ def test_review_mention_posts_findings_at_their_lines_a_summary_and_a_notice(
     sandbox.llm.llm.review_findings = FINDINGS
     ask = sandbox.note("@livereview review")
     assert sandbox.once() == 0
-    awards = sandbox.gitlab.awards_on(PROJECT, sandbox.iid, ask["id"])
+    awards = sandbox.gitlab.awards_on(PROJECT, sandbox.iid, int(str(ask["id"])))
     assert [a["name"] for a in awards] == ["eyes"]  # acked like any mention
     discussions = sandbox.gitlab.discussions(PROJECT, sandbox.iid)
     inline = {marked(str(d["notes"][0]["body"])): d["notes"][0] for d in discussions
@@ -56,11 +60,11 @@ def test_review_mention_posts_findings_at_their_lines_a_summary_and_a_notice(
     assert removed["position"]["old_line"] == 7 and removed["position"]["new_line"] is None
     mr = sandbox.gitlab.find_mr(PROJECT, sandbox.iid)
     assert removed["position"]["head_sha"] == mr.head_sha
-    [summary] = [n for n in review_notes(sandbox) if marked(str(n["body"]))[1] == "summary"]
+    [summary] = [n for n in review_notes(sandbox) if part(n) == "summary"]
     assert "changes requested" in str(summary["body"])
     assert "1 critical · 1 warning · 1 suggestion" in str(summary["body"])
     assert "Document the locking policy" in str(summary["body"])  # line 400: not in the diff
-    [notice] = [n for n in review_notes(sandbox) if marked(str(n["body"]))[1] == "notify"]
+    [notice] = [n for n in review_notes(sandbox) if part(n) == "notify"]
     assert str(notice["body"]).startswith("@bob:")  # the one live mention
     assert sandbox.gitlab.approvers(PROJECT, sandbox.iid) == []
     [(state, verdict, applied, summary_id)] = runs(sandbox)
