@@ -34,6 +34,7 @@ from livereview.model import (
     StoredFinding,
     Verdict,
 )
+from livereview.reply.knowledge import Knowledge
 from livereview.reply.llm import Answerer, LLMError
 from livereview.review import followup, render
 from livereview.review.findings import Severity
@@ -87,6 +88,7 @@ class ReviewRunner:
     daemon: DaemonSettings
     metrics: Metrics
     notifiers: Sequence[Notifier] = ()
+    knowledge: Knowledge = field(default_factory=Knowledge)  # the repos' configured references
     clock: Callable[[], datetime] = field(default=lambda: datetime.now().astimezone())
     idle_wait_seconds: float = 1.0
     _running: dict[int, asyncio.Task[None]] = field(default_factory=dict)
@@ -289,8 +291,10 @@ class ReviewRunner:
             async with asyncio.timeout(self.daemon.step_timeout_seconds):
                 total = len(await host.diffstat(run.mr))
         active = await self.store.run(lesson_rows.everything, "active")
+        references = await self.knowledge.read(run.mr, host, snapshot.mr.target_branch, bound)
         run = await self.reader.read(run, host, snapshot.mr,
-                                     applicable(active, run.mr.host, run.mr.repo), total, bound)
+                                     applicable(active, run.mr.host, run.mr.repo), total, bound,
+                                     references)
         return await self._decide(run, snapshot, bound)
 
     async def _decide(self, run: ReviewRun, snapshot: Snapshot, bound: FilteringBoundLogger
