@@ -9,7 +9,15 @@ from hypothesis import strategies as st
 
 from livereview.model import Side, Verdict
 from livereview.review.findings import MAX_BODY_CHARS, MAX_FINDINGS, Severity, parse_findings
-from livereview.review.followup import Earlier, classify, fingerprint, fixed, follow_up, of
+from livereview.review.followup import (
+    Earlier,
+    classify,
+    fingerprint,
+    fixed,
+    follow_up,
+    of,
+    overflow,
+)
 from livereview.review.verdict import VerdictPolicy, decide
 
 PATHS = {"src/a.py", "src/b.py"}
@@ -122,3 +130,10 @@ def test_a_settled_point_is_never_posted_again_nor_resolved(
     assert all(not e.settled for e in fixed(rows, set(prints), {"src/a.py"}))
     found = parse_findings(json.dumps({"findings": [item(body=t) for t in new]}), PATHS)
     assert not {of(f) for f in follow_up(found.findings, rows, {"src/a.py"}).post} & settled
+
+
+def test_inline_findings_beyond_the_limit_go_to_the_summary_least_severe_first() -> None:
+    inline = [(1, Severity.SUGGESTION), (2, Severity.CRITICAL), (3, Severity.WARNING),
+              (4, Severity.SUGGESTION)]
+    assert overflow(inline, 4) == {}
+    assert overflow(inline, 2) == {1: "outside", 4: "outside"}

@@ -314,6 +314,9 @@ class ReviewRunner:
         kinds = followup.classify([f.fingerprint for f in found], earlier)
         placements = {f.id: kind for f, kind in zip(found, kinds, strict=True)
                       if kind != "new"}
+        placements.update(followup.overflow(
+            [(f.id, Severity(f.severity)) for f, k in zip(found, kinds, strict=True)
+             if k == "new" and f.placement == "inline"], self.settings.max_inline_findings))
         fixed = followup.fixed(earlier, {f.fingerprint for f in found}, changed)
         # The verdict weighs what stands: new findings, and earlier ones still open in their
         # threads (a critical nobody fixed keeps the MR blocked, read again or not).
