@@ -27,7 +27,8 @@ def test_a_review_on_bitbucket_cloud(bb: BitbucketSandbox) -> None:
     mine = bb.bitbucket.comments_by(bb.bot)
     parts = Counter((marked(c["content"]["raw"]) or ("", ""))[1] for c in mine)
     assert parts == Counter({"finding=1": 1, "finding=2": 1, "summary": 1, "notify": 1, "": 1})
-    inline = {(marked(c["content"]["raw"]) or ("", ""))[1]: c.get("inline") for c in mine}
+    inline = {(marked(c["content"]["raw"]) or ("", ""))[1]: c.get("inline") or {}
+              for c in mine}
     assert inline["finding=1"]["path"] == "src/cache.py" and inline["finding=1"]["to"] == 8
     assert inline["finding=2"]["from"] == 7 and inline["finding=2"].get("to") is None
     assert bb.once() == 0
