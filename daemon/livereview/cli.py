@@ -20,7 +20,7 @@ from typing import NoReturn, TextIO, cast
 
 import structlog
 
-from livereview import __version__, conversation, lesson_commands
+from livereview import __version__, cli_review, conversation, lesson_commands
 from livereview import logging as logs
 from livereview.app import App
 from livereview.check import check, render
@@ -95,6 +95,7 @@ def parser() -> argparse.ArgumentParser:
     conv.add_argument("url", help="the MR's web URL, e.g. https://gitlab.example/g/p/-/merge_requests/7")
     conv.add_argument("--json", action="store_true", help="machine-readable output")
     lesson_commands.add_parser(sub)
+    cli_review.add_parser(sub)
     health = sub.add_parser("health", help="exit 0 if every host was polled recently "
                                            "(container HEALTHCHECK)")
     health.add_argument("--max-age", type=float, default=None, metavar="SECONDS",
@@ -316,6 +317,8 @@ def _command(args: argparse.Namespace) -> int:
             return _conversation(settings, args)
         if args.command == "lessons":
             return lesson_commands.run(settings, args)
+        if args.command == "review":
+            return cli_review.run(settings, args)
         if args.command == "health":
             return _health(settings, args)
         return asyncio.run(_daemon(settings, args))

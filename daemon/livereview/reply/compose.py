@@ -33,6 +33,7 @@ from livereview.reply.surroundings import Excerpt, Surroundings
 from livereview.sanitize import outgoing
 from livereview.settings import AnswerSettings
 from livereview.store import lessons as lesson_rows
+from livereview.store import reviews
 from livereview.store.db import Store
 from livereview.triggers import reply_marker
 
@@ -163,6 +164,18 @@ class Composer:
                             code=tuple(excerpts), code_not_found=tuple(missing),
                             interdiff=changed)
 
+    async def _finding(self, job: ReplyJob) -> list[context.Reference]:
+        """In a thread a review opened (issue 14): the finding and the review's verdict."""
+        found = await self.store.run(reviews.finding_in_thread, job.mr, job.thread_id)
+        if found is None:
+            return []
+        finding, verdict = found
+        return [context.Reference(
+            "the review finding this thread discusses",
+            f"Your review of this MR raised this {finding.severity} finding at "
+            f"{finding.path}:{finding.line}; the review's verdict was "
+            f"{verdict.replace('_', ' ') or 'not decided'}.\n\n{finding.body}")]
+
     async def compose(self, job: ReplyJob, host: Host, stored: Snapshot, identity: Identity,
                       log: FilteringBoundLogger) -> tuple[str, str, str]:
         """The reply's body (safe, with its marker), its metadata (JSON) and the ids of the
@@ -178,6 +191,7 @@ class Composer:
         around = await self._surroundings(job, host, stored, thread, question, identity, diff,
                                           answers, log)
         references = await self.knowledge.read(job.mr, host, stored.mr.target_branch, log)
+        references += await self._finding(job)
         active = await self.store.run(lesson_rows.everything, "active")
         used = applicable(active, job.mr.host, job.mr.repo)
         max_chars = min(answers.max_chars, self.max_reply_chars)

@@ -18,6 +18,7 @@ from livereview.settings.models import (
                                         HostSettings,
                                         LessonsSettings,
                                         RepoSettings,
+                                        ReviewSettings,
                                         Settings,
 )
 from livereview.settings.secret import Secret
@@ -26,5 +27,6 @@ __all__ = [
     "GITHUB_API", "HOST_TYPES", "SUPPORTED_HOST_TYPES", "AISettings", "AnswerSettings",
     "BotSettings",
     "ConfigError", "DaemonSettings", "HostSettings", "LessonsSettings", "RepoSettings",
+    "ReviewSettings",
     "Secret", "Settings", "load", "load_ai", "parse", "read",
 ]
