@@ -77,9 +77,11 @@ def test_a_mention_between_spaces_in_plain_prose_is_always_found(before: str, af
     assert mentions(f"x{before} @livereview {after}", POLICY.aliases)
 
 
-@given(st.text(max_size=30))
+# No line breaks: a blank line (or a heading's line) inside the backticks ends the paragraph,
+# and then the span and the mention after it are really prose — as the hosts render them.
+@given(st.text(alphabet=st.characters(exclude_characters="`\n\r"), max_size=30))
 def test_a_mention_inside_inline_code_is_never_found(inner: str) -> None:
-    body = f"see `{inner.replace('`', '')} @livereview`"
+    body = f"see `{inner} @livereview`"
     assert not mentions(body, POLICY.aliases)
 
 
