@@ -25,6 +25,7 @@ from livereview.settings import Settings
 from livereview.store import jobs, state
 from livereview.store.db import Store
 from livereview.store.engine import StoreError, StoreFatal
+from livereview.store.leases import Leases, holder_name
 from livereview.sync.poller import CycleReport, HostPoller
 from livereview.systemd import Notifier
 
@@ -56,6 +57,7 @@ class App:
     metrics: Metrics
     hosts: dict[str, Host]
     worker: Worker
+    leases: Leases
     pollers: dict[str, HostPoller] = field(default_factory=dict)
     _last_cold: float = 0.0
     _tick_task: asyncio.Task[object] | None = None
@@ -71,14 +73,16 @@ class App:
         metrics = metrics or Metrics()
         metrics.prepare({h.type for h in settings.hosts}, {h.name for h in settings.hosts})
         store = Store.for_settings(settings.daemon)
+        leases = Leases(store, settings.daemon.lease_seconds,
+                        holder_name(settings.daemon.replica))
         hosts = {h.name: connect(h, metrics) for h in settings.hosts}
-        worker = Worker(store=store, hosts=hosts, identities={}, policy=policy(settings),
+        worker = Worker(leases=leases, store=store, hosts=hosts, identities={}, policy=policy(settings),
                         lessons=settings.lessons,
                         knowledge=Knowledge(settings.knowledge(),
                                             settings.daemon.step_timeout_seconds),
                         answerer=answerer or OpenAIAnswerer(settings.ai, metrics),
                         daemon=settings.daemon, bot=settings.bot, metrics=metrics, clock=now)
-        return cls(settings, store, metrics, hosts, worker)
+        return cls(settings, store, metrics, hosts, worker, leases)
 
     async def _identity(self, name: str, *, bounded: bool = True) -> Identity | None:
         """Who the bot is on this host (`GET /user`, within IDENTITY_TIMEOUT_SECONDS if
@@ -107,7 +111,7 @@ class App:
             host=self.hosts[name], identity=identity, repos=self.settings.repos_of(name),
             store=self.store, settings=self.settings.daemon, policy=policy(self.settings),
             metrics=self.metrics, on_new_jobs=self.worker.kick, on_progress=self.on_progress,
-            clock=now)
+            clock=now, leases=self.leases)
         return self.pollers[name]
 
     async def _poller(self, name: str) -> HostPoller | None:
@@ -216,12 +220,23 @@ class App:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), timeout=(period or 20.0) / 2)
 
+    async def _heartbeat(self, stop: asyncio.Event) -> None:
+        """Replicas: renew this one's leases three times per lease, so they expire only
+        when it is dead or stuck (then another replica takes its work over)."""
+        while not stop.is_set():
+            with contextlib.suppress(StoreError):  # said by the store; retried next beat
+                await self.leases.heartbeat(now())
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), timeout=self.leases.seconds / 3)
+
     async def once(self) -> dict[str, CycleReport]:
         reports = await self.cycle(cold=True)
         await self.worker.drain()
         return reports
 
     async def close(self) -> None:
+        with contextlib.suppress(StoreError):  # replicas: the others take over at once
+            await self.leases.release_all()
         for host in self.hosts.values():
             await host.close()
         await self.worker.answerer.close()
@@ -252,6 +267,7 @@ class App:
         self.last_tick = time.monotonic()
         notifier.ready(await self.status_line())
         background.append(asyncio.create_task(self._watchdog(notifier, stop)))
+        background.append(asyncio.create_task(self._heartbeat(stop)))
         log.info("daemon_started", hosts=list(self.hosts), repos=len(self.settings.repos),
                  hot_interval=self.settings.daemon.hot_poll_interval_seconds,
                  cold_interval=self.settings.daemon.poll_interval_seconds,

@@ -54,10 +54,13 @@ class Sandbox:
         return self.gitlab.add_note(PROJECT, self.iid, author="alice", body=body, **kwargs)  # type: ignore[arg-type]
 
 
-def write_config(path: Path, gitlab_url: str, llm_url: str, db: Path, **daemon: object) -> None:
+def write_config(path: Path, gitlab_url: str, llm_url: str, db: Path | str, **daemon: object
+                 ) -> None:
+    """`db`: the SQLite file, or a database URL (PostgreSQL)."""
     settings = {"hot_poll_interval_seconds": 1, "poll_interval_seconds": 5,
                 "metrics_listen": "", "backfill_hours": 24, **daemon}
-    lines = ["[daemon]", f'database_url = "sqlite:///{db}"']
+    url = db if isinstance(db, str) else f"sqlite:///{db}"
+    lines = ["[daemon]", f'database_url = "{url}"']
     lines += [f"{k} = {v!r}" if isinstance(v, str) else f"{k} = {v}"
               for k, v in settings.items()]
     lines += ["", "[ai]", f'base_url = "{llm_url}"', 'model = "sandbox"', 'api_key_env = ""',

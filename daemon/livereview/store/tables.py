@@ -192,3 +192,14 @@ class MRSyncFailure(SQLModel, table=True):
     last_error: str = Field(default="", sa_type=Text)
     first_failed_at: datetime
     last_failed_at: datetime
+
+
+# -- issue 18: replicas split the work through lease rows ------------------------------------
+class Lease(SQLModel, table=True):
+    """Who does a piece of work until when: a poll shard ("poll:<host>:<i>/<n>"), a reply
+    job ("job:<id>"), or a replica's own heartbeat ("replica:<holder>")."""
+
+    __tablename__ = "leases"
+    name: str = Field(primary_key=True)
+    holder: str = Field(index=True)
+    expires_at: datetime

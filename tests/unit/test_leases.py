@@ -1,0 +1,99 @@
+"""Leases (issue 18): one holder at a time on PostgreSQL, expiry hands work over, shards are
+shared fairly by the live replicas; on SQLite the one process holds everything."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from datetime import timedelta
+
+import pytest
+
+from livereview.model import JobReason, JobState, ReplyRequest
+from livereview.store import jobs, leases
+from livereview.store.db import Store
+from livereview.store.leases import Leases, LeaseLost
+from tests.factories import KEY, T0
+
+REPOS = tuple(f"acme/repo-{i}" for i in range(6))
+
+
+@pytest.fixture
+def store(database_url: str) -> Iterator[Store]:
+    opened = Store.open(database_url)
+    yield opened
+    opened.close()
+
+
+def _pair(store: Store) -> tuple[Leases, Leases]:
+    return Leases(store, 30.0, "a"), Leases(store, 30.0, "b")
+
+
+def test_a_lease_has_one_holder_until_it_expires(postgres_url: str) -> None:
+    store = Store.open(postgres_url)
+    try:
+        assert store.transaction(leases.claim, "job:1", "a", T0, 30)
+        assert not store.transaction(leases.claim, "job:1", "b", T0 + timedelta(seconds=29), 30)
+        assert store.transaction(leases.claim, "job:1", "a", T0 + timedelta(seconds=29), 30)
+        # a stopped renewing at 29 s: b takes over once 29 + 30 s have passed
+        later = T0 + timedelta(seconds=59)
+        assert store.transaction(leases.claim, "job:1", "b", later, 30)
+        assert store.transaction(leases.renew, "a", later, 30) == set()
+        assert store.transaction(leases.renew, "b", later, 30) == {"job:1"}
+    finally:
+        store.close()
+
+
+async def test_two_replicas_split_the_shards_and_the_survivor_takes_all(store: Store) -> None:
+    a, b = _pair(store)
+    scopes = set(leases.shards(REPOS))
+    first = await a.poll_shards("gl", REPOS, T0)
+    if not a.exclusive:  # SQLite: one process, one shard, everything held
+        assert first == {leases.INSTANCE: REPOS}
+        assert await b.poll_shards("gl", REPOS, T0) == {leases.INSTANCE: REPOS}
+        return
+    assert set(first) == scopes  # alone: all of them
+    second = await b.poll_shards("gl", REPOS, T0)  # b counts two replicas: takes what is free
+    first = await a.poll_shards("gl", REPOS, T0)  # a gives back what is over its share
+    second = await b.poll_shards("gl", REPOS, T0)
+    assert set(first).isdisjoint(second)
+    assert set(first) | set(second) == scopes
+    assert sorted(r for group in [*first.values(), *second.values()] for r in group) \
+        == sorted(REPOS)
+    # a dies (stops renewing): after the expiry b holds every shard
+    later = T0 + timedelta(seconds=31)
+    assert set(await b.poll_shards("gl", REPOS, later)) == scopes
+
+
+async def test_a_job_runs_on_one_replica_and_a_finished_one_is_not_run_again(
+        store: Store) -> None:
+    request = ReplyRequest(KEY, "t1", "1", JobReason.MENTION, T0)
+    store.transaction(jobs.enqueue, [request], T0)
+    a, b = _pair(store)
+    mine, theirs = await asyncio.gather(a.due_jobs(T0, 4, []), b.due_jobs(T0, 4, []))
+    if not a.exclusive:
+        assert len(mine) == len(theirs) == 1
+        return
+    assert sorted([len(mine), len(theirs)]) == [0, 1]
+    winner, loser = (a, b) if mine else (b, a)
+    [job] = mine or theirs
+    with pytest.raises(LeaseLost):
+        await loser.fence(job.id, T0, 60)
+    await winner.fence(job.id, T0, 60)
+    store.transaction(jobs.update, job.id, T0, state=JobState.POSTED)
+    await winner.release_job(job.id)
+    assert await loser.due_jobs(T0, 4, []) == []
+
+
+async def test_a_dead_replicas_job_passes_to_another_after_the_expiry(store: Store) -> None:
+    request = ReplyRequest(KEY, "t1", "1", JobReason.MENTION, T0)
+    store.transaction(jobs.enqueue, [request], T0)
+    a, b = _pair(store)
+    [job] = await a.due_jobs(T0, 4, [])
+    if not a.exclusive:
+        return
+    assert await b.due_jobs(T0 + timedelta(seconds=29), 4, []) == []
+    [taken] = await b.due_jobs(T0 + timedelta(seconds=31), 4, [])
+    assert taken.id == job.id
+    with pytest.raises(LeaseLost):  # a woke up: it may not post any more
+        await a.fence(job.id, T0 + timedelta(seconds=32), 60)
