@@ -76,7 +76,8 @@ class App:
         leases = Leases(store, settings.daemon.lease_seconds,
                         holder_name(settings.daemon.replica))
         hosts = {h.name: connect(h, metrics) for h in settings.hosts}
-        worker = Worker(leases=leases, store=store, hosts=hosts, identities={}, policy=policy(settings),
+        worker = Worker(store=store, hosts=hosts, identities={}, policy=policy(settings),
+                        leases=leases,
                         lessons=settings.lessons,
                         knowledge=Knowledge(settings.knowledge(),
                                             settings.daemon.step_timeout_seconds),

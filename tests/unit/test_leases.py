@@ -12,7 +12,7 @@ import pytest
 from livereview.model import JobReason, JobState, ReplyRequest
 from livereview.store import jobs, leases
 from livereview.store.db import Store
-from livereview.store.leases import Leases, LeaseLost
+from livereview.store.leases import LeaseLost, Leases
 from tests.factories import KEY, T0
 
 REPOS = tuple(f"acme/repo-{i}" for i in range(6))

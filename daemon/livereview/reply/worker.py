@@ -14,6 +14,7 @@ nothing loops hot.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import random
 import time
@@ -205,10 +206,8 @@ class Worker:
         except Exception as exc:  # noqa: BLE001 - the state machine's edge: record, never loop
             await self._record(job, self._retry_later(job, exc, bound, host_type))
         if self.leases is not None:
-            try:
+            with contextlib.suppress(StoreError):  # said by the store; it expires anyway
                 await self.leases.release_job(job.id)
-            except StoreError:  # said by the store; the lease expires by itself
-                pass
 
     async def _fence(self, job: ReplyJob, seconds: float = 0.0) -> None:
         """Before each step that talks to a host: the job is still this replica's (raises
