@@ -85,6 +85,19 @@ def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sandbox
         yield Sandbox(gitlab, server, llm, config, db, iid)
 
 
+@pytest.fixture
+def sandbox_database(sandbox: Sandbox, database_url: str) -> str:
+    """Opt in (`pytestmark = pytest.mark.usefixtures("sandbox_database")`): the module's
+    tests run once on SQLite and once on PostgreSQL (issue 18); returns the URL."""
+    if database_url.startswith("sqlite"):
+        return f"sqlite:///{sandbox.db}"
+    text = sandbox.config.read_text(encoding="utf-8")
+    assert f"sqlite:///{sandbox.db}" in text
+    sandbox.config.write_text(text.replace(f"sqlite:///{sandbox.db}", database_url),
+                              encoding="utf-8")
+    return database_url
+
+
 def wait_for(predicate: Callable[[], bool], timeout: float = 20.0) -> float:
     """Poll `predicate` until true; returns the seconds it took (fails the test on timeout)."""
     start = time.monotonic()

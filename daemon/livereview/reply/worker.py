@@ -129,7 +129,7 @@ class Worker:
         free = self.daemon.max_concurrent_jobs - len(self._running)
         if free <= 0:
             return 0
-        if self.leases is None:
+        if self.leases is None or not self.leases.exclusive:  # SQLite: one process
             due = await self.store.run(jobs.due, self.clock(), free, self._busy())
         else:
             due = await self.leases.due_jobs(self.clock(), free, self._busy())
