@@ -70,7 +70,7 @@ class App:
     @classmethod
     def create(cls, settings: Settings, *, answerer: Answerer | None = None,
                metrics: Metrics | None = None) -> App:
-        metrics = metrics or Metrics()
+        metrics = metrics or Metrics(replica=settings.daemon.replica)
         metrics.prepare({h.type for h in settings.hosts}, {h.name for h in settings.hosts})
         store = Store.for_settings(settings.daemon)
         leases = Leases(store, settings.daemon.lease_seconds,

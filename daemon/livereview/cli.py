@@ -234,7 +234,7 @@ class Progress:
 
 async def _daemon(settings: Settings, args: argparse.Namespace) -> int:
     """`run` and `once`. Raises StoreError or ListenError for `main` to say in one line."""
-    metrics = Metrics()
+    metrics = Metrics(replica=settings.daemon.replica)
     if args.command == "run" and settings.daemon.metrics_listen:
         metrics.serve(settings.daemon.metrics_listen)  # a taken port: fail before creating
     app = App.create(settings, metrics=metrics)

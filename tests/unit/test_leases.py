@@ -78,8 +78,8 @@ async def test_a_job_runs_on_one_replica_and_a_finished_one_is_not_run_again(
     winner, loser = (a, b) if mine else (b, a)
     [job] = mine or theirs
     with pytest.raises(LeaseLost):
-        await loser.fence(job.id, T0, 60)
-    await winner.fence(job.id, T0, 60)
+        await loser.fence(job, T0, 60)
+    await winner.fence(job, T0, 60)
     store.transaction(jobs.update, job.id, T0, state=JobState.POSTED)
     await winner.release_job(job.id)
     assert await loser.due_jobs(T0, 4, []) == []
@@ -96,4 +96,25 @@ async def test_a_dead_replicas_job_passes_to_another_after_the_expiry(store: Sto
     [taken] = await b.due_jobs(T0 + timedelta(seconds=31), 4, [])
     assert taken.id == job.id
     with pytest.raises(LeaseLost):  # a woke up: it may not post any more
-        await a.fence(job.id, T0 + timedelta(seconds=32), 60)
+        await a.fence(job, T0 + timedelta(seconds=32), 60)
+
+
+async def test_a_stalled_replica_may_not_post_a_job_another_finished_meanwhile(
+        postgres_url: str) -> None:
+    """a stalls past its lease; b takes the job, posts it and lets the lease go. The lease
+    is free again, but a's copy of the job is stale: its fence must still refuse."""
+    store = Store.open(postgres_url)
+    try:
+        store.transaction(jobs.enqueue, [ReplyRequest(KEY, "t1", "1", JobReason.MENTION,
+                                                      T0)], T0)
+        a, b = _pair(store)
+        [stale] = await a.due_jobs(T0, 4, [])
+        later = T0 + timedelta(seconds=31)
+        [job] = await b.due_jobs(later, 4, [])
+        await b.fence(job, later, 60)
+        store.transaction(jobs.update, job.id, later, state=JobState.POSTED)
+        await b.release_job(job.id)
+        with pytest.raises(LeaseLost):
+            await a.fence(stale, later, 60)
+    finally:
+        store.close()

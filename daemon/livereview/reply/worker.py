@@ -214,7 +214,7 @@ class Worker:
         `LeaseLost`, a StoreError: the job rests here while its new holder runs it), and
         stays so for at least `seconds` even if the heartbeats stop meanwhile."""
         if self.leases is not None:
-            await self.leases.fence(job.id, self.clock(), seconds)
+            await self.leases.fence(job, self.clock(), seconds)
 
     def _rest(self, job: ReplyJob) -> None:
         """The store refused (and said so, once): the job waits before it is tried again."""

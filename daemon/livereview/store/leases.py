@@ -197,13 +197,14 @@ class Leases:
         return await self.store.run(claim_due_jobs, self.holder, now, limit, list(exclude),
                                     self.seconds)
 
-    async def fence(self, job_id: int, now: datetime, seconds: float = 0.0) -> None:
+    async def fence(self, job: ReplyJob, now: datetime, seconds: float = 0.0) -> None:
         """Before a step that talks to the host: this replica still holds the job, for at
-        least max(`seconds`, the lease) more whatever the heartbeat does.
-        Raises `LeaseLost` if another replica took it over."""
+        least max(`seconds`, the lease) more whatever the heartbeat does, and the job is
+        where this replica left it. Raises `LeaseLost` if another replica took it over
+        (or took it, ran it on and let go while this one stalled)."""
         if self.exclusive and not await self.store.run(
-                claim, f"job:{job_id}", self.holder, now, max(seconds, self.seconds)):
-            raise LeaseLost(f"reply job {job_id} is another replica's now")
+                _fence, job, self.holder, now, max(seconds, self.seconds)):
+            raise LeaseLost(f"reply job {job.id} is another replica's now")
 
     async def release_job(self, job_id: int) -> None:
         if self.exclusive:
@@ -218,3 +219,12 @@ class Leases:
 def _beat(session: Session, holder: str, now: datetime, seconds: float) -> None:
     claim(session, f"replica:{holder}", holder, now, seconds)
     renew(session, holder, now, seconds)
+
+
+def _fence(session: Session, job: ReplyJob, holder: str, now: datetime, seconds: float
+           ) -> bool:
+    if not claim(session, f"job:{job.id}", holder, now, seconds):
+        return False
+    current = jobs.get(session, job.id)
+    return (current.state, current.post_started, current.ack_started) == (
+        job.state, job.post_started, job.ack_started)
