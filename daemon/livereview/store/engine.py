@@ -26,7 +26,7 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import URL, Engine, create_engine, event
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.exc import DBAPIError, NoSuchModuleError, OperationalError
 
 MIGRATIONS = Path(__file__).with_name("migrations")
 INTEGRITY_CHECK_SECONDS = 10.0  # a damaged file is diagnosed, not scanned for minutes
@@ -124,7 +124,12 @@ def create(database_url: str, busy_timeout_seconds: float = 10.0, *,
     url = make_url(database_url)
     path = sqlite_file(url)
     if url.get_backend_name() != "sqlite":
-        return create_engine(url, pool_pre_ping=True)
+        try:
+            return create_engine(url, pool_pre_ping=True)
+        except (ImportError, NoSuchModuleError) as exc:
+            raise StoreError(f"database_url {url.render_as_string(hide_password=True)}: "
+                             f"{exc}; PostgreSQL needs `pip install 'livereview[postgres]'` "
+                             "and a postgresql+psycopg:// URL") from None
     if path is not None:
         if not read_only:
             _create_private(path)
