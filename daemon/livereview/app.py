@@ -254,6 +254,9 @@ class App:
         notifier = Notifier()
         if self.settings.daemon.metrics_listen:
             self.metrics.serve(self.settings.daemon.metrics_listen)
+        # Replicas: counted among the live before the first tick takes a share of the polls.
+        with contextlib.suppress(StoreError):  # said by the store; the ticks try again
+            await self.leases.heartbeat(now())
         # Identities first: READY means "knows who it is", within seconds.
         started = await asyncio.gather(*(self._start_host(name) for name in self.hosts))
         background: list[asyncio.Task[object]] = [task for task in started if task is not None]
