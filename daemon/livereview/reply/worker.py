@@ -49,7 +49,7 @@ from livereview.settings import BotSettings, DaemonSettings, LessonsSettings
 from livereview.store import jobs, snapshots
 from livereview.store.db import Store
 from livereview.store.engine import StoreError
-from livereview.store.leases import Leases
+from livereview.store.leases import LeaseLost, Leases
 from livereview.triggers import ack_marker, acked_for, asks_to_resolve, loop_guard, replied_to
 
 log = structlog.get_logger("livereview.worker")
@@ -195,6 +195,9 @@ class Worker:
                 raise HostError(f"the bot's identity on {job.mr.host!r} is not known yet")
             async with asyncio.timeout(self.daemon.job_timeout_seconds):
                 await self._advance(job, host, bound)
+        except LeaseLost as exc:  # another replica runs it now: leave it to that one
+            bound.info("job_taken_over", reason=str(exc))
+            self._rest(job)
         except StoreError:
             self._rest(job)
         except JobSkipped as exc:
