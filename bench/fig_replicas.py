@@ -223,10 +223,21 @@ def first_sight(admin: str, repos: int, per_repo: int) -> list[dict[str, Any]]:
     return out
 
 
+def ack(admin: str, tmp: Path, repos: int, mentions: int) -> None:
+    print(f"## 13a. time-to-ack (hot interval {HOT:g} s), {mentions} mentions each")
+    one = time_to_ack(admin, tmp, repos, 1, mentions)
+    two = time_to_ack(admin, tmp, 2 * repos, 2, mentions)
+    for label, values in ((f"1 replica, {repos} repos", one),
+                          (f"2 replicas, {2 * repos} repos", two)):
+        print(f"  {label}: median {statistics.median(values):.2f} s, "
+              f"p95 {percentile(values, 95):.2f} s, max {max(values):.2f} s (n={len(values)})")
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--quick", action="store_true")
     p.add_argument("--mrs", type=int, default=None, help="first sight: MRs (50 per repo)")
+    p.add_argument("--parts", default="abc", help="which of a, b, c to run")
     p.add_argument("--driver", nargs=5, metavar=("URL", "DB", "REPOS", "NAME", "PEERS"))
     args = p.parse_args()
     if args.driver:
@@ -241,20 +252,19 @@ def main() -> None:
     mrs = args.mrs or (1_000 if args.quick else 10_000)
     with tempfile.TemporaryDirectory() as tmp_dir:
         tmp = Path(tmp_dir)
-        print(f"## 13a. time-to-ack (hot interval {HOT:g} s), {mentions} mentions each")
-        one = time_to_ack(admin, tmp, repos, 1, mentions)
-        two = time_to_ack(admin, tmp, 2 * repos, 2, mentions)
-        for label, values in ((f"1 replica, {repos} repos", one),
-                              (f"2 replicas, {2 * repos} repos", two)):
-            print(f"  {label}: median {statistics.median(values):.2f} s, "
-                  f"p95 {percentile(values, 95):.2f} s, max {max(values):.2f} s "
-                  f"(n={len(values)})")
-        lease = 10.0
-        print(f"## 13b. takeover: lease_seconds = {lease:g}, hot interval {HOT:g} s")
-        took = takeover(admin, tmp, repos, lease)
-        verdict = "n/a" if took is None else ("pass" if took <= lease + HOT + 1 else "FAIL")
-        print(f"  every repo acknowledged again {took if took is None else round(took, 2)} s "
-              f"after the kill (target ≤ {lease + HOT:g} s + jitter): {verdict}")
+        if "a" in args.parts:
+            ack(admin, tmp, repos, mentions)
+        if "b" in args.parts:
+            lease = 10.0
+            print(f"## 13b. takeover: lease_seconds = {lease:g}, hot interval {HOT:g} s")
+            took = takeover(admin, tmp, repos, lease)
+            verdict = "n/a" if took is None else ("pass" if took <= lease + HOT + 1
+                                                  else "FAIL")
+            print(f"  every repo acknowledged again "
+                  f"{took if took is None else round(took, 2)} s after the kill "
+                  f"(target ≤ {lease + HOT:g} s + jitter): {verdict}")
+        if "c" not in args.parts:
+            return
         per_repo = 50
         print(f"## 13c. first sight of {mrs} MRs ({mrs // per_repo} repos × {per_repo}), "
               "two replicas, fake without added latency")
