@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import text
@@ -63,3 +65,22 @@ def test_a_second_trigger_for_the_same_message_is_a_no_op(database_url: str) -> 
     assert store.transaction(snapshots.ingest, snap, [], [request, request], IDENTITY, T0) == []
     assert store.transaction(jobs.counts) == {"pending": 1}
     store.close()
+
+
+def test_replicas_starting_together_migrate_an_empty_postgresql_database_once(
+        postgres: Postgres) -> None:
+    """Without a lock each would CREATE the tables and all but one fail (a unique
+    violation in PostgreSQL's catalog): the daemons started together must all come up."""
+    name, url = postgres.fresh(migrated=False)
+    try:
+        pool = ThreadPoolExecutor(4)
+        futures = [pool.submit(Store.open, url) for _ in range(4)]
+        try:  # bounded: without the lock the losers may also wait on each other's DDL
+            stores = [future.result(timeout=60) for future in futures]
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
+        for store in stores:
+            assert store.transaction(jobs.counts) == {}
+            store.close()
+    finally:
+        postgres.drop(name)
