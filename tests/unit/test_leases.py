@@ -4,13 +4,17 @@ shared fairly by the live replicas; on SQLite the one process holds everything."
 from __future__ import annotations
 
 import asyncio
+import threading
+import time
 from collections.abc import Iterator
-from datetime import timedelta
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timedelta
 
 import pytest
+from sqlmodel import Session
 
 from livereview.model import JobReason, JobState, ReplyRequest
-from livereview.store import jobs, leases
+from livereview.store import jobs, leases, state
 from livereview.store.db import Store
 from livereview.store.leases import LeaseLost, Leases
 from tests.factories import KEY, T0
@@ -118,3 +122,30 @@ async def test_a_stalled_replica_may_not_post_a_job_another_finished_meanwhile(
             await a.fence(stale, later, 60)
     finally:
         store.close()
+
+
+def test_replicas_creating_the_same_watermark_at_once_both_get_it(postgres_url: str) -> None:
+    """a creates the watermark and has not committed; b's insert waits for it, then finds
+    the row taken: b must read a's row, not fail its whole poll cycle."""
+    a, b = Store.open(postgres_url), Store.open(postgres_url)
+    created, release = threading.Event(), threading.Event()
+
+    def slow(session: Session) -> datetime:
+        row = state.watermark(session, "gl", "acme/x", T0)
+        created.set()
+        release.wait(10)
+        return row.first_seen_at
+
+    try:
+        with ThreadPoolExecutor(2) as pool:
+            first = pool.submit(a.transaction, slow)
+            created.wait(10)
+            second = pool.submit(b.transaction, state.watermark, "gl", "acme/x",
+                                 T0 + timedelta(hours=1))
+            time.sleep(0.3)  # b is waiting on a's uncommitted row by now (or soon)
+            release.set()
+            assert first.result(timeout=20) == T0
+            assert second.result(timeout=20).first_seen_at == T0
+    finally:
+        a.close()
+        b.close()

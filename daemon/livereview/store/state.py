@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
 from livereview.model import Identity
@@ -29,9 +30,13 @@ def watermark(session: Session, host: str, scope: str, now: datetime) -> PollWat
         select(PollWatermark).where(PollWatermark.host == host, PollWatermark.scope == scope)
     ).first()
     if row is None:
-        row = PollWatermark(host=host, scope=scope, first_seen_at=now)
-        session.add(row)
-        session.flush()
+        try:
+            with session.begin_nested():  # a savepoint: losing a race keeps the transaction
+                row = PollWatermark(host=host, scope=scope, first_seen_at=now)
+                session.add(row)
+        except IntegrityError:  # another replica created it meanwhile: that one counts
+            row = session.exec(select(PollWatermark).where(
+                PollWatermark.host == host, PollWatermark.scope == scope)).one()
     return row
 
 
