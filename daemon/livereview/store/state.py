@@ -12,9 +12,16 @@ from livereview.store.tables import PollWatermark, ProviderIdentity
 
 
 def save_identity(session: Session, identity: Identity, now: datetime) -> None:
-    row = session.exec(
-        select(ProviderIdentity).where(ProviderIdentity.host == identity.host)
-    ).first() or ProviderIdentity(host=identity.host, user_id="", username="", checked_at=now)
+    query = select(ProviderIdentity).where(ProviderIdentity.host == identity.host)
+    row = session.exec(query).first()
+    if row is None:
+        try:
+            with session.begin_nested():  # replicas started together race to create it
+                row = ProviderIdentity(host=identity.host, user_id="", username="",
+                                       checked_at=now)
+                session.add(row)
+        except IntegrityError:
+            row = session.exec(query).one()
     row.user_id, row.username, row.checked_at = identity.user_id, identity.username, now
     session.add(row)
 
