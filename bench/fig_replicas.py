@@ -271,7 +271,8 @@ def main() -> None:
         for row in first_sight(admin, mrs // per_repo, per_repo):
             print(f"  replica {row['replica']}: fetched {row['fetched']} MRs in "
                   f"{row['seconds']:.1f} s, {row['cpu_seconds']:.1f} s CPU, peak RSS "
-                  f"{row['VmHWM'] / 1024:.0f} MiB (target < 150 MB), errors {row['errors']}")
+                  f"{row['VmHWM'] / 1024:.0f} MiB = {row['VmHWM'] * 1024 / 1e6:.0f} MB "
+                  f"(target < 150 MB), errors {row['errors']}")
 
 
 if __name__ == "__main__":
