@@ -14,3 +14,6 @@ import structlog
 def _structlog_defaults() -> Iterator[None]:
     yield
     structlog.reset_defaults()
+
+
+pytest_plugins = ["tests.databases"]  # `database_url`: SQLite and PostgreSQL (issue 18)

@@ -27,6 +27,7 @@ from livereview.settings import Settings
 from livereview.store import jobs, state
 from livereview.store.db import Store
 from livereview.store.engine import StoreError, StoreFatal
+from livereview.store.leases import Leases, holder_name
 from livereview.sync.poller import CycleReport, HostPoller
 from livereview.systemd import Notifier
 
@@ -59,6 +60,7 @@ class App:
     hosts: dict[str, Host]
     worker: Worker
     reviewer: ReviewRunner
+    leases: Leases
     pollers: dict[str, HostPoller] = field(default_factory=dict)
     _last_cold: float = 0.0
     _tick_task: asyncio.Task[object] | None = None
@@ -71,11 +73,14 @@ class App:
     @classmethod
     def create(cls, settings: Settings, *, answerer: Answerer | None = None,
                metrics: Metrics | None = None) -> App:
-        metrics = metrics or Metrics()
+        metrics = metrics or Metrics(replica=settings.daemon.replica)
         metrics.prepare({h.type for h in settings.hosts}, {h.name for h in settings.hosts})
         store = Store.for_settings(settings.daemon)
+        leases = Leases(store, settings.daemon.lease_seconds,
+                        holder_name(settings.daemon.replica))
         hosts = {h.name: connect(h, metrics) for h in settings.hosts}
         worker = Worker(store=store, hosts=hosts, identities={}, policy=policy(settings),
+                        leases=leases,
                         lessons=settings.lessons,
                         knowledge=Knowledge(settings.knowledge_sources(),
                                             settings.daemon.step_timeout_seconds),
@@ -89,7 +94,7 @@ class App:
             notifiers=notifiers(review.notify_command, review.notify_url,
                                 review.notify_timeout_seconds), clock=now,
             knowledge=worker.knowledge)
-        return cls(settings, store, metrics, hosts, worker, reviewer)
+        return cls(settings, store, metrics, hosts, worker, reviewer, leases)
 
     async def _identity(self, name: str, *, bounded: bool = True) -> Identity | None:
         """Who the bot is on this host (`GET /user`, within IDENTITY_TIMEOUT_SECONDS if
@@ -120,7 +125,7 @@ class App:
             metrics=self.metrics, on_new_jobs=self.worker.kick, on_progress=self.on_progress,
             clock=now, on_new_reviews=self.reviewer.kick,
             review_on={r.path: r.review_on for r in self.settings.repos
-                       if r.host == name and r.review_on})
+                       if r.host == name and r.review_on}, leases=self.leases)
         return self.pollers[name]
 
     async def _poller(self, name: str) -> HostPoller | None:
@@ -229,12 +234,23 @@ class App:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), timeout=(period or 20.0) / 2)
 
+    async def _heartbeat(self, stop: asyncio.Event) -> None:
+        """Replicas: renew this one's leases three times per lease, so they expire only
+        when it is dead or stuck (then another replica takes its work over)."""
+        while not stop.is_set():
+            with contextlib.suppress(StoreError):  # said by the store; retried next beat
+                await self.leases.heartbeat(now())
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), timeout=self.leases.seconds / 3)
+
     async def once(self) -> dict[str, CycleReport]:
         reports = await self.cycle(cold=True)
         await asyncio.gather(self.worker.drain(), self.reviewer.drain())
         return reports
 
     async def close(self) -> None:
+        with contextlib.suppress(StoreError):  # replicas: the others take over at once
+            await self.leases.release_all()
         for host in self.hosts.values():
             await host.close()
         await self.worker.answerer.close()
@@ -251,6 +267,9 @@ class App:
         notifier = Notifier()
         if self.settings.daemon.metrics_listen:
             self.metrics.serve(self.settings.daemon.metrics_listen)
+        # Replicas: counted among the live before the first tick takes a share of the polls.
+        with contextlib.suppress(StoreError):  # said by the store; the ticks try again
+            await self.leases.heartbeat(now())
         # Identities first: READY means "knows who it is", within seconds.
         started = await asyncio.gather(*(self._start_host(name) for name in self.hosts))
         background: list[asyncio.Task[object]] = [task for task in started if task is not None]
@@ -265,6 +284,7 @@ class App:
         self.last_tick = time.monotonic()
         notifier.ready(await self.status_line())
         background.append(asyncio.create_task(self._watchdog(notifier, stop)))
+        background.append(asyncio.create_task(self._heartbeat(stop)))
         log.info("daemon_started", hosts=list(self.hosts), repos=len(self.settings.repos),
                  hot_interval=self.settings.daemon.hot_poll_interval_seconds,
                  cold_interval=self.settings.daemon.poll_interval_seconds,

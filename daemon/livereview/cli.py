@@ -20,7 +20,7 @@ from typing import NoReturn, TextIO, cast
 
 import structlog
 
-from livereview import __version__, cli_review, conversation, lesson_commands
+from livereview import __version__, cli_db, cli_review, conversation, lesson_commands
 from livereview import logging as logs
 from livereview.app import App
 from livereview.check import check, render
@@ -96,6 +96,7 @@ def parser() -> argparse.ArgumentParser:
     conv.add_argument("--json", action="store_true", help="machine-readable output")
     lesson_commands.add_parser(sub)
     cli_review.add_parser(sub)
+    cli_db.add_parser(sub)
     health = sub.add_parser("health", help="exit 0 if every host was polled recently "
                                            "(container HEALTHCHECK)")
     health.add_argument("--max-age", type=float, default=None, metavar="SECONDS",
@@ -157,7 +158,7 @@ def _health(settings: Settings, args: argparse.Namespace) -> int:
 
 
 # Commands that only read the store: they check where each token comes from, read none.
-STORE_ONLY = ("health", "pending", "conversation", "lessons")
+STORE_ONLY = ("health", "pending", "conversation", "lessons", "db")
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -235,7 +236,7 @@ class Progress:
 
 async def _daemon(settings: Settings, args: argparse.Namespace) -> int:
     """`run` and `once`. Raises StoreError or ListenError for `main` to say in one line."""
-    metrics = Metrics()
+    metrics = Metrics(replica=settings.daemon.replica)
     if args.command == "run" and settings.daemon.metrics_listen:
         metrics.serve(settings.daemon.metrics_listen)  # a taken port: fail before creating
     app = App.create(settings, metrics=metrics)
@@ -301,6 +302,8 @@ def main(argv: list[str] | None = None) -> int:
 def _command(args: argparse.Namespace) -> int:
     if args.command == "demo":
         return _demo(args)
+    if args.command == "db":  # `db copy` needs no config; `db migrate` may read it
+        return cli_db.run(args, lambda: _settings(args))
     try:
         settings = _settings(args)
     except ConfigError as exc:

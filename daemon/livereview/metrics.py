@@ -1,9 +1,11 @@
 """Prometheus metrics (docs/DESIGN.md §8). Labels are bounded: host type, outcome, state —
-never a repo, MR, user or message. One `Metrics` object per process, passed explicitly."""
+never a repo, MR, user or message. One `Metrics` object per process, passed explicitly.
+Replicas (`daemon.replica = "name"`) add a `replica` label to every sample."""
 
 from __future__ import annotations
 
 import platform
+from collections.abc import Iterable
 
 from prometheus_client import (
     CollectorRegistry,
@@ -15,6 +17,7 @@ from prometheus_client import (
     ProcessCollector,
     start_http_server,
 )
+from prometheus_client.metrics_core import Metric
 
 from livereview import __version__
 
@@ -26,9 +29,26 @@ class ListenError(Exception):
     """The metrics endpoint cannot listen where the config says; the message says why."""
 
 
+class ReplicaRegistry(CollectorRegistry):
+    """A registry whose every sample carries `replica="<name>"`: several daemons behind one
+    scrape job stay apart, and dashboards sum (or take the max) over them."""
+
+    def __init__(self, replica: str) -> None:
+        super().__init__()
+        self.replica = replica
+
+    def collect(self) -> Iterable[Metric]:
+        for family in super().collect():  # collectors build new families on every scrape
+            family.samples = [sample._replace(labels={**sample.labels,
+                                                      "replica": self.replica})
+                              for sample in family.samples]
+            yield family
+
+
 class Metrics:
-    def __init__(self, registry: CollectorRegistry | None = None) -> None:
-        self.registry = registry or CollectorRegistry()
+    def __init__(self, registry: CollectorRegistry | None = None, replica: str = "") -> None:
+        self.registry = registry or (ReplicaRegistry(replica) if replica
+                                     else CollectorRegistry())
         self.serving: str | None = None  # the address /metrics is served on
         r = self.registry
         # What the default registry would give: process_* (CPU, memory, open files, start

@@ -54,10 +54,13 @@ class Sandbox:
         return self.gitlab.add_note(PROJECT, self.iid, author="alice", body=body, **kwargs)  # type: ignore[arg-type]
 
 
-def write_config(path: Path, gitlab_url: str, llm_url: str, db: Path, **daemon: object) -> None:
+def write_config(path: Path, gitlab_url: str, llm_url: str, db: Path | str, **daemon: object
+                 ) -> None:
+    """`db`: the SQLite file, or a database URL (PostgreSQL)."""
     settings = {"hot_poll_interval_seconds": 1, "poll_interval_seconds": 5,
                 "metrics_listen": "", "backfill_hours": 24, **daemon}
-    lines = ["[daemon]", f'database_url = "sqlite:///{db}"']
+    url = db if isinstance(db, str) else f"sqlite:///{db}"
+    lines = ["[daemon]", f'database_url = "{url}"']
     lines += [f"{k} = {v!r}" if isinstance(v, str) else f"{k} = {v}"
               for k, v in settings.items()]
     lines += ["", "[ai]", f'base_url = "{llm_url}"', 'model = "sandbox"', 'api_key_env = ""',
@@ -80,6 +83,19 @@ def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sandbox
         config, db = tmp_path / "livereview.toml", tmp_path / "state" / "livereview.db"
         write_config(config, server.url, llm.url, db)
         yield Sandbox(gitlab, server, llm, config, db, iid)
+
+
+@pytest.fixture
+def sandbox_database(sandbox: Sandbox, database_url: str) -> str:
+    """Opt in (`pytestmark = pytest.mark.usefixtures("sandbox_database")`): the module's
+    tests run once on SQLite and once on PostgreSQL (issue 18); returns the URL."""
+    if database_url.startswith("sqlite"):
+        return f"sqlite:///{sandbox.db}"
+    text = sandbox.config.read_text(encoding="utf-8")
+    assert f"sqlite:///{sandbox.db}" in text
+    sandbox.config.write_text(text.replace(f"sqlite:///{sandbox.db}", database_url),
+                              encoding="utf-8")
+    return database_url
 
 
 def wait_for(predicate: Callable[[], bool], timeout: float = 20.0) -> float:

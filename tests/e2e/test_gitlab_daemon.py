@@ -9,8 +9,12 @@ import urllib.request
 from collections.abc import Callable
 from datetime import datetime
 
+import pytest
+
 from livereview.triggers import replied_to
 from tests.e2e.conftest import PROJECT, TOKEN, Daemon, Sandbox, wait_for
+
+pytestmark = pytest.mark.usefixtures("sandbox_database")  # SQLite and PostgreSQL
 
 
 def _age(note: dict[str, object]) -> float:

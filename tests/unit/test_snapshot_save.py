@@ -91,8 +91,8 @@ def _row_ids(session: Session) -> set[int]:
     return set(session.exec(select(MRMessage.id)))
 
 
-def test_a_grown_thread_keeps_its_rows_and_adds_only_the_new_ones(tmp_path: Path) -> None:
-    store = Store.open(f"sqlite:///{tmp_path / 'x.db'}")
+def test_a_grown_thread_keeps_its_rows_and_adds_only_the_new_ones(database_url: str) -> None:
+    store = Store.open(database_url)
     long = thread("t1", *(msg(str(i), ALICE, f"note {i}", at=i) for i in range(500)))
     other = thread("t2", msg("x", BOB, "unrelated", thread="t2"))
     before = snapshot(long, other)
@@ -109,8 +109,8 @@ def test_a_grown_thread_keeps_its_rows_and_adds_only_the_new_ones(tmp_path: Path
     store.close()
 
 
-def test_saving_without_the_stored_snapshot_replaces_everything(tmp_path: Path) -> None:
-    store = Store.open(f"sqlite:///{tmp_path / 'x.db'}")
+def test_saving_without_the_stored_snapshot_replaces_everything(database_url: str) -> None:
+    store = Store.open(database_url)
     first = snapshot(thread("t1", msg("1"), msg("2", at=1)))
     second = snapshot(thread("t1", msg("2", at=1), msg("3", at=2)))
     store.transaction(snapshots.save, first, [], IDENTITY, first.mr.created_at)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from concurrent.futures import ThreadPoolExecutor
 
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
@@ -13,26 +13,41 @@ from livereview.model import JobReason, ReplyRequest
 from livereview.store import jobs, snapshots
 from livereview.store.db import Store
 from livereview.sync.diff import diff
+from tests.databases import Postgres
 from tests.factories import ALICE, IDENTITY, KEY, T0, msg, snapshot, thread
 
 
-def open_store(tmp_path: Path) -> Store:
-    return Store.open(f"sqlite:///{tmp_path / 'db' / 'livereview.db'}")
-
-
-def test_migrations_create_exactly_the_tables_the_code_uses(tmp_path: Path) -> None:
-    store = open_store(tmp_path)
+def test_migrations_create_exactly_the_tables_the_code_uses(database_url: str) -> None:
+    store = Store.open(database_url)
     with store.engine.connect() as connection:
-        differences = compare_metadata(MigrationContext.configure(connection),
-                                       SQLModel.metadata)
+        # compare_type: a column whose type differs between the migration and the model
+        # (a String that should be Text, a naive DateTime) counts too.
+        context = MigrationContext.configure(connection, opts={"compare_type": True})
+        differences = compare_metadata(context, SQLModel.metadata)
         assert differences == []
-        assert connection.execute(text("PRAGMA journal_mode")).scalar() == "wal"
+        if store.engine.dialect.name == "sqlite":
+            assert connection.execute(text("PRAGMA journal_mode")).scalar() == "wal"
     store.close()
-    open_store(tmp_path).close()  # migrating again is a no-op
+    Store.open(database_url).close()  # migrating again is a no-op
 
 
-def test_snapshot_round_trips_and_diffs_to_nothing(tmp_path: Path) -> None:
-    store = open_store(tmp_path)
+def test_migrations_run_from_an_empty_postgresql_database(postgres: Postgres) -> None:
+    """The template the other PostgreSQL tests copy is migrated once; this migrates from
+    nothing, the way a new installation does, and then not at all the second time."""
+    name, url = postgres.fresh(migrated=False)
+    try:
+        store = Store.open(url)
+        with store.engine.connect() as connection:
+            context = MigrationContext.configure(connection, opts={"compare_type": True})
+            assert compare_metadata(context, SQLModel.metadata) == []
+        store.close()
+        Store.open(url).close()
+    finally:
+        postgres.drop(name)
+
+
+def test_snapshot_round_trips_and_diffs_to_nothing(database_url: str) -> None:
+    store = Store.open(database_url)
     snap = snapshot(thread("t1", msg("1", body="@livereview hi"), msg("2", ALICE, "more", at=1)))
     store.transaction(snapshots.ingest, snap, diff(None, snap), [], IDENTITY, T0)
     loaded = store.transaction(snapshots.load, KEY)
@@ -41,8 +56,8 @@ def test_snapshot_round_trips_and_diffs_to_nothing(tmp_path: Path) -> None:
     store.close()
 
 
-def test_a_second_trigger_for_the_same_message_is_a_no_op(tmp_path: Path) -> None:
-    store = open_store(tmp_path)
+def test_a_second_trigger_for_the_same_message_is_a_no_op(database_url: str) -> None:
+    store = Store.open(database_url)
     request = ReplyRequest(KEY, "t1", "1", JobReason.MENTION, T0)
     snap = snapshot(thread("t1", msg("1")))
     [(job_id, key)] = store.transaction(snapshots.ingest, snap, [], [request], IDENTITY, T0)
@@ -50,3 +65,22 @@ def test_a_second_trigger_for_the_same_message_is_a_no_op(tmp_path: Path) -> Non
     assert store.transaction(snapshots.ingest, snap, [], [request, request], IDENTITY, T0) == []
     assert store.transaction(jobs.counts) == {"pending": 1}
     store.close()
+
+
+def test_replicas_starting_together_migrate_an_empty_postgresql_database_once(
+        postgres: Postgres) -> None:
+    """Without a lock each would CREATE the tables and all but one fail (a unique
+    violation in PostgreSQL's catalog): the daemons started together must all come up."""
+    name, url = postgres.fresh(migrated=False)
+    try:
+        pool = ThreadPoolExecutor(4)
+        futures = [pool.submit(Store.open, url) for _ in range(4)]
+        try:  # bounded: without the lock the losers may also wait on each other's DDL
+            stores = [future.result(timeout=60) for future in futures]
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
+        for store in stores:
+            assert store.transaction(jobs.counts) == {}
+            store.close()
+    finally:
+        postgres.drop(name)

@@ -14,6 +14,7 @@ nothing loops hot.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import random
 import time
@@ -49,6 +50,7 @@ from livereview.settings import AnswerSettings, BotSettings, DaemonSettings, Les
 from livereview.store import jobs, snapshots
 from livereview.store.db import Store
 from livereview.store.engine import StoreError
+from livereview.store.leases import LeaseLost, Leases
 from livereview.triggers import ack_marker, acked_for, asks_to_resolve, loop_guard, replied_to
 
 log = structlog.get_logger("livereview.worker")
@@ -102,6 +104,7 @@ class Worker:
     knowledge: Knowledge = field(default_factory=Knowledge)
     answers: Callable[[str, str], AnswerSettings] = field(  # (host, repo) → [answers]
         default=lambda host, repo: AnswerSettings())
+    leases: Leases | None = None  # replicas: run only the jobs this one claimed
     idle_wait_seconds: float = 1.0  # look for due retries this often when nothing wakes us
     _running: dict[int, asyncio.Task[None]] = field(default_factory=dict)
     _resting: dict[int, float] = field(default_factory=dict)  # job id → monotonic deadline
@@ -130,7 +133,10 @@ class Worker:
         free = self.daemon.max_concurrent_jobs - len(self._running)
         if free <= 0:
             return 0
-        due = await self.store.run(jobs.due, self.clock(), free, self._busy())
+        if self.leases is None or not self.leases.exclusive:  # SQLite: one process
+            due = await self.store.run(jobs.due, self.clock(), free, self._busy())
+        else:
+            due = await self.leases.due_jobs(self.clock(), free, self._busy())
         for job in due:
             task = asyncio.create_task(self._guarded(job), name=f"reply-job-{job.id}")
             self._running[job.id] = task
@@ -193,6 +199,9 @@ class Worker:
                 raise HostError(f"the bot's identity on {job.mr.host!r} is not known yet")
             async with asyncio.timeout(self.daemon.job_timeout_seconds):
                 await self._advance(job, host, bound)
+        except LeaseLost as exc:  # another replica runs it now: leave it to that one
+            bound.info("job_taken_over", reason=str(exc))
+            self._rest(job)
         except StoreError:
             self._rest(job)
         except JobSkipped as exc:
@@ -203,6 +212,16 @@ class Worker:
             await self._record(job, self._end(job, JobState.FAILED, str(exc), host_type))
         except Exception as exc:  # noqa: BLE001 - the state machine's edge: record, never loop
             await self._record(job, self._retry_later(job, exc, bound, host_type))
+        if self.leases is not None:
+            with contextlib.suppress(StoreError):  # said by the store; it expires anyway
+                await self.leases.release_job(job.id)
+
+    async def _fence(self, job: ReplyJob, seconds: float = 0.0) -> None:
+        """Before each step that talks to a host: the job is still this replica's (raises
+        `LeaseLost`, a StoreError: the job rests here while its new holder runs it), and
+        stays so for at least `seconds` even if the heartbeats stop meanwhile."""
+        if self.leases is not None:
+            await self.leases.fence(job, self.clock(), seconds)
 
     def _rest(self, job: ReplyJob) -> None:
         """The store refused (and said so, once): the job waits before it is tried again."""
@@ -265,14 +284,19 @@ class Worker:
             guard = thread and loop_guard(stored, thread, identity, self.policy, self.clock())
             if guard:
                 raise JobSkipped(guard)
+            await self._fence(job)
             await self._ack(job, host, bound)
             job = await self._set(job, state=JobState.ACKED, acked_at=self.clock())
         if job.state is JobState.ACKED:
+            await self._fence(job)
             answer, meta, lessons_used = await self.composer.compose(job, host, stored,
                                                                      identity, bound)
             job = await self._set(job, state=JobState.ANSWERED, answer=answer,
                                   answer_meta=meta, lessons_used=lessons_used)
         if job.state is JobState.ANSWERED:
+            # The POST cannot be taken back: no other replica may adopt-or-post until it
+            # has surely ended (a replica killed here hands the job over only then).
+            await self._fence(job, self.daemon.step_timeout_seconds)
             await self._post(job, host, stored, bound)
 
     async def _ack(self, job: ReplyJob, host: Host, bound: FilteringBoundLogger) -> None:

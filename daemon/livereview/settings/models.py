@@ -71,6 +71,12 @@ class Section(BaseModel):
         return data
 
 
+def _replica_name(name: str) -> str:
+    if len(name) > 64 or not all(c.isascii() and (c.isalnum() or c in "-_.") for c in name):
+        raise Invalid(f"expected up to 64 letters, digits, '-', '_' or '.', got {shown(name)}")
+    return name
+
+
 class DaemonSettings(Section):
     state_dir: str = ""  # shorthand: the SQLite file goes here
     database_url: str = ""  # "" → in state_dir, $STATE_DIRECTORY or ~/.local/state/livereview
@@ -90,6 +96,11 @@ class DaemonSettings(Section):
     shutdown_grace_seconds: Annotated[float, Between(1, 40)] = 30.0
     busy_timeout_seconds: Annotated[float, Between(0.1, 300)] = 10.0
     log_format: Annotated[str, one_of("auto", "console", "json")] = "auto"
+    # -- issue 18: several daemons on one PostgreSQL database (ignored on SQLite) --------
+    # This daemon's name: the `replica` label of every metric ("" → no label).
+    replica: Annotated[str, AfterValidator(_replica_name)] = ""
+    # A dead replica's polls and reply jobs pass to another after this long.
+    lease_seconds: Annotated[float, Between(1, 600)] = 30.0
 
     @field_validator("database_url", mode="after")
     @classmethod

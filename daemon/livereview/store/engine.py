@@ -24,12 +24,13 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import URL, Engine, create_engine, event, inspect
+from sqlalchemy import URL, Engine, create_engine, event, inspect, text
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.exc import DBAPIError, NoSuchModuleError, OperationalError
 
 MIGRATIONS = Path(__file__).with_name("migrations")
 INTEGRITY_CHECK_SECONDS = 10.0  # a damaged file is diagnosed, not scanned for minutes
+MIGRATION_LOCK = 0x6C69766572657669  # "livervi": the advisory lock migrations take
 
 
 class StoreError(Exception):
@@ -124,7 +125,12 @@ def create(database_url: str, busy_timeout_seconds: float = 10.0, *,
     url = make_url(database_url)
     path = sqlite_file(url)
     if url.get_backend_name() != "sqlite":
-        return create_engine(url, pool_pre_ping=True)
+        try:
+            return create_engine(url, pool_pre_ping=True)
+        except (ImportError, NoSuchModuleError) as exc:
+            raise StoreError(f"database_url {url.render_as_string(hide_password=True)}: "
+                             f"{exc}; PostgreSQL needs `pip install 'livereview[postgres]'` "
+                             "and a postgresql+psycopg:// URL") from None
     if path is not None:
         if not read_only:
             _create_private(path)
@@ -158,6 +164,11 @@ def migrate(engine: Engine) -> None:
     check_schema(engine, newer_only=True)
     try:
         with engine.begin() as connection:
+            if connection.dialect.name == "postgresql":
+                # Replicas started together would each create the tables (and all but
+                # one fail): one migrates, the others wait here, then find it done.
+                connection.execute(text("SELECT pg_advisory_xact_lock(:key)"),
+                                   {"key": MIGRATION_LOCK})
             config.attributes["connection"] = connection
             command.upgrade(config, "head")
     except DBAPIError as exc:

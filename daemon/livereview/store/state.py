@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
 from livereview.model import Identity
@@ -11,9 +12,16 @@ from livereview.store.tables import PollWatermark, ProviderIdentity
 
 
 def save_identity(session: Session, identity: Identity, now: datetime) -> None:
-    row = session.exec(
-        select(ProviderIdentity).where(ProviderIdentity.host == identity.host)
-    ).first() or ProviderIdentity(host=identity.host, user_id="", username="", checked_at=now)
+    query = select(ProviderIdentity).where(ProviderIdentity.host == identity.host)
+    row = session.exec(query).first()
+    if row is None:
+        try:
+            with session.begin_nested():  # replicas started together race to create it
+                row = ProviderIdentity(host=identity.host, user_id="", username="",
+                                       checked_at=now)
+                session.add(row)
+        except IntegrityError:
+            row = session.exec(query).one()
     row.user_id, row.username, row.checked_at = identity.user_id, identity.username, now
     session.add(row)
 
@@ -29,9 +37,13 @@ def watermark(session: Session, host: str, scope: str, now: datetime) -> PollWat
         select(PollWatermark).where(PollWatermark.host == host, PollWatermark.scope == scope)
     ).first()
     if row is None:
-        row = PollWatermark(host=host, scope=scope, first_seen_at=now)
-        session.add(row)
-        session.flush()
+        try:
+            with session.begin_nested():  # a savepoint: losing a race keeps the transaction
+                row = PollWatermark(host=host, scope=scope, first_seen_at=now)
+                session.add(row)
+        except IntegrityError:  # another replica created it meanwhile: that one counts
+            row = session.exec(select(PollWatermark).where(
+                PollWatermark.host == host, PollWatermark.scope == scope)).one()
     return row
 
 

@@ -280,3 +280,12 @@ class ReviewFileRow(SQLModel, table=True):
     path: str
     digest: str = ""
     skipped: str = ""
+# -- issue 18: replicas split the work through lease rows ------------------------------------
+class Lease(SQLModel, table=True):
+    """Who does a piece of work until when: a poll shard ("poll:<host>:<i>/<n>"), a reply
+    job ("job:<id>"), or a replica's own heartbeat ("replica:<holder>")."""
+
+    __tablename__ = "leases"
+    name: str = Field(primary_key=True)
+    holder: str = Field(index=True)
+    expires_at: datetime

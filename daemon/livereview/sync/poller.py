@@ -32,11 +32,11 @@ from livereview.store import jobs, reviews, snapshots, state, sync_failures
 from livereview.store import lessons as lesson_rows
 from livereview.store.db import Store
 from livereview.store.engine import StoreError
+from livereview.store.leases import INSTANCE, Leases
 from livereview.sync.diff import diff
 from livereview.triggers import reply_requests, review_requests
 
 log = structlog.get_logger("livereview.poller")
-INSTANCE = "*"
 MR_CONCURRENCY = 4  # MRs fetched at once per host (each is 3+ sequential requests)
 # An MR with more messages, or more text, is diffed and triggered in a thread.
 OFF_LOOP_MESSAGES = 2_000
@@ -96,6 +96,7 @@ class HostPoller:
     metrics: Metrics
     on_new_jobs: Callable[[], None] = lambda: None
     on_progress: Callable[[str, int, int], None] | None = None  # (host, done, total)
+    leases: Leases | None = None  # replicas: poll only the shards this one holds
     clock: Callable[[], datetime] = field(default=lambda: datetime.now().astimezone())
     unhealthy: dict[str, str] = field(default_factory=dict)  # repo → reason
     _repos_checked: bool = False
@@ -218,8 +219,9 @@ class HostPoller:
                 targets.add(key)
         return targets, len(changed)
 
-    async def _plan(self, now: datetime, since: datetime | None, cold: bool) -> Plan:
-        watched = set(self.repos) - set(self.unhealthy)
+    async def _plan(self, now: datetime, since: datetime | None, cold: bool,
+                    repos: tuple[str, ...]) -> Plan:
+        watched = set(repos) - set(self.unhealthy)
         plan = Plan()
         # A listing that costs a request per repo runs on the cold cycle only, and the host's
         # mention inbox keeps mentions fast in between. A cheap listing runs every cycle and
@@ -324,17 +326,23 @@ class HostPoller:
         report = CycleReport()
         started, started_clock = time.monotonic(), self.clock()
         sent_before = self.host.requests_sent
-        watermark = await self.store.run(state.watermark, self.host.name, INSTANCE,
-                                         started_clock)
+        shards = ({INSTANCE: self.repos} if self.leases is None else
+                  await self.leases.poll_shards(self.host.name, self.repos, started_clock))
+        if not shards:  # other replicas poll all of this host's repos now
+            return self._finish(report, started, sent_before)
+        repos = tuple(repo for group in shards.values() for repo in group)
+        # One listing for the shards held: from the oldest of their watermarks.
+        listed = [(await self.store.run(state.watermark, self.host.name, scope,
+                                        started_clock)).listed_until for scope in shards]
         since = None
-        if watermark.listed_until is not None:
-            since = watermark.listed_until - timedelta(
+        if all(at is not None for at in listed):
+            since = min(at for at in listed if at is not None) - timedelta(
                 seconds=self.settings.watermark_overlap_seconds)
         try:
             if not self._repos_checked or (cold and self.unhealthy):
                 await self.check_repos()
             baselines = await self._baselines(started_clock)
-            plan = await self._plan(started_clock, since, cold)
+            plan = await self._plan(started_clock, since, cold, repos)
         except HostError as exc:
             self._trouble("listing", "host_listing_failed", exc)
             if isinstance(exc, NotFound | Forbidden):  # a repo may have gone: look again
@@ -354,8 +362,9 @@ class HostPoller:
         # Failed MRs are kept in the store and retried (with backoff); while any MR is
         # still syncing the listing stays where it was, so a crash meanwhile loses nothing.
         if plan.listed is not None and not pending and not self._syncing:
-            await self.store.run(state.advance_watermark, self.host.name, INSTANCE,
-                                 started_clock)
+            for scope in shards:
+                await self.store.run(state.advance_watermark, self.host.name, scope,
+                                     started_clock)
         self.metrics.last_poll_success.labels(self.host.name).set(time.time())
         return self._finish(report, started, sent_before)
 
