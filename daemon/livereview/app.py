@@ -93,7 +93,7 @@ class App:
             settings=review, bot=settings.bot, daemon=settings.daemon, metrics=metrics,
             notifiers=notifiers(review.notify_command, review.notify_url,
                                 review.notify_timeout_seconds), clock=now,
-            knowledge=worker.knowledge)
+            knowledge=worker.knowledge, leases=leases)
         return cls(settings, store, metrics, hosts, worker, reviewer, leases)
 
     async def _identity(self, name: str, *, bounded: bool = True) -> Identity | None:

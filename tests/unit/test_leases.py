@@ -13,8 +13,15 @@ from datetime import datetime, timedelta
 import pytest
 from sqlmodel import Session
 
-from livereview.model import JobReason, JobState, ReplyRequest
-from livereview.store import jobs, leases, state
+from livereview.model import (
+    JobReason,
+    JobState,
+    ReplyRequest,
+    ReviewRequest,
+    ReviewState,
+    ReviewTrigger,
+)
+from livereview.store import jobs, leases, reviews, state
 from livereview.store.db import Store
 from livereview.store.leases import LeaseLost, Leases
 from tests.factories import KEY, T0
@@ -120,6 +127,41 @@ async def test_a_stalled_replica_may_not_post_a_job_another_finished_meanwhile(
         await b.release_job(job.id)
         with pytest.raises(LeaseLost):
             await a.fence(stale, later, 60)
+    finally:
+        store.close()
+
+
+async def test_a_review_runs_on_one_replica_and_a_stale_one_may_not_post_a_finding(
+        postgres_url: str) -> None:
+    """Review runs are claimed like reply jobs: one replica runs each, and one that stalled
+    while another took over may post neither the summary nor a finding the other began."""
+    store = Store.open(postgres_url)
+    try:
+        store.transaction(reviews.enqueue, [ReviewRequest(KEY, ReviewTrigger.CLI, "c0ffee")],
+                          T0)
+        a, b = _pair(store)
+        mine, theirs = await asyncio.gather(a.due_reviews(T0, 4, []),
+                                            b.due_reviews(T0, 4, []))
+        assert sorted([len(mine), len(theirs)]) == [0, 1]
+        [run] = mine or theirs
+        winner, loser = (a, b) if mine else (b, a)
+        with pytest.raises(LeaseLost):
+            await loser.fence_review(run, T0, 60)
+        run = store.transaction(reviews.update, run.id, T0, state=ReviewState.POSTING)
+        store.transaction(reviews.add_batch, run.id, T0, findings=[{
+            "severity": "critical", "path": "a.py", "line": 1, "side": "new", "body": "x",
+            "fingerprint": "f", "placement": "inline"}], files=[], files_done=1,
+            reviewed=1, skipped=0)
+        [finding] = store.transaction(reviews.findings, run.id)
+        await winner.fence_review(run, T0, 60, finding)
+        # the winner stalls past its lease; the loser takes the run and starts the finding
+        later = T0 + timedelta(seconds=61)
+        [taken] = await loser.due_reviews(later, 4, [])
+        await loser.fence_review(taken, later, 60, finding)
+        store.transaction(reviews.update_finding, finding.id, post_started_at=later)
+        await loser.release_review(taken.id)
+        with pytest.raises(LeaseLost):  # the lease is free again, but its copy is stale
+            await winner.fence_review(run, later, 60, finding)
     finally:
         store.close()
 

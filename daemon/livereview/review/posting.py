@@ -40,6 +40,7 @@ from livereview.review.notify import Json, Notifier
 from livereview.settings import ReviewSettings
 from livereview.store import reviews
 from livereview.store.db import Store
+from livereview.store.leases import Leases
 
 T = TypeVar("T")
 
@@ -70,7 +71,15 @@ class Poster:
     notifiers: Sequence[Notifier]
     step_timeout_seconds: float
     clock: Callable[[], datetime]
+    leases: Leases | None = None  # replicas: every write is fenced by the run's lease
     _seen: dict[int, Snapshot] = field(default_factory=dict)  # per run, for adoption
+
+    async def _fence(self, run: ReviewRun, finding: StoredFinding | None = None) -> None:
+        """Before a write to the host: the run (and the finding) are still this replica's
+        and as it left them, held for the write's whole step (`LeaseLost` otherwise)."""
+        if self.leases is not None:
+            await self.leases.fence_review(run, self.clock(), self.step_timeout_seconds,
+                                           finding)
 
     async def _step(self, call: Awaitable[T]) -> T:
         async with asyncio.timeout(self.step_timeout_seconds):
@@ -134,6 +143,7 @@ class Poster:
                                        summary_message_id=mine[0].id,
                                        verdict_applied=run.verdict, posted_at=self.clock(),
                                        verdict_at=self.clock())
+        await self._fence(run)
         run = await self._set(run, post_started_at=self.clock())
         result = await self._step(host.post_review(
             run.mr, refs, [inline(f, run.token) for f in posted], summary, Verdict(run.verdict)))
@@ -157,6 +167,7 @@ class Poster:
             part = f"finding={stored.number}"
             message = await self._mine(run, host, part) if stored.post_started else None
             if message is None:
+                await self._fence(run, stored)
                 await self.store.run(reviews.update_finding, stored.id,
                                      post_started_at=self.clock())
                 comment = inline(stored, run.token)
@@ -168,6 +179,7 @@ class Poster:
             return run
         message = await self._mine(run, host, "summary") if run.post_started else None
         if message is None:
+            await self._fence(run)
             run = await self._set(run, post_started_at=self.clock())
             message = await self._step(host.comment(run.mr, summary))
         log.info("review_posted", review_id=message.id,
@@ -211,6 +223,7 @@ class Poster:
             part = f"fixed={stored.id}"
             note = await self._mine(run, host, part) if stored.fix_started else None
             if note is None:
+                await self._fence(run)
                 await self.store.run(reviews.update_finding, stored.id,
                                      fix_started_at=self.clock())
                 with contextlib.suppress(NotFound):  # the thread is gone: nothing to resolve
@@ -231,6 +244,7 @@ class Poster:
         if self.settings.notify_author and not run.notice_message_id:
             message = await self._mine(run, host, "notify") if run.notify_started else None
             if message is None:
+                await self._fence(run)
                 run = await self._set(run, notify_started_at=self.clock())
                 body = render.notice_body(run.token, mr.author.username, Verdict(run.verdict),
                                           [as_finding(f) for f in found])
@@ -241,6 +255,7 @@ class Poster:
         for notifier in self.notifiers:
             if notifier.name in done:
                 continue
+            await self._fence(run)
             await notifier.deliver(event(run, mr, found))
             done.add(notifier.name)
             run = await self._set(run, notifiers_done=" ".join(sorted(done)))

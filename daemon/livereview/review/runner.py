@@ -48,6 +48,7 @@ from livereview.store import lessons as lesson_rows
 from livereview.store import reviews
 from livereview.store.db import Store
 from livereview.store.engine import StoreError
+from livereview.store.leases import LeaseLost, Leases
 from livereview.triggers import ack_marker, acked_for, is_draft
 
 log = structlog.get_logger("livereview.review")
@@ -90,6 +91,7 @@ class ReviewRunner:
     notifiers: Sequence[Notifier] = ()
     knowledge: Knowledge = field(default_factory=Knowledge)  # the repos' configured references
     clock: Callable[[], datetime] = field(default=lambda: datetime.now().astimezone())
+    leases: Leases | None = None  # replicas: run only the reviews this one claimed
     idle_wait_seconds: float = 1.0
     _running: dict[int, asyncio.Task[None]] = field(default_factory=dict)
     _resting: dict[int, float] = field(default_factory=dict)
@@ -98,7 +100,8 @@ class ReviewRunner:
     def __post_init__(self) -> None:
         step = self.daemon.step_timeout_seconds
         self.reader = Reader(self.store, self.answerer, self.settings, step, self.clock)
-        self.poster = Poster(self.store, self.settings, self.notifiers, step, self.clock)
+        self.poster = Poster(self.store, self.settings, self.notifiers, step, self.clock,
+                             self.leases)
         self.policy = VerdictPolicy(
             changes_requested_on=frozenset(Severity(s) for s in
                                            self.settings.changes_requested_on),
@@ -114,8 +117,10 @@ class ReviewRunner:
             return 0
         now = time.monotonic()
         self._resting = {i: t for i, t in self._resting.items() if t > now}
-        due = await self.store.run(reviews.due, self.clock(), free,
-                                   [*self._running, *self._resting])
+        busy = [*self._running, *self._resting]
+        due = (await self.store.run(reviews.due, self.clock(), free, busy)
+               if self.leases is None else
+               await self.leases.due_reviews(self.clock(), free, busy))
         for run in due:
             task = asyncio.create_task(self.attempt(run), name=f"review-{run.id}")
             self._running[run.id] = task
@@ -168,6 +173,9 @@ class ReviewRunner:
             if run.mr.host not in self.identities:
                 raise HostError(f"the bot's identity on {run.mr.host!r} is not known yet")
             await self._advance(run, host, bound)
+        except LeaseLost as exc:  # another replica runs it now: leave it to that one
+            bound.info("review_taken_over", reason=str(exc))
+            self._resting[run.id] = time.monotonic() + STORE_REST_SECONDS
         except StoreError:
             self._resting[run.id] = time.monotonic() + STORE_REST_SECONDS
         except RunSkipped as exc:
@@ -180,6 +188,9 @@ class ReviewRunner:
             await self._retry_later(run, exc, bound, host_type)
         finally:
             self.poster.forget(run.id)
+            if self.leases is not None:
+                with contextlib.suppress(StoreError):  # it expires anyway
+                    await self.leases.release_review(run.id)
 
     async def _end(self, run: ReviewRun, state: ReviewState, reason: str, host_type: str,
                    outcome: str) -> None:

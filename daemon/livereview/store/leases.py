@@ -30,8 +30,8 @@ from sqlalchemy import CursorResult, delete, func, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
-from livereview.model import ReplyJob
-from livereview.store import jobs
+from livereview.model import ReplyJob, ReviewRun, StoredFinding
+from livereview.store import jobs, reviews
 from livereview.store.db import Store
 from livereview.store.engine import StoreError
 from livereview.store.tables import Lease
@@ -113,6 +113,17 @@ def claim_due_jobs(session: Session, holder: str, now: datetime, limit: int,
     names = claim_all(session, [f"job:{job.id}" for job in due], holder, now, seconds)
     fresh = [jobs.get(session, job.id) for job in due if f"job:{job.id}" in names]
     return [job for job in fresh if job.state.open]
+
+
+def claim_due_reviews(session: Session, holder: str, now: datetime, limit: int,
+                      exclude: Sequence[int], seconds: float) -> list[ReviewRun]:
+    """Due review runs no other replica works on, claimed and read again (as for jobs)."""
+    elsewhere = [int(n.removeprefix("review:"))
+                 for n in held_elsewhere(session, holder, now, "review:")]
+    due = reviews.due(session, now, limit, [*exclude, *elsewhere])
+    names = claim_all(session, [f"review:{run.id}" for run in due], holder, now, seconds)
+    fresh = [reviews.get(session, run.id) for run in due if f"review:{run.id}" in names]
+    return [run for run in fresh if run.state.open]
 
 
 # -- the poll shards ---------------------------------------------------------------------------
@@ -206,6 +217,27 @@ class Leases:
                 _fence, job, self.holder, now, max(seconds, self.seconds)):
             raise LeaseLost(f"reply job {job.id} is another replica's now")
 
+    async def due_reviews(self, now: datetime, limit: int, exclude: Sequence[int]
+                          ) -> list[ReviewRun]:
+        """Due review runs for this replica, each claimed (on SQLite: all due)."""
+        if not self.exclusive:
+            return await self.store.run(reviews.due, now, limit, exclude)
+        return await self.store.run(claim_due_reviews, self.holder, now, limit,
+                                    list(exclude), self.seconds)
+
+    async def fence_review(self, run: ReviewRun, now: datetime, seconds: float = 0.0,
+                           finding: StoredFinding | None = None) -> None:
+        """Before a review's write to the host: as `fence` for a reply job — this replica
+        still holds the run (for at least `seconds` more), and the run and the finding
+        about to be posted are as this replica last saw them."""
+        if self.exclusive and not await self.store.run(
+                _fence_review, run, finding, self.holder, now, max(seconds, self.seconds)):
+            raise LeaseLost(f"review run {run.id} is another replica's now")
+
+    async def release_review(self, run_id: int) -> None:
+        if self.exclusive:
+            await self.store.run(release, self.holder, [f"review:{run_id}"])
+
     async def release_job(self, job_id: int) -> None:
         if self.exclusive:
             await self.store.run(release, self.holder, [f"job:{job_id}"])
@@ -228,3 +260,20 @@ def _fence(session: Session, job: ReplyJob, holder: str, now: datetime, seconds:
     current = jobs.get(session, job.id)
     return (current.state, current.post_started, current.ack_started) == (
         job.state, job.post_started, job.ack_started)
+
+
+def _fence_review(session: Session, run: ReviewRun, finding: StoredFinding | None,
+                  holder: str, now: datetime, seconds: float) -> bool:
+    if not claim(session, f"review:{run.id}", holder, now, seconds):
+        return False
+    current = reviews.get(session, run.id)
+    steps = ("state", "post_started", "posted", "summary_message_id", "notify_started",
+             "notice_message_id", "notifiers_done")
+    if any(getattr(current, step) != getattr(run, step) for step in steps):
+        return False
+    if finding is None:
+        return True
+    now_stored = next((f for f in reviews.findings(session, run.id) if f.id == finding.id),
+                      None)
+    return now_stored is not None and (now_stored.post_started, now_stored.message_id) == (
+        finding.post_started, finding.message_id)
