@@ -118,11 +118,12 @@ class Tools:
         return await self._call(writing.comment(self.box, mr, body, path, line, old))
 
     async def approve(self, mr: MR) -> results.Verdict:
-        """Approve the MR as the bot."""
+        """Approve the MR as the bot's account (where the host counts approvals, this one
+        counts). Approving twice is not an error; `unapprove` withdraws it."""
         return await self._call(writing.approve(self.box, mr))
 
     async def unapprove(self, mr: MR) -> results.Verdict:
-        """Withdraw the bot's approval of the MR."""
+        """Withdraw the bot's approval of the MR (nothing happens if it had not approved)."""
         return await self._call(writing.unapprove(self.box, mr))
 
     async def request_changes(self, mr: MR, body: Annotated[str, Field(description=(
