@@ -25,7 +25,7 @@ from livereview import __version__
 from livereview.settings import Settings
 from livereview.tools import comments as comment_tools
 from livereview.tools import diffs, results, writing
-from livereview.tools.errors import EXIT_RUNTIME, ToolError
+from livereview.tools.errors import ToolError
 from livereview.tools.toolbox import Toolbox
 
 R = TypeVar("R")
@@ -167,6 +167,4 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
     except ToolError as exc:
         print(f"livereview: mcp: {exc}", file=sys.stderr)
         return exc.exit_code
-    except KeyboardInterrupt:
-        return EXIT_RUNTIME
     return 0
