@@ -39,17 +39,25 @@ def _url(driver: Any) -> str:
     return str(driver.server.url)
 
 
-def write_config(path: Path, driver: Driver, db: Path, *, agent_writes: bool = True) -> None:
-    kind = TYPES[type(driver).__name__]
+def describe(driver: Any) -> dict[str, Any]:
+    """What a config file needs to know of a driver's fake."""
+    return {"name": driver.name, "kind": TYPES[type(driver).__name__], "url": _url(driver),
+            "repo": driver.repo, "bot": driver.bot,
+            "access_token": bool(getattr(driver, "access_token", False))}
+
+
+def write_config(path: Path, host: dict[str, Any], db: Path, *, agent_writes: bool = True
+                 ) -> None:
     lines = ["[daemon]", f'database_url = "sqlite:///{db}"', 'metrics_listen = ""',
              "poll_interval_seconds = 5", "hot_poll_interval_seconds = 1", "",
              "[ai]", 'api_key_env = ""', "",
-             "[[hosts]]", f'name = "{driver.name}"', f'type = "{kind}"', f'url = "{_url(driver)}"',
-             f'token_env = "{TOKEN_ENV}"', f"agent_writes = {str(agent_writes).lower()}"]
-    if kind == "bitbucket-cloud":
-        lines.append(f'username = "{driver.bot}"' if getattr(driver, "access_token", False)
-                     else f'login = "{driver.bot}"')
-    lines += ["", "[[repos]]", f'host = "{driver.name}"', f'path = "{driver.repo}"', ""]
+             "[[hosts]]", f'name = "{host["name"]}"', f'type = "{host["kind"]}"',
+             f'url = "{host["url"]}"', f'token_env = "{TOKEN_ENV}"',
+             f"agent_writes = {str(agent_writes).lower()}"]
+    if host["kind"] == "bitbucket-cloud":
+        lines.append(f'username = "{host["bot"]}"' if host["access_token"]
+                     else f'login = "{host["bot"]}"')
+    lines += ["", "[[repos]]", f'host = "{host["name"]}"', f'path = "{host["repo"]}"', ""]
     path.write_text("\n".join(lines), encoding="utf-8")
 
 
@@ -100,7 +108,7 @@ def open_side(name: str, tmp_path: Path, *, agent_writes: bool = True) -> ToolSi
     driver: Driver = DRIVERS[name]()
     asyncio.run(driver.host.close())  # the tools connect their own adapters
     config = tmp_path / "livereview.toml"
-    write_config(config, driver, tmp_path / "state" / "livereview.db",
+    write_config(config, describe(driver), tmp_path / "state" / "livereview.db",
                  agent_writes=agent_writes)
     return ToolSide(driver, config, driver.open_mr("Guard the cache with a lock"))
 
