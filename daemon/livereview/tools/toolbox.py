@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Concatenate, ParamSpec, TypeVar
 
 import httpx2
+import structlog
 from sqlmodel import Session
 
 from livereview.hosts.base import Host, HostError, NotFound, Unsupported
@@ -26,6 +27,7 @@ from livereview.tools.target import parse_mr
 
 P = ParamSpec("P")
 T = TypeVar("T")
+log = structlog.get_logger("livereview.tools")
 
 
 def now() -> datetime:
@@ -80,15 +82,27 @@ class Toolbox:
         """A host call whose failure becomes one line naming the MR and the operation."""
         try:
             return await step
-        except Unsupported as exc:
-            raise HostFailed(f"{what} on {key}: not supported by host {key.host!r}: {exc}"
-                             ) from exc
-        except NotFound as exc:
-            raise BadInput(f"{what} on {key}: not found ({exc})") from exc
         except HostError as exc:
-            raise HostFailed(f"{what} on {key}: {exc}") from exc
+            log.warning("tool_host_failed", operation=what, mr=str(key),
+                        error=str(exc) or type(exc).__name__)
+            raise self._failure(key, what, exc) from exc
         except TimeoutError as exc:
             raise HostFailed(f"{what} on {key}: the host did not answer in time") from exc
+
+    @staticmethod
+    def _failure(key: MRKey, what: str, exc: HostError) -> ToolError:
+        if isinstance(exc, Unsupported):
+            return HostFailed(f"{what} on {key}: not supported by host {key.host!r}: {exc}")
+        if isinstance(exc, NotFound):
+            return BadInput(f"{what} on {key}: not found ({exc})")
+        return HostFailed(f"{what} on {key}: {exc}")
+
+    @staticmethod
+    def wrote(key: MRKey, operation: str, message_id: str = "", *, adopted: bool = False
+              ) -> None:
+        """Every write an agent made, in the log (stderr): who did what, where."""
+        log.info("tool_wrote", operation=operation, mr=str(key), message_id=message_id,
+                 adopted=adopted)
 
     async def stored(self, fn: Callable[Concatenate[Session, P], T], *args: P.args,
                      **kwargs: P.kwargs) -> T:

@@ -70,6 +70,7 @@ async def reply(box: Toolbox, mr: str, comment_id: str, body: str) -> results.Po
     if posted is not None and attempt is not None:  # our POST landed, its response did not
         await box.stored(replied_rows.finish_tool_reply, key, comment_id, posted.id,
                          box.clock())
+        box.wrote(key, "reply", posted.id, adopted=True)
         return results.Posted(mr=str(key), id=posted.id, thread_id=thread.id, adopted=True,
                               note="an earlier call had posted it: adopted, not posted again")
     if posted is not None:
@@ -80,6 +81,7 @@ async def reply(box: Toolbox, mr: str, comment_id: str, body: str) -> results.Po
                      box.clock())
     message = await box.call(key, "reply", box.host(key).reply(key, thread.id, text))
     await box.stored(replied_rows.finish_tool_reply, key, comment_id, message.id, box.clock())
+    box.wrote(key, "reply", message.id)
     return results.Posted(mr=str(key), id=message.id, thread_id=message.thread_id,
                           adopted=False, note="")
 
@@ -101,6 +103,7 @@ async def comment(box: Toolbox, mr: str, body: str, path: str | None = None,
     elif old:
         raise BadInput("comment: --old needs --path and --line")
     message = await box.call(key, "comment", box.host(key).comment(key, text, anchor))
+    box.wrote(key, "comment", message.id)
     return results.Posted(mr=str(key), id=message.id, thread_id=message.thread_id,
                           adopted=False, note="")
 
@@ -116,6 +119,7 @@ async def approve(box: Toolbox, mr: str) -> results.Verdict:
     key = box.mr(mr)
     box.require_writes(key, "approve")
     await box.call(key, "approve", box.host(key).approve(key))
+    box.wrote(key, "approve")
     return results.Verdict(mr=str(key), action="approve", message_id="", note="")
 
 
@@ -123,6 +127,7 @@ async def unapprove(box: Toolbox, mr: str) -> results.Verdict:
     key = box.mr(mr)
     box.require_writes(key, "unapprove")
     await box.call(key, "unapprove", box.host(key).unapprove(key))
+    box.wrote(key, "unapprove")
     return results.Verdict(mr=str(key), action="unapprove", message_id="", note="")
 
 
@@ -132,5 +137,6 @@ async def request_changes(box: Toolbox, mr: str, body: str = "") -> results.Verd
     text = outgoing(_body(body)) if body else ""
     message = await box.call(key, "request_changes",
                              box.host(key).request_changes(key, text))
+    box.wrote(key, "request_changes", message.id if message else "")
     return results.Verdict(mr=str(key), action="request_changes",
                            message_id=message.id if message else "", note="")
