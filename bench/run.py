@@ -18,6 +18,7 @@ print figures, never assert. All traffic stays on 127.0.0.1.
 9 Bitbucket DC idle req, ack       (fig_bitbucket_server)  10 / 200 repos, real daemon
 10 Bitbucket Cloud idle, time-to-ack (fig_bitbucket_cloud)   simulated hours, 10 / 200 repos
 12 MR tools: comments filter       (fig_tools)             store read + pure filter, 1 000
+14 an answer's wider context      (fig_context)           200-thread MR, with / without
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from typing import TextIO
 import fig_bigmr
 import fig_bitbucket_cloud
 import fig_bitbucket_server
+import fig_context
 import fig_idle
 import fig_live
 import fig_longthread
@@ -156,6 +158,7 @@ def main(argv: list[str] | None = None) -> int:
             ({9}, "9 bitbucket dc", lambda: fig_bitbucket_server.run(state, quick=args.quick)),
             ({10}, "10 Bitbucket Cloud", lambda: fig_bitbucket_cloud.run(state, quick=args.quick)),
             ({12}, "12 MR tools", lambda: fig_tools.run(state, quick=args.quick)),
+            ({14}, "14 answer context", lambda: fig_context.run(state, quick=args.quick)),
         ]
         for numbers, name, section in sections:
             if only and not numbers & only:

@@ -74,8 +74,9 @@ class App:
         hosts = {h.name: connect(h, metrics) for h in settings.hosts}
         worker = Worker(store=store, hosts=hosts, identities={}, policy=policy(settings),
                         lessons=settings.lessons,
-                        knowledge=Knowledge(settings.knowledge(),
+                        knowledge=Knowledge(settings.knowledge_sources(),
                                             settings.daemon.step_timeout_seconds),
+                        answers=settings.answers_for,
                         answerer=answerer or OpenAIAnswerer(settings.ai, metrics),
                         daemon=settings.daemon, bot=settings.bot, metrics=metrics, clock=now)
         return cls(settings, store, metrics, hosts, worker)

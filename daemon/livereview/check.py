@@ -56,6 +56,16 @@ async def check(settings: Settings) -> list[Row]:
     return rows
 
 
+# What a 403 on a repository means the bot's account lacks, in each host's own terms.
+_REPO_ACCESS = {
+    "gitlab": "at least the Reporter role in the project",
+    "github": "read access to the repository (a fine-grained token must list it)",
+    "bitbucket-cloud": "read access to the repository (a workspace member, or a token "
+                       "of this repository or workspace)",
+    "bitbucket-server": "REPO_READ on the repository (a project or repository permission)",
+}
+
+
 async def _host(where: str, host: Host, settings: HostSettings, repos: tuple[str, ...]
                 ) -> list[Row]:
     try:
@@ -88,8 +98,8 @@ async def _host(where: str, host: Host, settings: HostSettings, repos: tuple[str
         try:
             exists = await host.repo_exists(repo)
         except Forbidden:
-            rows.append(Row(where, repo, False, "forbidden (403): the bot user needs at "
-                            "least Reporter access"))
+            rows.append(Row(where, repo, False, "forbidden (403): the bot user needs "
+                            + _REPO_ACCESS.get(settings.type, "read access to it")))
             continue
         except HostError as exc:
             rows.append(Row(where, repo, False, str(exc)))

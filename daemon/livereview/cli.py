@@ -254,7 +254,13 @@ async def _daemon(settings: Settings, args: argparse.Namespace) -> int:
         if profiler:
             profiler.disable()
             print(profile_report(reports, time.perf_counter() - started, profiler))
-        return EXIT_OK if all(r.ok for r in reports.values()) and reports else EXIT_RUNTIME
+        failed = sorted(name for name, report in reports.items() if not report.ok)
+        if failed or not reports:
+            print("livereview: once: " + (f"polling failed on {', '.join(failed)}" if failed
+                                          else "no host could be polled")
+                  + " (the log lines above say why)", file=sys.stderr)
+            return EXIT_RUNTIME
+        return EXIT_OK
     finally:
         await app.close()
 

@@ -58,8 +58,15 @@ def _read(path: Path) -> list[object]:
 
 
 def run(settings: Settings, args: argparse.Namespace) -> int:
-    """Exit code 0, or 2 for a bad id or file (one line on stderr)."""
-    store = Store.for_settings(settings.daemon)
+    """Exit code 0, or 2 for a bad id or file (one line on stderr). Only `import` may
+    create the database (seeding lessons before the first run); the other verbs need the
+    daemon's, and reading ones never write."""
+    daemon = settings.daemon
+    if args.verb == "import":
+        store = Store.for_settings(daemon)
+    else:
+        store = Store.open_existing(daemon.database_url, daemon.busy_timeout_seconds,
+                                    read_only=args.verb in ("list", "show", "export"))
     now = datetime.now().astimezone()
     try:
         if args.verb == "list":

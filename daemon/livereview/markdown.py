@@ -70,11 +70,38 @@ def _inline_prose(children: list[Token], out: list[str]) -> None:
             out.append(" ")
 
 
+# GitLab's multi-line quote: a line of only `>>>` opens it, the next such line closes it.
+_QUOTE_FENCE = re.compile(r" {0,3}>>>[ \t]*")
+
+
+def _without_gitlab_quotes(body: str) -> str:
+    """`body` with GitLab's `>>>` … `>>>` quotes blanked (one left open runs to the end, as
+    a fence does). A delimiter inside a code block delimits nothing. Other hosts read the
+    delimiter as an empty quote and the lines after it as prose; reading them as a quote
+    everywhere only means a mention there does not summon the bot — the safe side."""
+    lines = body.split("\n")
+    delimiters = {i for i, line in enumerate(lines) if _QUOTE_FENCE.fullmatch(line)}
+    if not delimiters:
+        return body
+    in_code: set[int] = set()
+    for token in _parser().parse(body):
+        if token.type in ("fence", "code_block") and token.map is not None:
+            in_code.update(range(*token.map))
+    quoting = False
+    for i in range(len(lines)):
+        if i in delimiters and i not in in_code:
+            quoting = not quoting
+            lines[i] = ""
+        elif quoting:
+            lines[i] = ""
+    return "\n".join(lines)
+
+
 def prose(body: str) -> str:
     """The text of `body` a person wrote as prose (what a host scans for mentions)."""
     out: list[str] = []
     quoted = 0
-    for token in _parser().parse(body):
+    for token in _parser().parse(_without_gitlab_quotes(body)):
         if token.type == "blockquote_open":
             quoted += 1
         elif token.type == "blockquote_close":

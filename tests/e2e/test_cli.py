@@ -14,7 +14,7 @@ import pytest
 
 from livereview.cli import main
 from livereview.settings import load
-from tests.e2e.conftest import TOKEN, Sandbox
+from tests.e2e.conftest import GITHUB_REPO, TOKEN, GitHubSandbox, Sandbox
 
 
 def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -48,6 +48,18 @@ def test_check_names_a_missing_repo_and_exits_1(sandbox: Sandbox,
     assert "acme/nope  FAIL  not found (404)" in capsys.readouterr().out
 
 
+def test_check_explains_a_forbidden_repo_in_its_hosts_terms(
+        gh: GitHubSandbox, capsys: pytest.CaptureFixture[str]) -> None:
+    """It said "needs at least Reporter access" on every host: a GitLab role on GitHub."""
+    gh.github.inject_fault("GET", rf"/repos/{GITHUB_REPO}$", status=403,
+                           body='{"message": "Resource not accessible by integration"}')
+    assert main(["--config", str(gh.config), "check"]) == 1
+    out = capsys.readouterr().out
+    assert f"{GITHUB_REPO}  FAIL  forbidden (403): the bot user needs read access to the " \
+           "repository (a fine-grained token must list it)" in out
+    assert "Reporter" not in out
+
+
 def test_check_with_a_rejected_token_exits_1_without_showing_it(sandbox: Sandbox) -> None:
     bad = "glpat-WRONG-token-0000"
     result = run_cli("--config", str(sandbox.config), "check",
@@ -64,6 +76,20 @@ def test_check_with_an_unreachable_host_exits_1_naming_the_cause(sandbox: Sandbo
     assert result.returncode == 1
     assert re.search(rf"identity +FAIL +unreachable: {address} refused the connection "
                      r"\(nothing listens there\)", result.stdout)
+    assert "Traceback" not in result.stderr
+
+
+def test_once_ends_with_one_line_naming_the_failure(sandbox: Sandbox) -> None:
+    """`once` used to exit 1 after JSON log lines only: a cron job's mail said nothing a
+    person could read at a glance."""
+    assert run_cli("--config", str(sandbox.config), "once",
+                   env={"LIVEREVIEW_E2E_TOKEN": TOKEN}).returncode == 0
+    sandbox.gitlab_server.stop()
+    result = run_cli("--config", str(sandbox.config), "once",
+                     env={"LIVEREVIEW_E2E_TOKEN": TOKEN})
+    assert result.returncode == 1
+    assert result.stderr.splitlines()[-1] == (
+        "livereview: once: polling failed on gl (the log lines above say why)")
     assert "Traceback" not in result.stderr
 
 

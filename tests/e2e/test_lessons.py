@@ -92,6 +92,7 @@ def test_export_import_round_trip_merges_duplicates(
 
 def test_bad_lesson_commands_are_one_line_and_exit_2(
         sandbox: Sandbox, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    sandbox.once()
     assert main(["--config", str(sandbox.config), "lessons", "approve", "99"]) == 2
     assert "lessons approve: no lesson 99" in capsys.readouterr().err
     bad = tmp_path / "bad.toml"
@@ -116,3 +117,19 @@ def test_a_thumbs_down_on_the_concession_archives_its_proposed_lesson(
                          name="thumbsdown")  # award emoji do not bump the MR
     assert sandbox.once() == 0
     assert "L1    archived" in lessons(sandbox, capsys, "list")
+
+
+def test_lesson_verbs_other_than_import_never_create_a_database(
+        sandbox: Sandbox, capsys: pytest.CaptureFixture[str]) -> None:
+    """Before the first run (or with a mistyped database_url) `lessons list` said "no
+    lessons" and left an empty database behind; now it says there is none."""
+    db = sandbox.db
+    assert not db.exists()
+    for verb in (["list"], ["approve", "1"], ["export"]):
+        assert main(["--config", str(sandbox.config), "lessons", *verb]) == 1
+        assert "no database" in capsys.readouterr().err
+        assert not db.exists()
+    seed = sandbox.config.parent / "seed.toml"
+    seed.write_text('[[lessons]]\nkey = "k"\nvalue = "v"\n', encoding="utf-8")
+    assert "imported 1 lessons" in lessons(sandbox, capsys, "import", str(seed))
+    assert "L1" in lessons(sandbox, capsys, "list")

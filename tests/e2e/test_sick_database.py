@@ -83,6 +83,26 @@ def test_a_damaged_file_at_start_is_one_line_saying_what_to_do(sandbox: Sandbox)
     assert f"restore {sandbox.db} from a backup" in line
 
 
+@pytest.mark.parametrize("command", ["once", "pending"])
+def test_another_programs_database_is_refused_not_upgraded(sandbox: Sandbox,
+                                                           command: str) -> None:
+    """A database_url pointing at another program's SQLite file got "older than this
+    version: `livereview once` upgrades it" — and once wrote our tables into it."""
+    sandbox.db.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.closing(sqlite3.connect(sandbox.db)) as conn, conn:
+        conn.execute("CREATE TABLE invoices (id INTEGER PRIMARY KEY, total REAL)")
+    result = subprocess.run(  # noqa: S603 - our own CLI
+        [*sandbox_cli(sandbox), command], capture_output=True, text=True, timeout=60,
+        check=False, env={**os.environ, "LIVEREVIEW_E2E_TOKEN": TOKEN})
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"livereview: database {sandbox.db} holds tables livereview did not create "
+        "(invoices): point database_url at a database of its own")
+    with contextlib.closing(sqlite3.connect(sandbox.db)) as conn:
+        assert [name for (name,) in conn.execute("SELECT name FROM sqlite_master")] == [
+            "invoices"]
+
+
 def test_a_database_deleted_under_the_daemon_stops_it(
         sandbox: Sandbox, start_daemon: Callable[[], Daemon]) -> None:
     daemon = start_daemon()

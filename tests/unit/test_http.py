@@ -71,6 +71,18 @@ async def test_post_is_retried_when_the_connection_never_opened() -> None:
     assert len(seen) == 2
 
 
+async def test_a_transport_failure_names_its_cause_not_only_its_class() -> None:
+    """The log said "GET /api/v4/user: ConnectError" — refused? DNS? timed out?"""
+    refused = httpx2.ConnectError("All connection attempts failed")
+    refused.__context__ = ConnectionRefusedError(111, "Connection refused")
+    handler, _ = scripted(*[refused] * 3)
+    with pytest.raises(Transient, match=r"^GET /api/v4/user: connection refused$"):
+        await client(handler).json("GET", "/api/v4/user")
+    handler, _ = scripted(httpx2.ReadTimeout("The read operation timed out"))
+    with pytest.raises(Transient, match=r"^POST /notes: timed out$"):
+        await client(handler).json("POST", "/notes", json={"body": "x"})
+
+
 async def test_429_is_retried_even_for_post_and_counted() -> None:
     metrics = Metrics()
     handler, seen = scripted(httpx2.Response(429, headers={"Retry-After": "0"}),

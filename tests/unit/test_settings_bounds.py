@@ -16,6 +16,7 @@ from pydantic import BaseModel, ValidationError
 
 from livereview.settings import (
     AISettings,
+    AnswerSettings,
     BotSettings,
     ConfigError,
     DaemonSettings,
@@ -28,7 +29,8 @@ ROOT = Path(__file__).parents[2]
 ENV = {"T": "x", "OPENAI_API_KEY": "k"}
 HOST = {"name": "gl", "type": "gitlab", "url": "https://gitlab.example", "token_env": "T"}
 SECTIONS: dict[str, type[BaseModel]] = {
-    "daemon": DaemonSettings, "bot": BotSettings, "ai": AISettings, "hosts[]": HostSettings}
+    "daemon": DaemonSettings, "bot": BotSettings, "ai": AISettings, "hosts[]": HostSettings,
+    "answers": AnswerSettings}
 # Keys whose extreme values need a companion to stay consistent (hot <= cold interval,
 # job timeout >= step timeout).
 COMPANIONS: dict[str, dict[str, float]] = {

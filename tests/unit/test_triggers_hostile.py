@@ -36,6 +36,8 @@ BASELINE = T0 - timedelta(hours=24)
     "> > @livereview deeply quoted",
     "<!--\n@livereview\n-->",
     "\t@livereview after a tab is indented code",
+    ">>>\nGitLab's multi-line quote: @livereview said\n>>>",
+    "I asked:\n>>>\n@livereview never closed, so quoted to the end",
 ])
 def test_a_mention_that_hosts_render_as_code_quote_or_link_does_not_count(body: str) -> None:
     assert not mentions(body, POLICY.aliases)
@@ -48,6 +50,8 @@ def test_a_mention_that_hosts_render_as_code_quote_or_link_does_not_count(body: 
     "<div>\n@livereview in an HTML block\n</div>",
     "text `code` then @livereview",
     "| @livereview | in a table |",
+    ">>>\nquoted\n>>>\n@livereview after the quote closed",
+    "```\n>>>\n```\n@livereview: a delimiter in code delimits nothing",
 ])
 def test_a_mention_in_rendered_prose_counts(body: str) -> None:
     assert mentions(body, POLICY.aliases)

@@ -37,6 +37,7 @@ from livereview.hosts.base import (
 )
 from livereview.hosts.payload import JsonObject, json_object, json_objects
 from livereview.metrics import Metrics, status_class
+from livereview.reachability import cause
 
 log = structlog.get_logger("livereview.http")
 IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
@@ -304,12 +305,12 @@ class HttpClient:
                         "uses an internal CA, set this host's ca_bundle to the CA's PEM file"
                     ) from None
                 if last:
-                    raise Transient(f"{method} {path}: {type(exc).__name__}") from None
+                    raise Transient(f"{method} {path}: {cause(exc)}") from None
                 wait = self.retry.backoff(attempt)
             except httpx2.TransportError as exc:
                 self._observe(None)
                 if last or not safe_to_repeat:
-                    raise Transient(f"{method} {path}: {type(exc).__name__}") from None
+                    raise Transient(f"{method} {path}: {cause(exc)}") from None
                 wait = self.retry.backoff(attempt)
             else:
                 self._observe(response)

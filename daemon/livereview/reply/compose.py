@@ -9,22 +9,29 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Sequence
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 from structlog.typing import FilteringBoundLogger
 
-from livereview.hosts.base import Host, NotFound
+from livereview.hosts.base import Forbidden, Host, NotFound
 from livereview.lessons import applicable
 from livereview.markdown import open_fence
-from livereview.model import Identity, ReplyJob, Snapshot, Thread
-from livereview.reply import context
+from livereview.model import Identity, Message, ReplyJob, Snapshot, Thread
+from livereview.reply import context, elsewhere
 from livereview.reply.answer import parse as parse_answer
 from livereview.reply.answer import render as render_answer
+from livereview.reply.budget import chars_for
+from livereview.reply.code_reader import CodeReader, Reads
+from livereview.reply.code_refs import named_in
+from livereview.reply.interdiff import Interdiff, interdiff
 from livereview.reply.knowledge import Knowledge
 from livereview.reply.llm import Answerer
+from livereview.reply.policy import AnswerPolicy
+from livereview.reply.surroundings import Excerpt, Surroundings
 from livereview.sanitize import outgoing
+from livereview.settings import AnswerSettings
 from livereview.store import lessons as lesson_rows
 from livereview.store.db import Store
 from livereview.triggers import reply_marker
@@ -37,6 +44,17 @@ class JobSkipped(Exception):
     """The job must not be answered (MR gone or closed); the message says why."""
 
 
+def _clear_cut(text: str, limit: int) -> str:
+    """`text` within `limit` characters, cut after a paragraph, else a line, else a
+    sentence, else a word, when one ends in the last half — not in the middle of a word."""
+    head = text[:limit]
+    for boundary in ("\n\n", "\n", ". ", " "):
+        at = head.rfind(boundary)
+        if at >= limit // 2:
+            return head[: at + (1 if boundary == ". " else 0)].rstrip()
+    return head.rstrip()
+
+
 def postable(text: str, message_id: str, max_chars: int,
              allow_mentions: Sequence[str] = ()) -> str:
     """`text` as the bot may post it, within `max_chars`, ending with the marker for
@@ -45,13 +63,17 @@ def postable(text: str, message_id: str, max_chars: int,
     safe = outgoing(text, allow_mentions)
     shortened = len(safe) > max_chars
     if shortened:  # a cut can leave a construct of its own (`</` at the end opens a comment)
-        safe = outgoing(safe[:max_chars].rstrip(), allow_mentions)
+        safe = outgoing(_clear_cut(safe, max_chars), allow_mentions)
     fence = open_fence(safe)
     if fence:
         safe = outgoing(f"{safe}\n{fence}", allow_mentions)
     if shortened:
         safe += f"\n\n{SHORTENED}"
     return f"{safe}\n\n{reply_marker(message_id)}"
+
+
+def _default_answers(host: str, repo: str) -> AnswerSettings:
+    return AnswerSettings()
 
 
 @dataclass
@@ -61,26 +83,85 @@ class Composer:
     knowledge: Knowledge
     step_timeout_seconds: float
     max_reply_chars: int
+    answers: Callable[[str, str], AnswerSettings] = _default_answers  # (host, repo) → policy
+    code: CodeReader = field(default_factory=CodeReader)
 
     async def _step(self, call: Awaitable[T]) -> T:
         async with asyncio.timeout(self.step_timeout_seconds):
             return await call
 
     async def _where(self, job: ReplyJob, host: Host, stored: Snapshot, thread: Thread,
-                     log: FilteringBoundLogger) -> tuple[str | None, str | None]:
-        """The hunk at a diff thread's anchor, or the diffstat for a general comment."""
+                     log: FilteringBoundLogger) -> tuple[str | None, str | None, str | None]:
+        """The hunk at a diff thread's anchor, or the diffstat for a general comment; and
+        the diff at the MR's head when that is what was read."""
         try:
             if thread.anchor is None:
-                return None, context.diffstat(await self._step(host.diff(job.mr)))
+                diff = await self._step(host.diff(job.mr))
+                return None, context.diffstat(diff), diff
             # A thread started before a push points at an older version of the diff: its
             # line numbers only make sense there.
             outdated = thread.anchor.head_sha not in ("", stored.mr.head_sha)
             diff = await self._step(host.diff(job.mr, thread.anchor.head_sha if outdated
                                               else None))
-            return context.hunk_at(diff, thread.anchor), None
+            return context.hunk_at(diff, thread.anchor), None, None if outdated else diff
         except NotFound:
             log.info("diff_unavailable")
-            return None, None
+            return None, None, None
+
+    async def _named_code(self, job: ReplyJob, host: Host, stored: Snapshot,
+                          question: Message, diff: str | None, reads: Reads
+                          ) -> tuple[list[Excerpt], list[str]]:
+        """The code the question names, read at the MR's head."""
+        named, head = named_in(question.body), stored.mr.head_sha
+        if not (named.places or named.symbols) or not head or not reads.max_files:
+            return [], []
+        async with asyncio.timeout(self.step_timeout_seconds):
+            touched = await self.code.touched(host, job.mr, head, diff, named.symbols)
+            return await self.code.named_code(host, job.mr, head, touched, named, reads)
+
+    async def _changes_since(self, job: ReplyJob, host: Host, stored: Snapshot,
+                             thread: Thread, reads: Reads) -> Interdiff | None:
+        """For a thread started before a push: its file then and now."""
+        anchor = thread.anchor
+        if anchor is None or anchor.head_sha in ("", stored.mr.head_sha):
+            return None
+        path = anchor.new_path or anchor.old_path
+        both = Reads(2, reads.max_bytes)  # the file at both heads, whatever else was read
+        async with asyncio.timeout(self.step_timeout_seconds):
+            before = await self.code.file(host, job.mr, anchor.head_sha, path, both)
+            after = await self.code.file(host, job.mr, stored.mr.head_sha, path, both)
+        reads.skipped += both.skipped
+        if before is None:
+            return None
+        if after is None:
+            return Interdiff(f"The file {path} no longer exists at the MR's head (or is not "
+                             "readable).", "")
+        return interdiff(before, after, path, anchor.new_line)
+
+    async def _surroundings(self, job: ReplyJob, host: Host, stored: Snapshot, thread: Thread,
+                            question: Message, identity: Identity, diff: str | None,
+                            answers: AnswerSettings, log: FilteringBoundLogger
+                            ) -> Surroundings:
+        """The rest of the MR's conversation (from the snapshot: no request), the code the
+        question names and the change at an outdated anchor (read at the MR's heads). The
+        code is optional context: a file the host will not give leaves it out."""
+        reads = Reads(answers.max_files_read, answers.max_file_kb * 1000)
+        excerpts: list[Excerpt] = []
+        missing: list[str] = []
+        changed: Interdiff | None = None
+        try:
+            excerpts, missing = await self._named_code(job, host, stored, question, diff, reads)
+        except (NotFound, Forbidden) as exc:
+            log.info("code_unavailable", error=str(exc))
+        try:
+            changed = await self._changes_since(job, host, stored, thread, reads)
+        except (NotFound, Forbidden) as exc:
+            log.info("interdiff_unavailable", error=str(exc))
+        if reads.skipped:
+            log.info("code_not_read", skipped=reads.skipped[:10])
+        return Surroundings(elsewhere=elsewhere.gather(stored, thread.id, identity, host.type),
+                            code=tuple(excerpts), code_not_found=tuple(missing),
+                            interdiff=changed)
 
     async def compose(self, job: ReplyJob, host: Host, stored: Snapshot, identity: Identity,
                       log: FilteringBoundLogger) -> tuple[str, str, str]:
@@ -92,20 +173,28 @@ class Composer:
         question = next((m for m in thread.messages if m.id == job.message_id), None)
         if question is None:
             raise JobSkipped("the message to answer was deleted")
-        hunk, stat = await self._where(job, host, stored, thread, log)
+        answers = self.answers(job.mr.host, job.mr.repo)
+        hunk, stat, diff = await self._where(job, host, stored, thread, log)
+        around = await self._surroundings(job, host, stored, thread, question, identity, diff,
+                                          answers, log)
         references = await self.knowledge.read(job.mr, host, stored.mr.target_branch, log)
         active = await self.store.run(lesson_rows.everything, "active")
         used = applicable(active, job.mr.host, job.mr.repo)
+        max_chars = min(answers.max_chars, self.max_reply_chars)
+        policy = AnswerPolicy(answers.tone, answers.concede, answers.languages, max_chars)
         prompt = context.build(stored.mr, thread, job.message_id, identity, hunk=hunk,
                                stat=stat, commits=stored.commits, lessons=used,
-                               references=references)
+                               references=references, surroundings=around, policy=policy,
+                               budget_chars=chars_for(answers.context_budget_tokens))
         answer = await self._step(self.answerer.answer(prompt))
         structured = parse_answer(answer.text, question.body)
         log.info("answer_written", model=answer.model, chars=len(answer.text),
                  prompt_tokens=answer.prompt_tokens, truncated=list(prompt.truncated),
+                 context_sections=list(prompt.sections), context_chars=len(prompt.user),
+                 code_excerpts=len(around.code),
                  prompt_version=context.prompt_version(), mode=structured.mode,
                  structured=structured.structured, concede=structured.concede,
                  lessons_used=[lesson.id for lesson in used])
-        body = postable(render_answer(structured), job.message_id, self.max_reply_chars)
+        body = postable(render_answer(structured), job.message_id, max_chars)
         return (body, json.dumps(structured.meta()),
                 " ".join(str(lesson.id) for lesson in used))

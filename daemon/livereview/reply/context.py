@@ -27,6 +27,9 @@ from livereview.model import (
     Message,
     Thread,
 )
+from livereview.reply.budget import Section, fit
+from livereview.reply.policy import AnswerPolicy
+from livereview.reply.surroundings import PRIORITY, Surroundings
 from livereview.sanitize import clean, fence_id, fenced, one_line
 from livereview.triggers import is_ack
 
@@ -56,6 +59,7 @@ class Prompt:
     system: str
     user: str
     truncated: tuple[str, ...] = ()
+    sections: tuple[str, ...] = ()  # the names of the sections the user prompt holds
 
 
 def _file_section(diff_text: str, anchor: Anchor) -> str:
@@ -211,8 +215,11 @@ def build(
     references: Sequence[Reference] = (),
     budget_chars: int = 32_000,
     keep_last: int = 10,
+    surroundings: Surroundings | None = None,
+    policy: AnswerPolicy | None = None,
 ) -> Prompt:
     parts = _parts(mr, thread, trigger_id, identity, hunk, stat, references, keep_last)
+    surroundings = surroundings or Surroundings()
     # Everything a host user wrote is fenced, the one-line fields too (a title, a branch, a
     # file name, a commit title are as hostile as a comment); the fence name is a hash of
     # all of it.
@@ -230,43 +237,45 @@ def build(
     pushed = "\n".join(f"- {one_line(c.sha)[:8]} {one_line(c.title)}" for c in new_commits[:20])
     references_text = [f"{source}\n\n{text}" if text else source
                        for source, text in parts.references]
-    fence = fence_id([summary, where, pushed, *references_text, parts.fence()])
-    sections: list[tuple[str, str]] = [("the MR summary", (
-        f"## Merge request !{mr.key.iid} in {one_line(mr.key.repo)}\n"
-        f"{fenced(summary, fence)}"))]
+    fence = fence_id([summary, where, pushed, *references_text, parts.fence(),
+                      *surroundings.pieces()])
+    sections = [Section("the MR summary", f"## Merge request !{mr.key.iid} in "
+                        f"{one_line(mr.key.repo)}", (fenced(summary, fence),))]
     if thread.anchor is not None:
         hunk_text = f"{where}\n\n{parts.hunk}" if parts.hunk else (
             f"{where}\n(the diff hunk is not available)")
-        sections.append(("the diff hunk", "## The thread is on a line of the diff\n"
-                         f"{fenced(hunk_text, fence)}"))
+        sections.append(Section("the diff hunk", "## The thread is on a line of the diff",
+                                (fenced(hunk_text, fence),), PRIORITY["the diff hunk"]))
     elif parts.stat:
-        sections.append(("the diffstat",
-                         f"## What the MR changes\n{fenced(parts.stat, fence)}"))
+        sections.append(Section("the diffstat", "## What the MR changes",
+                                (fenced(parts.stat, fence),), PRIORITY["the diffstat"]))
+    sections += surroundings.changes_since(fence) + surroundings.code_named(fence)
     if new_commits:
-        sections.append(("the new commits", "## Commits pushed since you last wrote here\n"
-                         f"{fenced(pushed, fence)}"))
+        sections.append(Section("the new commits", "## Commits pushed since you last wrote "
+                                "here", (fenced(pushed, fence),), PRIORITY["the new commits"]))
+    sections += surroundings.conversation(fence)
     if lessons:
-        sections.append(("the lessons", "## Lessons this team taught you (follow them)\n"
-                         + "\n".join(f"- [L{lesson.id}] {one_line(lesson.key)}: "
-                                     f"{one_line(lesson.value, 500)}"
-                                     for lesson in lessons[:20])))
+        sections.append(Section(
+            "the lessons", "## Lessons this team taught you (follow them)",
+            tuple(f"- [L{lesson.id}] {one_line(lesson.key)}: {one_line(lesson.value, 500)}"
+                  for lesson in lessons[:20]), PRIORITY["the lessons"], joiner="\n"))
     if references_text:
-        sections.append(("the references", "## References for this repo (cite them when "
-                         "they support you)\n" + "\n".join(
-                             f"### Reference {i}\n{fenced(text, fence)}"
-                             for i, text in enumerate(references_text, 1))))
-    sections.append(("the thread", "## The thread\n" + "\n\n".join(
+        sections.append(Section(
+            "the references", "## References for this repo (cite them when they support you)",
+            tuple(f"### Reference {i}\n{fenced(text, fence)}"
+                  for i, text in enumerate(references_text, 1)),
+            PRIORITY["the references"], joiner="\n"))
+    sections.append(Section("the thread", "## The thread", tuple(
         f"### {'THE MESSAGE TO ANSWER — ' if m.id == trigger_id else ''}{_who(m, identity)}"
         f"\n{fenced(text, fence)}" for m, text in parts.messages)))
-    # Over budget: leave out whole sections, least useful first — never cut one in half.
-    for name in ("the references", "the new commits", "the diffstat", "the lessons",
-                 "the diff hunk"):
-        if sum(len(text) + 2 for _, text in sections) <= budget_chars:
-            break
-        if any(n == name for n, _ in sections):
-            sections = [(n, text) for n, text in sections if n != name]
-            parts.truncated.append(f"{name} (left out: over the context budget)")
-    user = "\n\n".join(text for _, text in sections)
-    if parts.truncated:
-        user += "\n\n(Context cut for length: " + "; ".join(parts.truncated) + ".)"
-    return Prompt(system=system_prompt(fence), user=user, truncated=tuple(parts.truncated))
+    # Over budget: the lowest-priority parts go first, item by item, and each cut is named.
+    fitted = fit(sections, budget_chars)
+    truncated = [*parts.truncated, *surroundings.elsewhere.not_shown, *fitted.cuts]
+    user = fitted.text
+    if truncated:
+        user += "\n\n(Context cut for length: " + "; ".join(truncated) + ".)"
+    system = system_prompt(fence)
+    if policy is not None:
+        system += "\n" + policy.instructions()
+    return Prompt(system=system, user=user, truncated=tuple(truncated),
+                  sections=fitted.kept)

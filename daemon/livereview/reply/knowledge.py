@@ -1,5 +1,10 @@
-"""The repo's configured knowledge, read for a prompt: files of the repo (globs allowed,
-read through the host from the target branch and cached), links, and snippets."""
+"""The configured knowledge for a repo, read for a prompt: files of the repo (globs allowed,
+read through the host from the target branch and cached), links, and snippets.
+
+Entries come at three scopes, named as lessons name them: the repo's own
+(`repo:HOST:PATH`), each group above it (`group:HOST:PATH`, subgroups included) and
+`global`; the most specific come first, and a repo never sees another group's. A file path
+at group or global scope is read from the repo being answered in."""
 
 from __future__ import annotations
 
@@ -11,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from livereview.hosts.base import Host, NotFound
+from livereview.lessons import scopes_for
 from livereview.model import MRKey
 from livereview.reply.context import Reference
 
@@ -21,13 +27,13 @@ Source = str | tuple[str, str]  # a path, a glob or a URL; or (title, text)
 
 @dataclass
 class Knowledge:
-    sources: dict[tuple[str, str], tuple[Source, ...]] = field(default_factory=dict)
+    sources: dict[str, tuple[Source, ...]] = field(default_factory=dict)  # scope → entries
     timeout_seconds: float = 60.0
     _files: dict[tuple[str, str, str, str], tuple[float, str]] = field(default_factory=dict)
 
     async def read(self, mr: MRKey, host: Host, ref: str, log: Any) -> list[Reference]:
         found: list[Reference] = []
-        for source in self.sources.get((mr.host, mr.repo), ()):
+        for source in self.entries(mr):
             if isinstance(source, tuple):  # a snippet written in the config
                 found.append(Reference(*source))
                 continue
@@ -45,6 +51,11 @@ class Knowledge:
                 if text is not None:
                     found.append(Reference(path, text))
         return found
+
+    def entries(self, mr: MRKey) -> list[Source]:
+        """The entries for `mr`'s repo, most specific scope first, each once."""
+        scoped = (self.sources.get(scope, ()) for scope in scopes_for(mr.host, mr.repo))
+        return list(dict.fromkeys(source for entries in scoped for source in entries))
 
     async def _expand(self, mr: MRKey, host: Host, ref: str, source: str) -> list[str]:
         """`docs/adr/*.md` → the matching files of that folder (at most ten)."""

@@ -40,11 +40,12 @@ from livereview.logging import FailureLog
 from livereview.metrics import Metrics
 from livereview.model import Identity, JobState, Lesson, Policy, ReplyJob, Snapshot, Thread
 from livereview.reply.answer import StructuredAnswer
+from livereview.reply.code_reader import CodeReader
 from livereview.reply.compose import Composer, JobSkipped
 from livereview.reply.knowledge import Knowledge
 from livereview.reply.llm import Answerer, LLMError
 from livereview.sanitize import outgoing, quote
-from livereview.settings import BotSettings, DaemonSettings, LessonsSettings
+from livereview.settings import AnswerSettings, BotSettings, DaemonSettings, LessonsSettings
 from livereview.store import jobs, snapshots
 from livereview.store.db import Store
 from livereview.store.engine import StoreError
@@ -99,6 +100,8 @@ class Worker:
     metrics: Metrics
     clock: Callable[[], datetime] = field(default=lambda: datetime.now().astimezone())
     knowledge: Knowledge = field(default_factory=Knowledge)
+    answers: Callable[[str, str], AnswerSettings] = field(  # (host, repo) → [answers]
+        default=lambda host, repo: AnswerSettings())
     idle_wait_seconds: float = 1.0  # look for due retries this often when nothing wakes us
     _running: dict[int, asyncio.Task[None]] = field(default_factory=dict)
     _resting: dict[int, float] = field(default_factory=dict)  # job id → monotonic deadline
@@ -108,7 +111,8 @@ class Worker:
 
     def __post_init__(self) -> None:
         self.composer = Composer(self.store, self.answerer, self.knowledge,
-                                 self.daemon.step_timeout_seconds, self.bot.max_reply_chars)
+                                 self.daemon.step_timeout_seconds, self.bot.max_reply_chars,
+                                 self.answers, CodeReader(self.daemon.step_timeout_seconds))
 
     # -- scheduling -------------------------------------------------------------------
     def kick(self) -> None:

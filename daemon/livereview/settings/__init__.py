@@ -12,6 +12,7 @@ from livereview.settings.models import (
                                         HOST_TYPES,
                                         SUPPORTED_HOST_TYPES,
                                         AISettings,
+                                        AnswerSettings,
                                         BotSettings,
                                         DaemonSettings,
                                         HostSettings,
@@ -22,7 +23,8 @@ from livereview.settings.models import (
 from livereview.settings.secret import Secret
 
 __all__ = [
-    "GITHUB_API", "HOST_TYPES", "SUPPORTED_HOST_TYPES", "AISettings", "BotSettings",
+    "GITHUB_API", "HOST_TYPES", "SUPPORTED_HOST_TYPES", "AISettings", "AnswerSettings",
+    "BotSettings",
     "ConfigError", "DaemonSettings", "HostSettings", "LessonsSettings", "RepoSettings",
     "Secret", "Settings", "load", "load_ai", "parse", "read",
 ]

@@ -20,6 +20,7 @@ from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
+    Field,
     ValidationInfo,
     field_validator,
     model_validator,
@@ -296,6 +297,12 @@ def _bitbucket_cloud_url(url: str, info: ValidationInfo) -> str:
     return url
 
 
+def _repo_path(path: str) -> str:
+    if not path.strip("/").strip():
+        raise Invalid("is required", rank=Rank.MISSING)
+    return path.strip("/")
+
+
 def _knowledge(value: object) -> object:
     """Paths and URLs as strings; snippets as inline tables {title = "…", text = "…"}."""
     if not isinstance(value, list):
@@ -312,17 +319,51 @@ def _knowledge(value: object) -> object:
     return tuple(entries)
 
 
-def _repo_path(path: str) -> str:
-    if not path.strip("/").strip():
-        raise Invalid("is required", rank=Rank.MISSING)
-    return path.strip("/")
+# ---- issue 19: how answers are written, and knowledge beyond one repo ----------------------
+def _languages(languages: tuple[str, ...]) -> tuple[str, ...]:
+    for language in languages:
+        if not language.strip() or len(language) > 40 or not language.isprintable():
+            raise Invalid(f"expected language names such as \"English\", got {shown(language)}")
+    return languages
+
+
+class AnswerSettings(Section):
+    """The answer policy ([answers], overridden per repo by [repos.answers]) and the context
+    budget of one answer."""
+
+    tone: Annotated[str, one_of("concise", "thorough")] = "concise"
+    # with_evidence: concede only when the code shown or a reference proves the point.
+    concede: Annotated[str, one_of("with_evidence", "when_convinced")] = "with_evidence"
+    languages: Annotated[TomlList[str], AfterValidator(_languages)] = ()  # () → the question's
+    max_chars: Annotated[int, Between(100, 60_000)] = 6000  # bot.max_reply_chars still caps
+    context_budget_tokens: Annotated[int, Between(500, 200_000)] = 8000  # 4 chars ≈ 1 token
+    max_files_read: Annotated[int, Between(0, 100)] = 12  # per answer, for the code it names
+    max_file_kb: Annotated[int, Between(1, 4096)] = 256  # a bigger file is not read
+
+
+KnowledgeEntries = Annotated[tuple[str | tuple[str, str], ...], BeforeValidator(_knowledge)]
+
+
+class GroupKnowledge(Section):
+    host: Required
+    path: Annotated[str, AfterValidator(_repo_path)]  # every repo under it (subgroups too)
+    entries: KnowledgeEntries = ()
+
+
+class KnowledgeSettings(Section):
+    """Knowledge for every repo (`global`) and for the repos of a group; repo paths in it are
+    read from the repo being answered in."""
+
+    everywhere: KnowledgeEntries = Field(default=(), alias="global")
+    groups: TomlList[GroupKnowledge] = ()
 
 
 class RepoSettings(Section):
     host: Required
     path: Annotated[str, AfterValidator(_repo_path)]
     # Files of the repo (CONTRIBUTING.md, docs/adr/…), URLs, or (title, text) snippets.
-    knowledge: Annotated[tuple[str | tuple[str, str], ...], BeforeValidator(_knowledge)] = ()
+    knowledge: KnowledgeEntries = ()
+    answers: AnswerSettings | None = None  # overrides [answers] key by key (issue 19)
 
 
 class LessonsSettings(Section):
@@ -338,7 +379,7 @@ def _at_least_one(kind: str) -> AfterValidator:
     return AfterValidator(check)
 
 
-SECTIONS = ("daemon", "bot", "ai", "lessons")
+SECTIONS = ("daemon", "bot", "ai", "lessons", "answers", "knowledge")
 
 
 class Settings(Section):
@@ -350,6 +391,8 @@ class Settings(Section):
     bot: BotSettings
     ai: AISettings
     lessons: LessonsSettings = LessonsSettings()
+    answers: AnswerSettings = AnswerSettings()
+    knowledge: KnowledgeSettings = KnowledgeSettings()
     source: Path | None = None
 
     @model_validator(mode="before")
@@ -375,13 +418,32 @@ class Settings(Section):
             if (repo.host, repo.path) in seen:
                 raise Invalid(f"{shown(repo.path)} is listed twice", "repos", index, "path")
             seen.add((repo.host, repo.path))
+        for index, group in enumerate(self.knowledge.groups):
+            if group.host not in names:
+                raise Invalid(f"no [[hosts]] named {shown(group.host)}", "knowledge", "groups",
+                              index, "host")
         return self
 
     def host(self, name: str) -> HostSettings:
         return next(h for h in self.hosts if h.name == name)
 
-    def knowledge(self) -> dict[tuple[str, str], tuple[str | tuple[str, str], ...]]:
-        return {(r.host, r.path): r.knowledge for r in self.repos if r.knowledge}
+    def knowledge_sources(self) -> dict[str, tuple[str | tuple[str, str], ...]]:
+        """Knowledge entries by scope, as lessons name scopes: `repo:HOST:PATH`,
+        `group:HOST:PATH`, `global`."""
+        scoped = {f"repo:{r.host}:{r.path}": r.knowledge for r in self.repos if r.knowledge}
+        for group in self.knowledge.groups:
+            key = f"group:{group.host}:{group.path}"
+            scoped[key] = (*scoped.get(key, ()), *group.entries)
+        if self.knowledge.everywhere:
+            scoped["global"] = self.knowledge.everywhere
+        return scoped
+
+    def answers_for(self, host: str, repo: str) -> AnswerSettings:
+        """[answers] with the repo's own [repos.answers] keys over it."""
+        own = next((r.answers for r in self.repos if r.host == host and r.path == repo), None)
+        if own is None:
+            return self.answers
+        return self.answers.model_copy(update={k: getattr(own, k) for k in own.model_fields_set})
 
     def repos_of(self, host: str) -> tuple[str, ...]:
         return tuple(r.path for r in self.repos if r.host == host)

@@ -63,6 +63,8 @@ class Store:
                       read_only: bool = True) -> Store:
         """Open a database that must exist (`StoreMissing` otherwise), never creating one.
         Read-only (the default) also never writes; a writable one is migrated."""
+        if not read_only:  # a writable SQLite engine would create the missing file
+            engines.create(database_url, busy_timeout_seconds, read_only=True).dispose()
         engine = engines.create(database_url, busy_timeout_seconds, read_only=read_only)
         try:
             if read_only:

@@ -24,7 +24,7 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import URL, Engine, create_engine, event
+from sqlalchemy import URL, Engine, create_engine, event, inspect
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError, OperationalError
 
@@ -174,11 +174,17 @@ def check_schema(engine: Engine, *, newer_only: bool = False) -> None:
     try:
         with engine.connect() as connection:
             current = MigrationContext.configure(connection).get_current_revision()
+            foreign = sorted(set(inspect(connection).get_table_names()) - {"alembic_version"}
+                             ) if current is None else []
     except DBAPIError as exc:
         error = translate(exc, engine)
         if error is None:
             raise
         raise error from None
+    if foreign:  # upgrading would write our tables into another program's database
+        shown = ", ".join(foreign[:3]) + (", …" if len(foreign) > 3 else "")
+        raise StoreError(f"database {_where(engine)} holds tables livereview did not create "
+                         f"({shown}): point database_url at a database of its own")
     if current is not None and current not in {s.revision for s in scripts.walk_revisions()}:
         raise StoreError(f"database {_where(engine)} has schema revision {current}, which "
                          "this version of livereview does not know: a newer version wrote "
