@@ -13,12 +13,9 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Awaitable
-from typing import Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import anyio
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError as McpToolError
-from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from livereview import __version__
@@ -28,6 +25,9 @@ from livereview.tools import diffs, results, writing
 from livereview.tools.errors import ToolError
 from livereview.tools.toolbox import Toolbox
 
+if TYPE_CHECKING:  # the SDK is imported when the server starts: every other command
+    from mcp.server.mcpserver import MCPServer  # starts faster without it
+
 R = TypeVar("R")
 MR = Annotated[str, Field(description=(
     "The merge request: its web URL on any configured host (GitLab …/-/merge_requests/N, "
@@ -35,8 +35,6 @@ MR = Annotated[str, Field(description=(
 PATHS = Annotated[list[str], Field(description=(
     "Only files whose new or old path matches one of these shell globs (* also crosses /); "
     "empty: every file"))]
-READ = ToolAnnotations(read_only_hint=True, open_world_hint=True)
-WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=True)
 INSTRUCTIONS = (
     "Merge-request tools over the hosts livereview watches (GitLab, GitHub, Bitbucket). "
     "Start with `comments` to see what reviewers asked that nobody answered yet; read the "
@@ -58,6 +56,7 @@ class Tools:
 
     @staticmethod
     async def _call(step: Awaitable[R]) -> R:
+        from mcp.server.mcpserver.exceptions import ToolError as McpToolError
         try:
             return await step
         except ToolError as exc:
@@ -143,13 +142,17 @@ class Tools:
 
 
 def build(box: Toolbox) -> MCPServer:
+    from mcp.server.mcpserver import MCPServer
+    from mcp.types import ToolAnnotations
+    read = ToolAnnotations(read_only_hint=True, open_world_hint=True)
+    write = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=True)
     server: MCPServer = MCPServer("livereview", version=__version__, instructions=INSTRUCTIONS,
                                   log_level="WARNING")
     tools = Tools(box)
     for name in ("comments", "diffstat", "diff", "file", "replied"):
-        server.add_tool(getattr(tools, name), name=name, annotations=READ)
+        server.add_tool(getattr(tools, name), name=name, annotations=read)
     for name in ("reply", "comment", "approve", "unapprove", "request_changes"):
-        server.add_tool(getattr(tools, name), name=name, annotations=WRITE)
+        server.add_tool(getattr(tools, name), name=name, annotations=write)
     return server
 
 
