@@ -20,7 +20,15 @@ from typing import NoReturn, TextIO, cast
 
 import structlog
 
-from livereview import __version__, cli_db, cli_review, conversation, lesson_commands
+from livereview import (
+    __version__,
+    cli_db,
+    cli_mr,
+    cli_review,
+    conversation,
+    lesson_commands,
+    mcp_server,
+)
 from livereview import logging as logs
 from livereview.app import App
 from livereview.check import check, render
@@ -97,6 +105,8 @@ def parser() -> argparse.ArgumentParser:
     lesson_commands.add_parser(sub)
     cli_review.add_parser(sub)
     cli_db.add_parser(sub)
+    cli_mr.add_parser(sub)  # the faces of livereview.tools: `mr …` and `mcp`
+    mcp_server.add_parser(sub)
     health = sub.add_parser("health", help="exit 0 if every host was polled recently "
                                            "(container HEALTHCHECK)")
     health.add_argument("--max-age", type=float, default=None, metavar="SECONDS",
@@ -324,6 +334,8 @@ def _command(args: argparse.Namespace) -> int:
             return cli_review.run(settings, args)
         if args.command == "health":
             return _health(settings, args)
+        if args.command in ("mr", "mcp"):
+            return int(args.face(settings, args))
         return asyncio.run(_daemon(settings, args))
     except (StoreError, ListenError) as exc:
         print(f"livereview: {exc}", file=sys.stderr)
