@@ -251,3 +251,76 @@ class Policy:
     max_replies_per_thread_per_hour: int = 12  # whoever asks (bots taking turns look human)
     max_replies_per_mr_per_hour: int = 30
     automated_reply_seconds: float = 5.0  # an answer to the bot faster than this is a bot's
+
+
+# ---- reviews (issue 14): what a host needs to show a review, independent of the host ----
+
+
+class FileStatus(enum.StrEnum):
+    ADDED = "added"
+    MODIFIED = "modified"
+    REMOVED = "removed"
+    RENAMED = "renamed"
+
+
+@dataclass(frozen=True, slots=True)
+class FileChange:
+    """One row of an MR's diffstat."""
+
+    new_path: str
+    old_path: str
+    status: FileStatus
+    additions: int
+    deletions: int
+    binary: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class FileDiff:
+    """One file of an MR's diff, yielded one at a time (memory bounded by one file)."""
+
+    change: FileChange
+    diff: str  # this file's unified diff ("" when skipped)
+    skipped: str = ""  # why it was left out: "binary", "too large (N bytes)", …
+
+
+@dataclass(frozen=True, slots=True)
+class DiffRefs:
+    """The diff version a review is anchored to."""
+
+    base_sha: str
+    start_sha: str
+    head_sha: str
+
+
+class Side(enum.StrEnum):
+    NEW = "new"  # an added or context line, numbered in the new file
+    OLD = "old"  # a removed line, numbered in the old file
+
+
+@dataclass(frozen=True, slots=True)
+class InlineComment:
+    """A comment placed on one diff line."""
+
+    path: str  # new path (old path for a removed file)
+    line: int
+    side: Side
+    body: str
+    old_path: str = ""  # when renamed
+    old_line: int | None = None  # context lines: the old-side number too (GitLab needs both)
+
+
+class Verdict(enum.StrEnum):
+    APPROVED = "approved"
+    CHANGES_REQUESTED = "changes_requested"
+    COMMENTED = "commented"
+
+
+@dataclass(frozen=True, slots=True)
+class PostedReview:
+    """What the host's create responses said about a posted review (never a read-back)."""
+
+    review_id: str  # GitHub: the review's id; GitLab/Bitbucket: the summary note's id
+    summary: Message | None
+    comments: tuple[Message, ...]  # one per InlineComment, same order
+    verdict_applied: Verdict  # e.g. COMMENTED when the host refused APPROVE on an own PR

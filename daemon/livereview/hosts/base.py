@@ -6,11 +6,26 @@ method it pretends to have (docs/DESIGN.md §3).
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from livereview.model import Anchor, ChangedMR, Identity, Message, MRKey, Snapshot, Thread
+from livereview.model import (
+    Anchor,
+    ChangedMR,
+    DiffRefs,
+    FileChange,
+    FileDiff,
+    Identity,
+    InlineComment,
+    Message,
+    MRKey,
+    PostedReview,
+    Snapshot,
+    Thread,
+    Verdict,
+)
 
 if TYPE_CHECKING:  # http.py imports the errors below
     from livereview.hosts.http import HttpClient
@@ -34,6 +49,10 @@ class AuthFailed(HostError):
 
 class Conflict(HostError):
     pass
+
+
+class Unsupported(HostError):
+    """The host has no way to do this (its one-line reason says why): never a silent no-op."""
 
 
 class TLSFailed(HostError):
@@ -61,6 +80,8 @@ class Capabilities:
     threaded_general_comments: bool = True  # can a general comment be replied to in place?
     instance_wide_listing: bool = False
     mention_inbox: bool = False  # the host queues mentions of the bot (GitLab to-dos)
+    verdicts: bool = True  # approve / unapprove / request_changes exist
+    review_batch: bool = False  # post_review is ONE request (findings+summary+verdict): GitHub
 
 
 @dataclass(frozen=True)
@@ -132,6 +153,37 @@ class Host(Protocol):
     async def comment(self, key: MRKey, body: str, anchor: Anchor | None = None) -> Message: ...
 
     async def react(self, key: MRKey, message_id: str, emoji: str) -> None: ...
+
+    # ---- reviews (issue 14) -------------------------------------------------------------
+    async def diffstat(self, key: MRKey) -> list[FileChange]: ...
+
+    def diff_files(self, key: MRKey, max_file_bytes: int = 1_000_000
+                   ) -> AsyncIterator[FileDiff]:
+        """The MR's diff one file at a time; memory bounded by one file (pages of the host's
+        per-file/paginated endpoints, never the whole diff at once)."""
+        ...
+
+    async def post_review(self, key: MRKey, refs: DiffRefs, comments: Sequence[InlineComment],
+                          body: str, verdict: Verdict) -> PostedReview:
+        """Inline comments + summary + verdict in as few requests as the host allows.
+        GitHub: one POST /pulls/{n}/reviews (event APPROVE/REQUEST_CHANGES/COMMENT, comments a
+        JSON array of {path,line,side,body}); 422 on own PR -> COMMENT with the verdict in body.
+        GitLab: one discussion per comment (position with base/start/head sha, new_line and/or
+        old_line), then the summary note, then approve/unapprove. Bitbucket: inline comments
+        (Cloud `inline {path,from,to}`, DC `anchor`), summary, then approve/request-changes."""
+        ...
+
+    async def approve(self, key: MRKey) -> None: ...
+
+    async def unapprove(self, key: MRKey) -> None: ...
+
+    async def request_changes(self, key: MRKey, body: str = "") -> Message | None: ...
+
+    async def reviews_posted(self, key: MRKey) -> list[Message]:
+        """Summary/review bodies the bot posted on this MR (for adoption after a lost response:
+        the runner searches them for its marker). GitHub: GET /pulls/{n}/reviews by the bot;
+        others: the bot's general notes."""
+        ...
 
     async def resolve(self, key: MRKey, thread_id: str, resolved: bool = True) -> None: ...
 

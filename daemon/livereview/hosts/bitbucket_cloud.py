@@ -36,6 +36,7 @@ from livereview.hosts.base import (
 )
 from livereview.hosts.bitbucket_cloud_access import Credential, notes, quota
 from livereview.hosts.bitbucket_cloud_budget import Budget, Use
+from livereview.hosts.bitbucket_cloud_review import BitbucketCloudReview
 from livereview.hosts.http import HttpClient
 from livereview.hosts.payload import JsonObject, json_object
 from livereview.model import Anchor, ChangedMR, Identity, Message, MRKey, Snapshot, Thread
@@ -60,7 +61,7 @@ class _Seen:
         self.activity = activity
 
 
-class BitbucketCloud(OverHttp):
+class BitbucketCloud(BitbucketCloudReview, OverHttp):
     type = "bitbucket-cloud"
     capabilities = Capabilities(reactions=False, resolve=True, threaded_general_comments=True,
                                 instance_wide_listing=False, mention_inbox=False)
@@ -384,8 +385,9 @@ class BitbucketCloud(OverHttp):
     async def unapprove(self, key: MRKey) -> None:
         await self._verdict("DELETE", "approve", key)
 
-    async def request_changes(self, key: MRKey) -> None:
+    async def request_changes(self, key: MRKey, body: str = "") -> Message | None:
         await self._verdict("POST", "request-changes", key)
+        return await self.comment(key, body) if body else None
 
     async def _verdict(self, method: str, what: str, key: MRKey) -> None:
         self._seen.pop(key, None)

@@ -33,6 +33,7 @@ from livereview.hosts.base import (
     NotFound,
     OverHttp,
 )
+from livereview.hosts.bitbucket_server_review import BitbucketServerReview
 from livereview.hosts.http import HttpClient
 from livereview.hosts.payload import JsonObject, json_object
 from livereview.model import Anchor, ChangedMR, Identity, Message, MRKey, Snapshot, Thread
@@ -57,7 +58,7 @@ def _decode(response: httpx2.Response, endpoint: str) -> JsonObject:
         raise BadResponse(f"{endpoint}: expected JSON") from None
 
 
-class BitbucketServer(OverHttp):
+class BitbucketServer(BitbucketServerReview, OverHttp):
     type = "bitbucket-server"
 
     def __init__(self, name: str, http: HttpClient) -> None:
@@ -339,9 +340,10 @@ class BitbucketServer(OverHttp):
     async def unapprove(self, key: MRKey) -> None:
         await self._participant_status(key, _STATUS["unapprove"])
 
-    async def request_changes(self, key: MRKey) -> None:
+    async def request_changes(self, key: MRKey, body: str = "") -> Message | None:
         """"Needs work" (shown as "Requested changes" from 8.10 on)."""
         await self._participant_status(key, _STATUS["request_changes"])
+        return await self.comment(key, body) if body else None
 
 
 def _number(comment_id: str) -> int:

@@ -51,6 +51,7 @@ from livereview.hosts.github_payloads import (
     to_commit,
     unified_diff,
 )
+from livereview.hosts.github_review import GitHubReview
 from livereview.hosts.http import HttpClient
 from livereview.hosts.payload import JsonObject, json_objects
 from livereview.model import (
@@ -83,12 +84,13 @@ SINCE_STEP = timedelta(minutes=10)
 RESOLUTION_TTL = 60.0  # seconds a PR's thread resolution states are reused (GraphQL costs)
 
 
-class GitHub(OverHttp):
+class GitHub(GitHubReview, OverHttp):
     type = "github"
     # No instance-wide listing and no mention inbox: GitHub's notifications API does not
     # accept fine-grained tokens. Each repo is listed with three conditional requests.
     capabilities = Capabilities(reactions=True, resolve=True, threaded_general_comments=False,
-                                instance_wide_listing=False, mention_inbox=False)
+                                instance_wide_listing=False, mention_inbox=False,
+                                review_batch=True)
 
     def __init__(self, name: str, http: HttpClient, *, graphql_url: str) -> None:
         self.name = name

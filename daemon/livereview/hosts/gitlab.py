@@ -25,6 +25,7 @@ from livereview.hosts.base import (
     NotFound,
     OverHttp,
 )
+from livereview.hosts.gitlab_review import GitLabReview
 from livereview.hosts.http import HttpClient
 from livereview.hosts.payload import JsonObject
 from livereview.model import (
@@ -48,7 +49,7 @@ def _project(repo: str) -> str:
     return quote(repo, safe="")
 
 
-class GitLab(OverHttp):
+class GitLab(GitLabReview, OverHttp):
     type = "gitlab"
     capabilities = Capabilities(reactions=True, resolve=True, threaded_general_comments=True,
                                 instance_wide_listing=True, mention_inbox=True)

@@ -1,0 +1,45 @@
+"""GitLab: reviews (diffstat, per-file diff, inline findings, summary, verdicts)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+
+from livereview.hosts.base import Unsupported
+from livereview.model import (
+    DiffRefs,
+    FileChange,
+    FileDiff,
+    InlineComment,
+    Message,
+    MRKey,
+    PostedReview,
+    Verdict,
+)
+
+
+class GitLabReview:
+    """The Host protocol's review operations on GitLab (mixed into the adapter)."""
+
+    async def diffstat(self, key: MRKey) -> list[FileChange]:
+        raise Unsupported("GitLab diffstat: not yet")
+
+    async def diff_files(self, key: MRKey, max_file_bytes: int = 1_000_000
+                         ) -> AsyncIterator[FileDiff]:
+        raise Unsupported("GitLab diff_files: not yet")
+        yield  # pragma: no cover - makes this an async generator
+
+    async def post_review(self, key: MRKey, refs: DiffRefs, comments: Sequence[InlineComment],
+                          body: str, verdict: Verdict) -> PostedReview:
+        raise Unsupported("GitLab post_review: not yet")
+
+    async def approve(self, key: MRKey) -> None:
+        raise Unsupported("GitLab approve: not yet")
+
+    async def unapprove(self, key: MRKey) -> None:
+        raise Unsupported("GitLab unapprove: not yet")
+
+    async def request_changes(self, key: MRKey, body: str = "") -> Message | None:
+        raise Unsupported("GitLab request_changes: not yet")
+
+    async def reviews_posted(self, key: MRKey) -> list[Message]:
+        raise Unsupported("GitLab reviews_posted: not yet")
