@@ -54,6 +54,7 @@ class LocalMessage:
     author_kind: AuthorKind
     body: str
     created_at: datetime
+    reactions: tuple[str, ...] = ()  # the bot's (its 👀 acknowledgement)
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,9 +90,44 @@ class LocalReview:
         return next((t for t in self.threads if t.id == thread_id), None)
 
 
+@dataclass(frozen=True, slots=True)
+class RangeState:
+    """Where a review's diff stands: what `request` and `update` write."""
+
+    range_spec: str
+    base_sha: str
+    head_sha: str
+    worktree: bool
+    files: tuple[FileStat, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class NewThread:
+    kind: ThreadKind
+    path: str
+    line: int | None
+    code: str
+    author: str
+    author_kind: AuthorKind
+    body: str
+    old_line: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Feedback:
+    review_id: int
+    status: ReviewStatus | None  # the new status, when it changed since the last delivery
+    messages: tuple[LocalMessage, ...]  # people's messages not handed out yet
+
+    @property
+    def empty(self) -> bool:
+        return self.status is None and not self.messages
+
+
 def message_dict(message: LocalMessage) -> dict[str, object]:
     return {"id": message.id, "thread": message.thread_id, "author": message.author,
             "author_kind": message.author_kind.value, "body": message.body,
+            "reactions": list(message.reactions),
             "created_at": message.created_at.isoformat()}
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -211,12 +212,13 @@ class Git:
 
 def _run(cwd: Path, *args: str, stdin: bytes | None = None) -> bytes:
     env = {**os.environ, "LC_ALL": "C", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"}
+    git = shutil.which("git")
+    if git is None:
+        raise GitError("git is not installed (no `git` on PATH)")
     try:
         done = subprocess.run(  # noqa: S603 - a fixed git command line, never a shell
-            ["git", "-c", "core.quotepath=off", *args], cwd=cwd, input=stdin,
+            [git, "-c", "core.quotepath=off", *args], cwd=cwd, input=stdin,
             capture_output=True, timeout=GIT_TIMEOUT_SECONDS, env=env, check=False)
-    except FileNotFoundError:
-        raise GitError("git is not installed (no `git` on PATH)") from None
     except subprocess.TimeoutExpired:
         raise GitError(f"git {args[0]} took longer than {GIT_TIMEOUT_SECONDS:.0f}s") from None
     if done.returncode != 0:
