@@ -9,11 +9,12 @@ gets every syntax. Quotes are followed roughly, so `"# not a comment"` stays cod
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from unidiff.patch import PatchSet
 from unidiff.errors import UnidiffParseError
+from unidiff.patch import PatchSet
 
 from livereview.local_model import ThreadKind
 
@@ -146,3 +147,15 @@ def extract(file_diff: str) -> list[CodeNote]:
                                               found[1], text))
                         break
     return notes
+
+
+def reanchor(lines: Sequence[str], code: str, near: int | None) -> int | None:
+    """The 1-based line of `lines` holding `code` again (leading and trailing blanks aside),
+    the one closest to where it was when it appears several times; None when it is gone."""
+    wanted = code.strip()
+    if not wanted:
+        return None
+    found = [i + 1 for i, line in enumerate(lines) if line.strip() == wanted]
+    if not found:
+        return None
+    return min(found, key=lambda n: (abs(n - near), n) if near is not None else (0, n))
