@@ -208,6 +208,10 @@ class HostSettings(Section):
     # refused (that MR is skipped and the log says why) rather than let one MR take it all.
     max_response_mb: Annotated[int, Between(1, 1024)] = 32
     list_strategy: Annotated[str, one_of("auto", "instance", "project")] = "auto"
+    # ---- agent tools (issue 16) ----
+    # `livereview mr` and `livereview mcp` may write here (reply, comment, approve,
+    # unapprove, request changes) only when set: a read-only agent cannot approve by accident.
+    agent_writes: bool = False
 
     @field_validator("url", mode="after")
     @classmethod

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Text, UniqueConstraint
+from sqlalchemy import Index, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 
@@ -193,6 +193,25 @@ class MRSyncFailure(SQLModel, table=True):
     first_failed_at: datetime
     last_failed_at: datetime
 
+
+# ---- agent tools (issue 16): replies posted through `livereview mr` / `livereview mcp` ----
+class ToolReply(SQLModel, table=True):
+    """A reply a tool call posted (or is posting): the daemon's own replies are its posted
+    reply jobs. Keyed per repository: the same comment id on two repos never collides."""
+
+    __tablename__ = "tool_replies"
+    __table_args__ = (UniqueConstraint("host", "repo", "comment_id"),
+                      Index("ix_tool_replies_mr", "host", "repo", "iid"))
+    id: int | None = Field(default=None, primary_key=True)
+    host: str
+    repo: str
+    iid: int
+    comment_id: str
+    thread_id: str
+    body_digest: str  # sha256 of the body asked for: the same call again is a retry
+    started_at: datetime  # committed before the POST: a reply may be on the host from here
+    reply_id: str | None = None
+    replied_at: datetime | None = Field(default=None, index=True)
 
 # ---- local reviews (issue 17): a synthetic MR over a commit range of a local repository ----
 

@@ -1,0 +1,123 @@
+"""Which comments were answered, and when: the daemon's posted reply jobs and the replies
+tool calls posted (`tool_replies`). Keyed by (host, repo, comment id): the same comment id
+on two repositories never collides.
+
+A tool reply is bracketed like a reply job's POST: its row is committed with `started_at`
+before the POST and gets `reply_id` after it, so a retried call after a lost response knows
+a reply may already be on the host and looks for its marker before posting again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlmodel import Session, col, select
+
+from livereview.model import JobState, MRKey
+from livereview.store.tables import ReplyJobRow, ToolReply
+
+DAEMON, TOOL = "daemon", "tool"
+
+
+@dataclass(frozen=True, slots=True)
+class Replied:
+    """One answered comment."""
+
+    host: str
+    repo: str
+    iid: int
+    comment_id: str
+    reply_id: str
+    replied_at: datetime
+    source: str  # DAEMON (a reply job) | TOOL (`livereview mr reply`, the MCP tool)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolAttempt:
+    """A tool reply begun (`reply_id` empty: the POST may or may not have landed) or done."""
+
+    thread_id: str
+    body_digest: str
+    started_at: datetime
+    reply_id: str
+    replied_at: datetime | None
+
+
+def replied_in(session: Session, key: MRKey) -> dict[str, Replied]:
+    """The MR's answered comments by comment id (two indexed reads, no thread scan)."""
+    found: dict[str, Replied] = {}
+    jobs = session.exec(
+        select(ReplyJobRow.host_message_id, ReplyJobRow.posted_message_id, ReplyJobRow.posted_at)
+        .where(ReplyJobRow.host == key.host, ReplyJobRow.repo == key.repo,
+               ReplyJobRow.iid == key.iid, ReplyJobRow.state == JobState.POSTED.value))
+    for comment_id, reply_id, at in jobs:
+        if at is not None:
+            found[comment_id] = Replied(key.host, key.repo, key.iid, comment_id,
+                                        reply_id or "", at, DAEMON)
+    tools = session.exec(
+        select(ToolReply.comment_id, ToolReply.reply_id, ToolReply.replied_at)
+        .where(ToolReply.host == key.host, ToolReply.repo == key.repo,
+               ToolReply.iid == key.iid, col(ToolReply.replied_at).is_not(None)))
+    for comment_id, reply_id, at in tools:
+        if at is not None and comment_id not in found:
+            found[comment_id] = Replied(key.host, key.repo, key.iid, comment_id,
+                                        reply_id or "", at, TOOL)
+    return found
+
+
+def history(session: Session, *, repo: str | None = None, since: datetime | None = None,
+            limit: int = 1000) -> list[Replied]:
+    """Answered comments, oldest first (the newest `limit` of them)."""
+    jobs = select(ReplyJobRow).where(ReplyJobRow.state == JobState.POSTED.value,
+                                     col(ReplyJobRow.posted_at).is_not(None))
+    tools = select(ToolReply).where(col(ToolReply.replied_at).is_not(None))
+    if repo is not None:
+        jobs, tools = jobs.where(ReplyJobRow.repo == repo), tools.where(ToolReply.repo == repo)
+    if since is not None:
+        jobs = jobs.where(col(ReplyJobRow.posted_at) >= since)
+        tools = tools.where(col(ToolReply.replied_at) >= since)
+    rows = [Replied(j.host, j.repo, j.iid, j.host_message_id, j.posted_message_id or "",
+                    j.posted_at, DAEMON)
+            for j in session.exec(jobs.order_by(col(ReplyJobRow.posted_at).desc()).limit(limit))
+            if j.posted_at is not None]
+    rows += [Replied(t.host, t.repo, t.iid, t.comment_id, t.reply_id or "", t.replied_at, TOOL)
+             for t in session.exec(tools.order_by(col(ToolReply.replied_at).desc()).limit(limit))
+             if t.replied_at is not None]
+    rows.sort(key=lambda r: r.replied_at)
+    return rows[-limit:]
+
+
+def _row(session: Session, key: MRKey, comment_id: str) -> ToolReply | None:
+    return session.exec(select(ToolReply).where(
+        ToolReply.host == key.host, ToolReply.repo == key.repo,
+        ToolReply.comment_id == comment_id)).first()
+
+
+def tool_attempt(session: Session, key: MRKey, comment_id: str) -> ToolAttempt | None:
+    row = _row(session, key, comment_id)
+    if row is None:
+        return None
+    return ToolAttempt(row.thread_id, row.body_digest, row.started_at, row.reply_id or "",
+                       row.replied_at)
+
+
+def begin_tool_reply(session: Session, key: MRKey, comment_id: str, thread_id: str,
+                     body_digest: str, now: datetime) -> None:
+    """Committed before the POST: from here on a reply may be on the host."""
+    row = _row(session, key, comment_id) or ToolReply(
+        host=key.host, repo=key.repo, iid=key.iid, comment_id=comment_id, thread_id=thread_id,
+        body_digest=body_digest, started_at=now)
+    if row.reply_id:
+        raise ValueError(f"comment {comment_id} already has the tool reply {row.reply_id}")
+    row.thread_id, row.body_digest, row.started_at = thread_id, body_digest, now
+    session.add(row)
+
+
+def finish_tool_reply(session: Session, key: MRKey, comment_id: str, reply_id: str,
+                      now: datetime) -> None:
+    row = _row(session, key, comment_id)
+    if row is None:
+        raise LookupError(f"no tool reply begun for comment {comment_id} of {key}")
+    row.reply_id, row.replied_at = reply_id, now
+    session.add(row)

@@ -1,0 +1,80 @@
+"""`comments` and `replied`: what was said on an MR and which of it is answered.
+
+The filter is a pure function over the host's snapshot and the store's replied marks, one
+dictionary lookup per comment (bench figure 12 measures it on 1 000 comments).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+
+from livereview.model import ActorKind, Identity, Message, Snapshot, Thread
+from livereview.store import replied as replied_rows
+from livereview.tools import results
+from livereview.tools.toolbox import Toolbox
+
+
+def _kind(message: Message, identity: Identity) -> str:
+    if identity.is_me(message.author):
+        return ActorKind.SELF.value
+    return ActorKind.BOT.value if message.author.bot else ActorKind.HUMAN.value
+
+
+def _comment(thread: Thread, message: Message, identity: Identity,
+             mark: replied_rows.Replied | None) -> results.Comment:
+    anchor = thread.anchor
+    side = None if anchor is None else ("new" if anchor.new_line is not None else "old")
+    return results.Comment(
+        id=message.id, thread_id=thread.id, author=message.author.username,
+        author_kind=_kind(message, identity), created_at=message.created_at.isoformat(),
+        body=message.body, path=None if anchor is None else anchor.new_path or anchor.old_path,
+        line=None if anchor is None else anchor.line, side=side, resolved=thread.resolved,
+        replied=mark is not None, reply_id=mark.reply_id if mark else "",
+        replied_by=mark.source if mark else "")
+
+
+def select_comments(snapshot: Snapshot, identity: Identity,
+                    marks: Mapping[str, replied_rows.Replied], *,
+                    include_replied: bool = False) -> results.Comments:
+    """The MR's comments, without the answered ones and the bot's own unless
+    `include_replied`; the counts say how many were left out and why."""
+    kept: list[results.Comment] = []
+    total = replied = own = 0
+    for thread in snapshot.threads:
+        for message in thread.messages:
+            if message.system:
+                continue
+            total += 1
+            mark = marks.get(message.id)
+            mine = identity.is_me(message.author)
+            if not include_replied and (mark is not None or mine):
+                replied += mark is not None
+                own += mine and mark is None
+                continue
+            kept.append(_comment(thread, message, identity, mark))
+    return results.Comments(mr=str(snapshot.mr.key), total=total, returned=len(kept),
+                            left_out_replied=replied, left_out_own=own, comments=tuple(kept))
+
+
+async def comments(box: Toolbox, mr: str, *, include_replied: bool = False
+                   ) -> results.Comments:
+    key = box.mr(mr)
+    identity = await box.identity(key)
+    snapshot = await box.snapshot(key)
+    marks = await box.stored(replied_rows.replied_in, key)
+    return select_comments(snapshot, identity, marks, include_replied=include_replied)
+
+
+def _reply(row: replied_rows.Replied) -> results.Reply:
+    return results.Reply(host=row.host, repo=row.repo, iid=row.iid, comment_id=row.comment_id,
+                         reply_id=row.reply_id, replied_at=row.replied_at.isoformat(),
+                         source=row.source)
+
+
+async def replied(box: Toolbox, *, repo: str | None = None, since: datetime | None = None,
+                  limit: int = 1000) -> results.Replied:
+    """The reply history (daemon and tool replies), oldest first: no host is asked."""
+    rows = await box.stored(replied_rows.history, repo=repo.strip("/") if repo else None,
+                            since=since, limit=limit)
+    return results.Replied(count=len(rows), replies=tuple(_reply(r) for r in rows))

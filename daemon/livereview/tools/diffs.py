@@ -1,0 +1,155 @@
+"""`diffstat`, `diff` and `file`: what an MR changes, one file at a time.
+
+The diff is streamed from the host per file (`Host.diff_files`): memory is bounded by one
+file, whatever the MR's size. Binary and oversized files are named with a note instead of
+their text. `--context N` re-diffs each file from its two revisions (hosts serve a fixed
+context), so it costs two file reads per file.
+"""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+from collections.abc import AsyncIterator, Sequence
+
+from livereview.model import FileChange, FileStatus, MRKey
+from livereview.model import FileDiff as HostFileDiff
+from livereview.tools import results
+from livereview.tools.errors import BadInput
+from livereview.tools.toolbox import Toolbox
+
+MAX_FILE_BYTES = 1_000_000  # one file's diff or content; past it a note says so
+MAX_CONTEXT = 10_000
+DEFAULT_BUDGET = 200_000  # characters of diff one collected answer holds (an agent's context)
+
+
+def wanted(change: FileChange, paths: Sequence[str]) -> bool:
+    """Shell-style globs (`*` crosses `/`), matched against the new and the old path."""
+    return not paths or any(fnmatch.fnmatchcase(p, glob) for glob in paths
+                            for p in (change.new_path, change.old_path) if p)
+
+
+def _stat(change: FileChange) -> results.FileStat:
+    return results.FileStat(path=change.new_path or change.old_path, old_path=change.old_path,
+                            status=change.status.value, additions=change.additions,
+                            deletions=change.deletions, binary=change.binary)
+
+
+async def diffstat(box: Toolbox, mr: str, paths: Sequence[str] = ()) -> results.Diffstat:
+    key = box.mr(mr)
+    changes = await box.call(key, "diffstat", box.host(key).diffstat(key))
+    shown = [c for c in changes if wanted(c, paths)]
+    return results.Diffstat(mr=str(key), files_total=len(changes),
+                            additions=sum(c.additions for c in shown),
+                            deletions=sum(c.deletions for c in shown),
+                            files=tuple(_stat(c) for c in shown))
+
+
+def _note(skipped: str, change: FileChange) -> str:
+    if change.binary or skipped == "binary":
+        return "binary file: no text diff"
+    return f"{skipped}: diff left out (read a revision with the file operation)"
+
+
+def _file(change: FileChange, diff: str, note: str = "") -> results.FileDiff:
+    stat = _stat(change)
+    return results.FileDiff(path=stat.path, old_path=stat.old_path, status=stat.status,
+                            additions=stat.additions, deletions=stat.deletions,
+                            binary=stat.binary, diff=diff, note=note)
+
+
+def rediff(change: FileChange, old: str, new: str, context: int) -> str:
+    """The file's unified diff with `context` lines around each change."""
+    old_name = f"a/{change.old_path}" if change.status is not FileStatus.ADDED else "/dev/null"
+    new_name = f"b/{change.new_path}" if change.status is not FileStatus.REMOVED \
+        else "/dev/null"
+    lines = difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
+                                 old_name, new_name, n=context)
+    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+                   for line in lines)
+
+
+async def _with_context(box: Toolbox, key: MRKey, shas: tuple[str, str], item: HostFileDiff,
+                        context: int) -> results.FileDiff:
+    change, host = item.change, box.host(key)
+    old = "" if change.status is FileStatus.ADDED else await box.call(
+        key, "file", host.file_content(key.repo, shas[0], change.old_path))
+    new = "" if change.status is FileStatus.REMOVED else await box.call(
+        key, "file", host.file_content(key.repo, shas[1], change.new_path))
+    size = max(len(old.encode()), len(new.encode()))
+    if size > MAX_FILE_BYTES:
+        return _file(change, "", _note(f"too large ({size} bytes)", change))
+    return _file(change, rediff(change, old, new, context))
+
+
+async def diff_stream(box: Toolbox, mr: str, paths: Sequence[str] = (),
+                      context: int | None = None) -> AsyncIterator[results.FileDiff]:
+    """The MR's diff, one file at a time, as the host serves it."""
+    key = box.mr(mr)
+    if context is not None and not 0 <= context <= MAX_CONTEXT:
+        raise BadInput(f"--context {context}: expected 0 to {MAX_CONTEXT} lines")
+    shas = None
+    if context is not None:
+        mr_now = (await box.snapshot(key)).mr
+        shas = (mr_now.base_sha, mr_now.head_sha)
+    files = box.host(key).diff_files(key, MAX_FILE_BYTES)
+    while True:
+        item = await box.call(key, "diff", anext(files, None))
+        if item is None:
+            return
+        if not wanted(item.change, paths):
+            continue
+        if item.skipped or item.change.binary:
+            yield _file(item.change, "", _note(item.skipped, item.change))
+        elif shas is not None and context is not None:
+            yield await _with_context(box, key, shas, item, context)
+        else:
+            yield _file(item.change, item.diff)
+
+
+async def diff(box: Toolbox, mr: str, paths: Sequence[str] = (), context: int | None = None,
+               budget: int = DEFAULT_BUDGET) -> results.Diff:
+    """The diff in one answer (the MCP tool): files past `budget` characters are named in
+    `omitted`, to be asked for with a path filter."""
+    files: list[results.FileDiff] = []
+    omitted: list[str] = []
+    used = 0
+    async for item in diff_stream(box, mr, paths, context):
+        if omitted or (files and used + len(item.diff) > budget):
+            omitted.append(item.path)
+            continue
+        files.append(item)
+        used += len(item.diff)
+    note = (f"{len(omitted)} files left out past {budget} characters of diff: ask for them "
+            "with a path filter" if omitted else "")
+    return results.Diff(mr=str(box.mr(mr)), context=context, files=tuple(files),
+                        omitted=tuple(omitted), note=note)
+
+
+def _binary(text: str) -> bool:
+    """NUL bytes, or bytes that were not UTF-8 (decoded as U+FFFD)."""
+    return "\x00" in text or "\ufffd" in text
+
+
+async def file(box: Toolbox, mr: str, path: str, ref: str = "head") -> results.FileContent:
+    key = box.mr(mr)
+    path = path.strip().lstrip("/")
+    if not path:
+        raise BadInput("file: expected a path in the repository")
+    if ref in ("head", "base"):
+        mr_now = (await box.snapshot(key)).mr
+        sha = mr_now.head_sha if ref == "head" else mr_now.base_sha
+    elif ref and all(c in "0123456789abcdefABCDEF" for c in ref) and 7 <= len(ref) <= 64:
+        sha = ref
+    else:
+        raise BadInput(f"--ref {ref}: expected head, base or a commit SHA")
+    content = await box.call(key, "file", box.host(key).file_content(key.repo, sha, path))
+    size = len(content.encode())
+    if _binary(content):
+        raise BadInput(f"{path} at {sha[:12]} on {key}: a binary file ({size} bytes): "
+                       "only text files are shown")
+    if size > MAX_FILE_BYTES:
+        raise BadInput(f"{path} at {sha[:12]} on {key}: {size} bytes, over the "
+                       f"{MAX_FILE_BYTES}-byte limit")
+    return results.FileContent(mr=str(key), path=path, ref=ref, sha=sha, size=size,
+                               encoding="utf-8", content=content)

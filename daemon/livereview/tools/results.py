@@ -1,0 +1,127 @@
+"""The typed results both faces render: the CLI as text or `--json`, the MCP server as
+structured tool output. Plain values only (times as ISO 8601 strings), so `as_json` of a
+result is exactly what both faces emit."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Comment:
+    id: str
+    thread_id: str
+    author: str
+    author_kind: str  # "human" | "bot" (another automated account) | "self" (this bot)
+    created_at: str
+    body: str
+    path: str | None  # the anchor of a diff comment
+    line: int | None
+    side: str | None  # "new" | "old"
+    resolved: bool
+    replied: bool
+    reply_id: str  # "" when not replied
+    replied_by: str  # "daemon" | "tool" | ""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Comments:
+    mr: str
+    total: int  # every comment on the MR (system notes are not comments)
+    returned: int
+    left_out_replied: int  # already answered (by the daemon or a tool call)
+    left_out_own: int  # the bot's own messages
+    comments: tuple[Comment, ...]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class FileStat:
+    path: str
+    old_path: str
+    status: str  # added | modified | removed | renamed
+    additions: int
+    deletions: int
+    binary: bool
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Diffstat:
+    mr: str
+    files_total: int  # in the MR, before the path filter
+    additions: int  # of the files returned
+    deletions: int
+    files: tuple[FileStat, ...]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class FileDiff:
+    path: str
+    old_path: str
+    status: str
+    additions: int
+    deletions: int
+    binary: bool
+    diff: str  # unified diff; "" when left out
+    note: str  # why the diff is left out ("binary file", "too large (…)"), else ""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Diff:
+    mr: str
+    context: int | None  # lines of context asked for (None: the host's own diff)
+    files: tuple[FileDiff, ...]
+    omitted: tuple[str, ...]  # paths past the output budget: ask for them with a path filter
+    note: str
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class FileContent:
+    mr: str
+    path: str
+    ref: str  # what was asked: head, base or a SHA
+    sha: str  # the revision read
+    size: int  # bytes (UTF-8)
+    encoding: str
+    content: str
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Posted:
+    mr: str
+    id: str  # the posted message's id on the host
+    thread_id: str
+    adopted: bool  # an earlier call had posted it (its response was lost): not posted again
+    note: str
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Verdict:
+    mr: str
+    action: str  # approve | unapprove | request_changes
+    message_id: str  # the comment a host posted with it, if any
+    note: str
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Reply:
+    host: str
+    repo: str
+    iid: int
+    comment_id: str
+    reply_id: str
+    replied_at: str
+    source: str  # "daemon" | "tool"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Replied:
+    count: int
+    replies: tuple[Reply, ...]
+
+
+Result = Comments | Diffstat | Diff | FileContent | Posted | Verdict | Replied
+
+
+def as_json(result: Result | FileDiff) -> dict[str, Any]:
+    return dataclasses.asdict(result)

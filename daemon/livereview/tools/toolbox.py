@@ -1,0 +1,110 @@
+"""What every tool call runs against: the daemon's configuration, store and host adapters.
+
+One toolbox serves many calls (the MCP server keeps it for its lifetime); each host call is
+translated here into a one-line ToolError, so no face ever sees a host exception.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Concatenate, ParamSpec, TypeVar
+
+import httpx2
+from sqlmodel import Session
+
+from livereview.hosts.base import Host, HostError, NotFound, Unsupported
+from livereview.hosts.connect import connect
+from livereview.metrics import Metrics
+from livereview.model import Identity, MRKey, Snapshot
+from livereview.settings import Settings
+from livereview.store.db import Store
+from livereview.store.engine import StoreError
+from livereview.tools.errors import BadInput, HostFailed, ToolError, WritesDisabled
+from livereview.tools.target import parse_mr
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+def now() -> datetime:
+    return datetime.now().astimezone()
+
+
+@dataclass
+class Toolbox:
+    settings: Settings
+    store: Store
+    hosts: dict[str, Host]
+    clock: Callable[[], datetime] = now
+    _identities: dict[str, Identity] = field(default_factory=dict)
+
+    @classmethod
+    def open(cls, settings: Settings,
+             transport: httpx2.AsyncBaseTransport | None = None) -> Toolbox:
+        """The daemon's store (created and migrated if need be: SQLite in WAL mode, so this
+        runs beside `livereview run`) and one adapter per configured host."""
+        try:
+            store = Store.for_settings(settings.daemon)
+        except StoreError as exc:
+            raise ToolError(str(exc)) from exc
+        metrics = Metrics()
+        hosts = {h.name: connect(h, metrics, transport) for h in settings.hosts}
+        return cls(settings, store, hosts)
+
+    async def close(self) -> None:
+        for host in self.hosts.values():
+            await host.close()
+        self.store.close()
+
+    # ---- inputs ---------------------------------------------------------------------
+    def mr(self, text: str) -> MRKey:
+        return parse_mr(self.settings.hosts, text)
+
+    def host(self, key: MRKey) -> Host:
+        try:
+            return self.hosts[key.host]
+        except KeyError:
+            raise BadInput(f"{key}: no configured host named {key.host!r}") from None
+
+    def require_writes(self, key: MRKey, operation: str) -> None:
+        settings = next((h for h in self.settings.hosts if h.name == key.host), None)
+        if settings is None or not settings.agent_writes:
+            raise WritesDisabled(
+                f"{operation} on {key}: writes are off for host {key.host!r} (set "
+                "agent_writes = true in its [[hosts]] entry to allow agents to write)")
+
+    # ---- calls ----------------------------------------------------------------------
+    async def call(self, key: MRKey, what: str, step: Awaitable[T]) -> T:
+        """A host call whose failure becomes one line naming the MR and the operation."""
+        try:
+            return await step
+        except Unsupported as exc:
+            raise HostFailed(f"{what} on {key}: not supported by host {key.host!r}: {exc}"
+                             ) from exc
+        except NotFound as exc:
+            raise BadInput(f"{what} on {key}: not found ({exc})") from exc
+        except HostError as exc:
+            raise HostFailed(f"{what} on {key}: {exc}") from exc
+        except TimeoutError as exc:
+            raise HostFailed(f"{what} on {key}: the host did not answer in time") from exc
+
+    async def stored(self, fn: Callable[Concatenate[Session, P], T], *args: P.args,
+                     **kwargs: P.kwargs) -> T:
+        try:
+            return await self.store.run(fn, *args, **kwargs)
+        except StoreError as exc:
+            raise ToolError(f"database: {exc}") from exc
+
+    async def identity(self, key: MRKey) -> Identity:
+        """Who the bot is on the MR's host (asked once per toolbox)."""
+        if key.host not in self._identities:
+            self._identities[key.host] = await self.call(key, "whoami",
+                                                         self.host(key).whoami())
+        return self._identities[key.host]
+
+    async def snapshot(self, key: MRKey) -> Snapshot:
+        """The MR as the host has it now (not the store's copy: an agent acts on the
+        present)."""
+        return await self.call(key, "fetch", self.host(key).fetch_mr(key.repo, key.iid))
