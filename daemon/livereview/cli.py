@@ -20,7 +20,7 @@ from typing import NoReturn, TextIO, cast
 
 import structlog
 
-from livereview import __version__, conversation, lesson_commands
+from livereview import __version__, cli_local, conversation, lesson_commands
 from livereview import logging as logs
 from livereview.app import App
 from livereview.check import check, render
@@ -95,6 +95,7 @@ def parser() -> argparse.ArgumentParser:
     conv.add_argument("url", help="the MR's web URL, e.g. https://gitlab.example/g/p/-/merge_requests/7")
     conv.add_argument("--json", action="store_true", help="machine-readable output")
     lesson_commands.add_parser(sub)
+    cli_local.add_parser(sub)
     health = sub.add_parser("health", help="exit 0 if every host was polled recently "
                                            "(container HEALTHCHECK)")
     health.add_argument("--max-age", type=float, default=None, metavar="SECONDS",
@@ -294,6 +295,8 @@ def main(argv: list[str] | None = None) -> int:
 def _command(args: argparse.Namespace) -> int:
     if args.command == "demo":
         return _demo(args)
+    if args.command == "review":  # local reviews need no config file (issue 17)
+        return cli_local.run(args, args.config)
     try:
         settings = _settings(args)
     except ConfigError as exc:

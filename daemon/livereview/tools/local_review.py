@@ -33,13 +33,14 @@ from livereview.local_model import (
 )
 from livereview.store.db import Store
 from livereview.store.local_book import STATE_DIR, ReviewBook
+from livereview.tools.errors import BadInput
 
 PEOPLE = frozenset({AuthorKind.HUMAN})  # whose words `wait` hands out
 EXCLUDE_LINE = f"{STATE_DIR}/"
 WAIT_POLL_SECONDS = 0.5
 
 
-class LocalReviewError(Exception):
+class LocalReviewError(BadInput):
     """Bad input for a local review; `str()` is the one line to show."""
 
 

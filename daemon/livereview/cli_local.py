@@ -1,0 +1,211 @@
+"""`livereview review request|reply|approve|request-changes|wait|update|show|resolve`: local
+reviews of a git range, for people and agents (issue 17). Parsing and rendering only; the
+work is tools/local_review.py.
+
+No config file is needed: the store is `.livereview/livereview.db` in the repository; with
+`--config` (or $LIVEREVIEW_CONFIG) its database and its [ai] section are used instead.
+Exit codes: 0 ok, 2 bad input, 1 runtime failure, 124 `wait` timed out without feedback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import structlog
+
+from livereview.hosts.base import HostError
+from livereview.local_model import (
+    Feedback,
+    LocalReview,
+    LocalThread,
+    ReviewStatus,
+    as_dict,
+    message_dict,
+    thread_dict,
+)
+from livereview.local_respond import Responder, responder
+from livereview.store.engine import StoreError
+from livereview.tools import local_review as ops
+from livereview.tools.errors import ToolError
+
+EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, EXIT_TIMEOUT, EXIT_SIGINT = 0, 1, 2, 124, 130
+VERBS = ("request", "reply", "approve", "request-changes", "wait", "update", "show", "resolve")
+_SIGN = {"added": "A", "modified": "M", "deleted": "D", "renamed": "R"}
+
+
+def add_verbs(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """The local verbs, on whatever `review` parser holds them (see add_parser)."""
+    def verb(name: str, text: str, *, review_id: bool = True) -> argparse.ArgumentParser:
+        one = verbs.add_parser(name, help=text)
+        if review_id:
+            one.add_argument("id", type=int, help="the review's id")
+        one.add_argument("--repo", type=Path, default=Path(),
+                         help="the repository (default: the current directory)")
+        one.add_argument("--json", action="store_true", help="machine-readable output")
+        return one
+
+    request = verb("request", "review a range: HEAD (uncommitted), HEAD~N, A..B, a sha, a "
+                              "branch", review_id=False)
+    request.add_argument("range")
+    request.add_argument("--title", required=True)
+    request.add_argument("--description", help="free-form JSON kept with the review")
+    reply = verb("reply", "answer in a thread (the AI answers back when configured)")
+    reply.add_argument("thread", type=int)
+    reply.add_argument("text")
+    verb("approve", "approve the review")
+    changes = verb("request-changes", "request changes, with an optional general comment")
+    changes.add_argument("--comment", default="")
+    wait = verb("wait", "block until a person's new feedback, print it as JSON")
+    wait.add_argument("--timeout", type=float, default=600.0, metavar="SECONDS")
+    update = verb("update", "re-review after new commits (threads follow their code)")
+    update.add_argument("--range", required=True, dest="range")
+    verb("show", "files with stats, threads with their code")
+    resolve = verb("resolve", "mark a thread resolved (--reopen: open again)")
+    resolve.add_argument("thread", type=int)
+    resolve.add_argument("--reopen", action="store_true")
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    review = sub.add_parser("review", help="local reviews of a git range: request, reply, "
+                                           "approve, wait, update, show")
+    add_verbs(review.add_subparsers(dest="verb", required=True, metavar="VERB"))
+
+
+def run(args: argparse.Namespace, config: Path | None) -> int:
+    try:
+        return asyncio.run(_run(args, config))
+    except ToolError as exc:
+        print(f"livereview: review {args.verb}: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except (StoreError, HostError, OSError) as exc:
+        print(f"livereview: review {args.verb}: {exc}", file=sys.stderr)
+        return EXIT_RUNTIME
+    except KeyboardInterrupt:
+        return EXIT_SIGINT
+    except Exception as exc:  # noqa: BLE001 - a bug: one line for the user, as cli.py does
+        structlog.get_logger("livereview.cli").debug("internal_error", exc_info=True)
+        print(f"livereview: internal error: {type(exc).__name__}: {exc} (a bug; "
+              "--log-level DEBUG shows where, please report it)", file=sys.stderr)
+        return EXIT_RUNTIME
+
+
+async def _run(args: argparse.Namespace, config: Path | None) -> int:
+    description = ops.description_json(getattr(args, "description", None))
+    answering = responder(args.repo, config)
+    ws = ops.open_workspace(args.repo, answering.database_url)
+    try:
+        return await _verb(args, ws, description, answering.bind(ws))
+    finally:
+        ws.close()
+
+
+async def _verb(args: argparse.Namespace, ws: ops.Workspace, description: str,
+                answering: Responder) -> int:
+    verb = args.verb
+    if verb == "request":
+        review = await ops.request(ws, args.range, args.title, description)
+        review = await answering.review(review)
+        _say(answering.note, args.json)
+        return await _print(ws, review, args.json)
+    if verb == "reply":
+        message = await ops.reply(ws, args.id, args.thread, args.text)
+        await answering.answer()
+        _say(answering.note, args.json)
+        review = await ops.review_of(ws, args.id)
+        thread = review.thread(message.thread_id)
+        assert thread is not None
+        if args.json:
+            print(json.dumps({"message": message_dict(message), "thread": thread_dict(thread)},
+                             indent=2, ensure_ascii=False))
+        else:
+            print(render_thread(thread))
+        return EXIT_OK
+    if verb in ("approve", "request-changes"):
+        status = (ReviewStatus.APPROVED if verb == "approve"
+                  else ReviewStatus.CHANGES_REQUESTED)
+        review = await ops.set_status(ws, args.id, status, getattr(args, "comment", ""))
+        return await _print(ws, review, args.json)
+    if verb == "resolve":
+        await ops.resolve(ws, args.id, args.thread, not args.reopen)
+        return await _print(ws, await ops.review_of(ws, args.id), args.json)
+    if verb == "update":
+        review = await ops.update(ws, args.id, args.range)
+        review = await answering.review(review)
+        _say(answering.note, args.json)
+        return await _print(ws, review, args.json)
+    if verb == "wait":
+        return await _wait(ws, args, answering.answer)
+    return await _print(ws, await ops.review_of(ws, args.id), args.json, code=True)
+
+
+async def _wait(ws: ops.Workspace, args: argparse.Namespace,
+                answer: Callable[[], Awaitable[object]]) -> int:
+    feedback = await ops.wait(ws, args.id, args.timeout, between=answer)
+    review = await ops.review_of(ws, args.id)
+    print(json.dumps(feedback_dict(review, feedback), indent=2, ensure_ascii=False))
+    return EXIT_TIMEOUT if feedback.empty else EXIT_OK
+
+
+def feedback_dict(review: LocalReview, feedback: Feedback) -> dict[str, object]:
+    threads = {t.id: t for t in review.threads}
+    items = []
+    for message in feedback.messages:
+        thread = threads[message.thread_id]
+        items.append({**message_dict(message), "kind": thread.kind.value, "path": thread.path,
+                      "line": thread.line})
+    return {"review": review.id, "status": review.status.value,
+            "status_changed": feedback.status is not None, "timed_out": feedback.empty,
+            "feedback": items}
+
+
+def _say(note: str, as_json: bool) -> None:
+    if note:
+        print(f"livereview: {note}", file=sys.stderr if as_json else sys.stdout)
+
+
+async def _print(ws: ops.Workspace, review: LocalReview, as_json: bool,
+                 code: bool = False) -> int:
+    if as_json:
+        print(json.dumps(as_dict(review), indent=2, ensure_ascii=False))
+        return EXIT_OK
+    print(render_review(review))
+    for thread in review.threads:
+        print()
+        print(render_thread(thread))
+        if code:
+            for number, text in await ops.code_around(ws, review, thread):
+                mark = ">" if number == thread.line else " "
+                print(f"    {mark}{number:>5} | {text}")
+    return EXIT_OK
+
+
+def render_review(review: LocalReview) -> str:
+    span = ("working tree" if review.worktree else review.head_sha[:10])
+    lines = [f"review {review.id}: {review.title}  [{review.status.value}]",
+             f"range {review.range} ({review.base_sha[:10]}..{span}) in {review.repo}",
+             f"files ({len(review.files)}):"]
+    for f in review.files:
+        name = f"{f.old_path} → {f.path}" if f.status == "renamed" else f.path
+        stats = "binary" if f.binary else f"+{f.additions} -{f.deletions}"
+        lines.append(f"  {_SIGN.get(f.status, '?')} {name}  {stats}")
+    lines.append(f"threads ({len(review.threads)}, "
+                 f"{sum(not t.resolved for t in review.threads)} open)")
+    return "\n".join(lines)
+
+
+def render_thread(thread: LocalThread) -> str:
+    where = ("on the review" if not thread.path
+             else f"{thread.path}:{thread.line}" if thread.line is not None
+             else f"{thread.path} (outdated: its line is gone)")
+    state = " resolved" if thread.resolved else ""
+    lines = [f"#{thread.id} {thread.kind.value}{state}  {where}"]
+    for m in thread.messages:
+        reactions = f"  {' '.join(m.reactions)}" if m.reactions else ""
+        body = m.body.replace("\n", "\n      ")
+        lines.append(f"  {m.author} ({m.author_kind.value}): {body}{reactions}")
+    return "\n".join(lines)
