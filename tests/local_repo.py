@@ -20,8 +20,8 @@ class Repo:
         self.git("config", "user.email", "alice@example.test")
 
     def git(self, *args: str) -> str:
-        return subprocess.run(["git", *args], cwd=self.path, env=ENV, check=True,  # noqa: S607
-                              capture_output=True, text=True).stdout
+        return subprocess.run(["git", *args], cwd=self.path, env=ENV,  # noqa: S603, S607
+                              check=True, capture_output=True, text=True).stdout
 
     def write(self, path: str, content: str | bytes) -> None:
         target = self.path / path
@@ -47,7 +47,8 @@ class Repo:
         return rows
 
 
-PY = "def area(r):\n    # 💡 pi is close enough for the UI\n    return 3.14 * r * r  # TODO: math.pi\n"
+PY = ("def area(r):\n    # 💡 pi is close enough for the UI\n"
+      "    return 3.14 * r * r  # TODO: math.pi\n")
 TS = ("export function greet(name: string) {\n  // ❓ should this trim the name?\n"
       "  return `hi ${name}`; /* FIXME: i18n */\n}\n")
 SQL = "-- TODO: index on email\nSELECT id FROM users WHERE email = $1;\n"

@@ -114,7 +114,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path,
         (["show", "7", "--repo", str(repo.path)], "no local review 7"),
     ]
     for args, said in cases:
-        code, out, err = run(capsys, *args)
+        code, _, err = run(capsys, *args)
         assert code == 2, (args, err)
         assert said in err and err.count("\n") == 1, err
     request(capsys, repo)
@@ -127,7 +127,7 @@ def test_wait_in_another_process_gets_a_person_s_reply(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     repo = review_repo(tmp_path / "r")
     review = request(capsys, repo)
-    waiting = subprocess.Popen(
+    waiting = subprocess.Popen(  # noqa: S603 - this interpreter, fixed arguments
         [sys.executable, "-m", "livereview", "review", "wait", "1", "--timeout", "60",
          "--repo", str(repo.path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -200,4 +200,5 @@ def test_a_review_of_uncommitted_work(tmp_path: Path,
     assert [(t["path"], t["line"], t["kind"]) for t in review["threads"]] == [  # type: ignore[attr-defined]
         ("keep.py", 2, "question")]
     code, out, _ = run(capsys, "show", "1", "--repo", str(repo.path))
+    assert code == 0
     assert ">    2 | # ❓ is 2 right?" in out

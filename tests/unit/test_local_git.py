@@ -89,5 +89,5 @@ def test_a_directory_that_is_not_a_repository_is_named(tmp_path: Path) -> None:
 def test_a_lone_branch_has_nothing_to_be_compared_with(tmp_path: Path) -> None:
     repo = Repo(tmp_path / "r")
     repo.commit("one", **{"a_DOT_txt": "a\n"})
-    with pytest.raises(BadRange, match="write it as BASE..main"):
+    with pytest.raises(BadRange, match=r"write it as BASE\.\.main"):
         Git.open(repo.path).resolve("main")
