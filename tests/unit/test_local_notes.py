@@ -19,7 +19,8 @@ SYNTAXES = [("x.py", "#", ""), ("x.ts", "//", ""), ("x.c", "/*", " */"), ("x.sql
             ("x.html", "<!--", " -->")]
 words = st.text(st.characters(whitelist_categories=("L", "N"), whitelist_characters=" ,?"),
                 min_size=1, max_size=40).map(str.strip).filter(
-    lambda w: w and not any(m in w for m in MARKERS))
+    # words, not punctuation alone: a marker's leading and trailing ":-,." are trimmed
+    lambda w: w and w[0].isalnum() and w[-1] not in ",." and not any(m in w for m in MARKERS))
 code = st.sampled_from(["", "x = f(1)  ", "return a; ", "SELECT 1; ", "<p>hi</p> "])
 
 
