@@ -12,12 +12,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import structlog
 
+from livereview import logging as logs
 from livereview.hosts.base import HostError
 from livereview.local_model import (
     Feedback,
@@ -35,6 +37,7 @@ from livereview.tools.errors import ToolError
 
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, EXIT_TIMEOUT, EXIT_SIGINT = 0, 1, 2, 124, 130
 VERBS = ("request", "reply", "approve", "request-changes", "wait", "update", "show", "resolve")
+_MARKER = re.compile(r"\n*<!-- livereview:[\w:=.\-]+ -->\s*\Z")  # for the host, not a reader
 _SIGN = {"added": "A", "modified": "M", "deleted": "D", "renamed": "R"}
 
 
@@ -97,6 +100,10 @@ def run(args: argparse.Namespace, config: Path | None) -> int:
 async def _run(args: argparse.Namespace, config: Path | None) -> int:
     description = ops.description_json(getattr(args, "description", None))
     answering = responder(args.repo, config)
+    # The output is the review (or JSON for an agent): the workflow's own log lines only
+    # from WARNING, unless asked for (--log-level DEBUG); on stderr, never with the key.
+    logs.configure("console", [answering.ai.api_key.reveal()] if answering.ai else [],
+                   level="WARNING" if args.log_level == "INFO" else args.log_level)
     ws = ops.open_workspace(args.repo, answering.database_url)
     try:
         return await _verb(args, ws, description, answering.bind(ws))
@@ -206,6 +213,6 @@ def render_thread(thread: LocalThread) -> str:
     lines = [f"#{thread.id} {thread.kind.value}{state}  {where}"]
     for m in thread.messages:
         reactions = f"  {' '.join(m.reactions)}" if m.reactions else ""
-        body = m.body.replace("\n", "\n      ")
+        body = _MARKER.sub("", m.body).strip().replace("\n", "\n      ")
         lines.append(f"  {m.author} ({m.author_kind.value}): {body}{reactions}")
     return "\n".join(lines)
