@@ -20,7 +20,7 @@ from typing import NoReturn, TextIO, cast
 
 import structlog
 
-from livereview import __version__, cli_local, conversation, lesson_commands
+from livereview import __version__, cli_local, cli_mr, conversation, lesson_commands, mcp_server
 from livereview import logging as logs
 from livereview.app import App
 from livereview.check import check, render
@@ -95,6 +95,8 @@ def parser() -> argparse.ArgumentParser:
     conv.add_argument("url", help="the MR's web URL, e.g. https://gitlab.example/g/p/-/merge_requests/7")
     conv.add_argument("--json", action="store_true", help="machine-readable output")
     lesson_commands.add_parser(sub)
+    cli_mr.add_parser(sub)  # the faces of livereview.tools: `mr …` and `mcp`
+    mcp_server.add_parser(sub)
     cli_local.add_parser(sub)
     health = sub.add_parser("health", help="exit 0 if every host was polled recently "
                                            "(container HEALTHCHECK)")
@@ -315,6 +317,8 @@ def _command(args: argparse.Namespace) -> int:
             return lesson_commands.run(settings, args)
         if args.command == "health":
             return _health(settings, args)
+        if args.command in ("mr", "mcp"):
+            return int(args.face(settings, args))
         return asyncio.run(_daemon(settings, args))
     except (StoreError, ListenError) as exc:
         print(f"livereview: {exc}", file=sys.stderr)

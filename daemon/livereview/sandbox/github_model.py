@@ -210,7 +210,8 @@ def file_diffs(old: Tree, new: Tree) -> list[FileDiff]:
         before, after = old.get(path), new.get(path)
         if before == after:
             continue
-        patch = unified_diff(before or "", after or "")
+        binary = "\0" in (before or "") or "\0" in (after or "")  # GitHub sends no patch
+        patch = "" if binary else unified_diff(before or "", after or "")
         lines = patch.splitlines()
         status = "added" if before is None else "removed" if after is None else "modified"
         out.append(FileDiff(path, status, patch, sum(x.startswith("+") for x in lines),

@@ -49,6 +49,8 @@ class GitHubPayloads:
     web_url: str
     users: dict[str, User]
     repos: dict[int, Repo]
+    patch_limit_bytes = 1_000_000  # a file's patch past this is left out, as GitHub does
+    _compare_cache: dict[tuple[str, str], list[FileDiff]]
 
     # ---- lookups -------------------------------------------------------------------------
     def find_repo(self, full_name: str) -> Repo:
@@ -113,7 +115,11 @@ class GitHubPayloads:
         """Three-dot compare, as GitHub's compare and a PR's files: merge base → head."""
         base_c, head_c = self._commit_of(repo, base), self._commit_of(repo, head)
         fork = self.merge_base(repo, base_c.sha, head_c.sha)
-        return fork, file_diffs(repo.commits[fork].tree, head_c.tree)
+        # Commits never change: a page of a PR of 3 000 files must not diff them all again.
+        cache = self._compare_cache
+        if (fork, head_c.sha) not in cache:
+            cache[(fork, head_c.sha)] = file_diffs(repo.commits[fork].tree, head_c.tree)
+        return fork, cache[(fork, head_c.sha)]
 
     def tree_at(self, repo: Repo, ref: str) -> Tree:
         return self._commit_of(repo, ref).tree
@@ -295,7 +301,10 @@ class GitHubPayloads:
                 "changes": f.additions + f.deletions,
                 "blob_url": f"{self.web_url}/{repo.full_name}/blob/{head}/{f.filename}",
                 "raw_url": f"{self.web_url}/{repo.full_name}/raw/{head}/{f.filename}",
-                "contents_url": f"{api}/contents/{f.filename}?ref={head}", "patch": f.patch}
+                "contents_url": f"{api}/contents/{f.filename}?ref={head}",
+                # No `patch` for a binary file, nor for one whose diff is too large.
+                **({"patch": f.patch} if f.patch and len(f.patch) <= self.patch_limit_bytes
+                   else {})}
 
     def reaction_json(self, r: Reaction) -> JSON:
         return {"id": r.id, "node_id": node_id("REA", r.id), "user": self.user_json(r.user),

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
+from . import github_reviews
 from .github_model import JSON, GitHubError, IssueComment, PullRequest, ReviewComment, not_found
 from .github_state import FakeGitHub
 from .loopback import Route as LoopRoute
@@ -272,6 +273,13 @@ def routes() -> list[Route]:
         r("GET", _PULL + "/reviews", _with_pull(lambda f, pr, q: [
             f.review_json(v) for v in pr.reviews if v.state != "PENDING"]), paged=True),
         r("GET", _PULL + r"/reviews/(?P<review>\d+)", _review),
+        r("POST", _PULL + "/reviews", lambda f, q: github_reviews.create_review(
+            f, q.repo, q.num("number"), user=q.user, payload=q.body)),
+        r("GET", _PULL + r"/reviews/(?P<review>\d+)/comments", _with_pull(
+            lambda f, pr, q: github_reviews.review_comments(f, pr, q.num("review"))), paged=True),
+        r("PUT", _PULL + r"/reviews/(?P<review>\d+)/dismissals", _with_pull(
+            lambda f, pr, q: github_reviews.dismiss(f, pr, q.num("review"),
+                                                    str(q.body.get("message") or "")))),
         r("GET", _REPO + "/issues/comments", _repo_issue_comments, paged=True),
         r("GET", issue_comment, get_comment("issue")),
         r("GET", issue_comment + "/reactions", _reactions("issue"), paged=True),

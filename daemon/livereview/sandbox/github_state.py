@@ -57,6 +57,7 @@ class FakeGitHub(GitHubPayloads, GitHubTraffic):
         self.nodes: dict[str, object] = {}  # GraphQL global ids
         self._faults: list[Fault] = []
         self._seq: dict[str, int] = {}
+        self._compare_cache = {}
         # resource -> [limit, used, reset epoch]; a window starts at its first request
         self._limits: dict[str, list[int]] = {r: [rate_limit, 0, 0] for r in ("core", "graphql")}
         self.add_user(bot_login, "LiveReview Bot")

@@ -34,8 +34,11 @@ def iso(dt: datetime) -> str:
     return f"{dt:%Y-%m-%dT%H:%M:%S}.{dt.microsecond // 1000:03d}Z"
 
 
-def unified_diff(old: str, new: str) -> str:
-    """The `diff` field of GitLab's diff entries: hunks only, no ---/+++ header."""
+def unified_diff(old: str, new: str, path: str = "file") -> str:
+    """The `diff` field of GitLab's diff entries: hunks only, no ---/+++ header; for a
+    binary file (a NUL byte in either side) git's note instead of hunks, as Gitaly sends."""
+    if "\0" in old or "\0" in new:
+        return f"Binary files a/{path} and b/{path} differ\n"
     lines = list(difflib.unified_diff(old.splitlines(True), new.splitlines(True), n=3))[2:]
     return "".join(x if x.endswith("\n") else x + "\n\\ No newline at end of file\n"
                    for x in lines)
@@ -118,6 +121,7 @@ class MergeRequest:
     closed_at: datetime | None = None
     versions: list[Version] = field(default_factory=list)
     discussions: list[Discussion] = field(default_factory=list)
+    approved_by: list[User] = field(default_factory=list)
 
     @property
     def head_sha(self) -> str:

@@ -45,6 +45,10 @@ class GitLabPayloads:
     projects: dict[int, Project]
     _notes: dict[int, Note]
     _todos: list[Todo]
+    _diff_cache: dict[tuple[str, str], tuple[object, object, list[JSON]]]
+    # A file's diff over these many bytes is collapsed (sent empty), then too large.
+    collapse_file_bytes = 100_000
+    too_large_file_bytes = 200_000
 
     @property
     def bot(self) -> JSON:
@@ -234,17 +238,30 @@ class GitLabPayloads:
         }
 
     def _diffs(self, p: Project, base: str, head: str) -> list[JSON]:
+        """Every file's diff entry (lib/api/entities/diff.rb), remembered per pair of trees:
+        a page of an MR of 3 000 files must not diff them all again."""
         old_tree, new_tree = p.trees[base], p.trees[head]
+        cache = self._diff_cache
+        hit = cache.get((base, head))
+        if hit is not None and hit[0] is old_tree and hit[1] is new_tree:
+            return hit[2]
         out = []
         for path in sorted(set(old_tree) | set(new_tree)):
             old, new = old_tree.get(path), new_tree.get(path)
             if old != new:
+                diff = unified_diff(old or "", new or "", path)
+                # GitLab empties a file's diff past its limits: collapsed (expandable in
+                # the UI), too_large beyond (https://docs.gitlab.com/administration/diff_limits)
+                size = len(diff.encode())
+                collapsed = size > self.collapse_file_bytes
                 out.append({
-                    "diff": unified_diff(old or "", new or ""), "new_path": path,
+                    "diff": "" if collapsed else diff, "collapsed": collapsed,
+                    "too_large": size > self.too_large_file_bytes, "new_path": path,
                     "old_path": path, "a_mode": "0" if old is None else "100644",
                     "b_mode": "0" if new is None else "100644", "new_file": old is None,
                     "renamed_file": False, "deleted_file": new is None, "generated_file": False,
                 })
+        cache[(base, head)] = (old_tree, new_tree, out)
         return out
 
     def version_json(self, mr: MergeRequest, v: Version, *, full: bool = False) -> JSON:

@@ -194,6 +194,11 @@ def routes() -> list[Route]:
             if a["id"] == q.num("award"))),
         r("DELETE", _NOTE + r"/award_emoji/(?P<award>\d+)", lambda f, q: f.delete_award(
             q["project"], q.num("iid"), q.num("note"), q.num("award"), user=q.user), 204),
+        r("POST", _MR + "/approve", lambda f, q: f.approve(
+            q["project"], q.num("iid"), user=q.user, sha=q.params.get("sha")), 201),
+        r("POST", _MR + "/unapprove", lambda f, q: f.unapprove(
+            q["project"], q.num("iid"), user=q.user), 201),
+        r("GET", _MR + "/approvals", lambda f, q: f.approvals(q["project"], q.num("iid"))),
         r("GET", "/todos", _todos, paged=True),
         r("POST", r"/todos/(?P<todo>\d+)/mark_as_done",
           lambda f, q: f.mark_todo_done(q.user, q.num("todo")), 201),

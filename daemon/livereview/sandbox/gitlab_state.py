@@ -36,6 +36,7 @@ from .gitlab_model import (
     unified_diff,
 )
 from .gitlab_payloads import GitLabPayloads
+from .gitlab_reviews import GitLabReviews
 from .loopback import Fault, LoopbackTraffic, locked
 
 __all__ = [
@@ -45,7 +46,7 @@ __all__ = [
 ]
 
 
-class FakeGitLab(GitLabPayloads, LoopbackTraffic):
+class FakeGitLab(GitLabReviews, LoopbackTraffic):
     """A small GitLab: users, projects, merge requests, commits, discussions, awards, todos."""
 
     def __init__(
@@ -73,6 +74,7 @@ class FakeGitLab(GitLabPayloads, LoopbackTraffic):
         self._faults: list[Fault] = []
         self._seq: dict[str, int] = {}
         self._window = (0, 0)
+        self._diff_cache = {}
         self.add_user(bot_username, "LiveReview Bot", bot=True)
 
     # ---- helpers (callers hold the lock) -------------------------------------------------

@@ -12,6 +12,7 @@ from datetime import datetime
 from livereview.model import ActorKind, Identity, Message, Snapshot, Thread
 from livereview.store import replied as replied_rows
 from livereview.tools import results
+from livereview.tools.errors import BadInput
 from livereview.tools.toolbox import Toolbox
 
 
@@ -72,9 +73,21 @@ def _reply(row: replied_rows.Replied) -> results.Reply:
                          source=row.source)
 
 
-async def replied(box: Toolbox, *, repo: str | None = None, since: datetime | None = None,
+def parse_since(value: str | None) -> datetime | None:
+    """An ISO 8601 date or time; without a zone, local time."""
+    if value is None or not value.strip():
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise BadInput(f"--since {value}: expected an ISO 8601 date or time, e.g. "
+                       "2026-11-24 or 2026-11-24T08:00") from None
+    return parsed if parsed.tzinfo else parsed.astimezone()
+
+
+async def replied(box: Toolbox, *, repo: str | None = None, since: str | None = None,
                   limit: int = 1000) -> results.Replied:
     """The reply history (daemon and tool replies), oldest first: no host is asked."""
     rows = await box.stored(replied_rows.history, repo=repo.strip("/") if repo else None,
-                            since=since, limit=limit)
+                            since=parse_since(since), limit=limit)
     return results.Replied(count=len(rows), replies=tuple(_reply(r) for r in rows))

@@ -69,6 +69,11 @@ def rediff(change: FileChange, old: str, new: str, context: int) -> str:
                    for line in lines)
 
 
+def check_context(context: int | None) -> None:
+    if context is not None and not 0 <= context <= MAX_CONTEXT:
+        raise BadInput(f"--context {context}: expected 0 to {MAX_CONTEXT} lines")
+
+
 async def _with_context(box: Toolbox, key: MRKey, shas: tuple[str, str], item: HostFileDiff,
                         context: int) -> results.FileDiff:
     change, host = item.change, box.host(key)
@@ -86,8 +91,7 @@ async def diff_stream(box: Toolbox, mr: str, paths: Sequence[str] = (),
                       context: int | None = None) -> AsyncIterator[results.FileDiff]:
     """The MR's diff, one file at a time, as the host serves it."""
     key = box.mr(mr)
-    if context is not None and not 0 <= context <= MAX_CONTEXT:
-        raise BadInput(f"--context {context}: expected 0 to {MAX_CONTEXT} lines")
+    check_context(context)
     shas = None
     if context is not None:
         mr_now = (await box.snapshot(key)).mr

@@ -1,6 +1,7 @@
 """The typed results both faces render: the CLI as text or `--json`, the MCP server as
 structured tool output. Plain values only (times as ISO 8601 strings), so `as_json` of a
-result is exactly what both faces emit."""
+result is exactly what both faces emit. No `slots`: the MCP SDK derives each tool's output
+schema from the class attributes, which slots turn into descriptors."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import dataclasses
 from typing import Any
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True)
 class Comment:
     id: str
     thread_id: str
@@ -25,7 +26,7 @@ class Comment:
     replied_by: str  # "daemon" | "tool" | ""
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True)
 class Comments:
     mr: str
     total: int  # every comment on the MR (system notes are not comments)
@@ -35,7 +36,7 @@ class Comments:
     comments: tuple[Comment, ...]
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True)
 class FileStat:
     path: str
     old_path: str
@@ -45,7 +46,7 @@ class FileStat:
     binary: bool
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True)
 class Diffstat:
     mr: str
     files_total: int  # in the MR, before the path filter
@@ -54,7 +55,7 @@ class Diffstat:
     files: tuple[FileStat, ...]
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True)
 class FileDiff:
     path: str
     old_path: str
@@ -66,7 +67,7 @@ class FileDiff:
     note: str  # why the diff is left out ("binary file", "too large (…)"), else ""
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True)
 class Diff:
     mr: str
     context: int | None  # lines of context asked for (None: the host's own diff)
@@ -75,7 +76,7 @@ class Diff:
     note: str
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True)
 class FileContent:
     mr: str
     path: str
@@ -86,7 +87,7 @@ class FileContent:
     content: str
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True)
 class Posted:
     mr: str
     id: str  # the posted message's id on the host
@@ -95,7 +96,7 @@ class Posted:
     note: str
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True)
 class Verdict:
     mr: str
     action: str  # approve | unapprove | request_changes
@@ -103,7 +104,7 @@ class Verdict:
     note: str
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True)
 class Reply:
     host: str
     repo: str
@@ -114,7 +115,7 @@ class Reply:
     source: str  # "daemon" | "tool"
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True)
 class Replied:
     count: int
     replies: tuple[Reply, ...]

@@ -41,8 +41,10 @@ def _find(snapshot: Snapshot, comment_id: str) -> tuple[Thread, Message]:
                    "operation lists their ids)")
 
 
-def _marked_reply(thread: Thread, identity: Identity, comment_id: str) -> Message | None:
-    return next((m for m in thread.messages
+def _marked_reply(snapshot: Snapshot, identity: Identity, comment_id: str) -> Message | None:
+    """The bot's reply to `comment_id`, by its marker, anywhere on the MR: where general
+    comments are not threaded (GitHub) the reply is a thread of its own."""
+    return next((m for t in snapshot.threads for m in t.messages
                  if identity.is_me(m.author) and replied_to(m.body) == comment_id), None)
 
 
@@ -60,10 +62,11 @@ async def reply(box: Toolbox, mr: str, comment_id: str, body: str) -> results.Po
                        f"reply {done.reply_id} at {done.replied_at:%Y-%m-%d %H:%M}): reply to "
                        "a later comment of the thread, or add a comment")
     identity = await box.identity(key)
-    thread, question = _find(await box.snapshot(key), comment_id)
+    snapshot = await box.snapshot(key)
+    thread, question = _find(snapshot, comment_id)
     if identity.is_me(question.author):
         raise BadInput(f"comment {comment_id} on {key} is the bot's own")
-    posted = _marked_reply(thread, identity, comment_id)
+    posted = _marked_reply(snapshot, identity, comment_id)
     if posted is not None and attempt is not None:  # our POST landed, its response did not
         await box.stored(replied_rows.finish_tool_reply, key, comment_id, posted.id,
                          box.clock())

@@ -1,0 +1,85 @@
+"""The review side of each contract driver: what a person sees of a bot's review on the
+host (who approves, who requested changes), MRs shaped for reviews (thousands of files, the
+bot's own), and which requests the fake served. Kept apart from drivers.py, which stays the
+reply workflow's interface."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from livereview.sandbox import github_reviews
+from tests.contract.drivers import REPO, Driver
+
+BIG_TEXT = "line one\nline two\n"
+
+
+class ReviewSide(Protocol):
+    # False where the host has no "changes requested" state (GitLab: only no approval)
+    changes_state: bool
+    whole_diff: str  # the path of a request for the MR's whole diff at once
+
+    def verdict(self, iid: int) -> str:
+        """The bot's standing on the MR: approved | changes_requested | none."""
+
+    def open_files(self, count: int) -> int:
+        """An MR changing `count` small files (`f0000.txt`…), by a human."""
+
+    def open_own(self) -> int:
+        """An MR whose author is the bot's own account."""
+
+    def served(self) -> list[tuple[str, str, dict[str, str]]]:
+        """Requests the fake served since the last `served()`."""
+
+
+def _files(count: int) -> dict[str, tuple[str, str]]:
+    return {f"f{n:04d}.txt": ("", BIG_TEXT + f"file {n}\n") for n in range(count)}
+
+
+class _Side:
+    changes_state = True
+
+    def __init__(self, driver: Any) -> None:
+        self.d = driver
+        self.fake = driver.fake
+        self.fake.reset_requests()
+
+    def served(self) -> list[tuple[str, str, dict[str, str]]]:
+        seen = list(self.fake.requests)
+        self.fake.reset_requests()
+        return seen
+
+
+class GitLabSide(_Side):
+    changes_state = False
+    whole_diff = r"/changes$|/versions/\d+$"
+
+    def verdict(self, iid: int) -> str:
+        return "approved" if self.d.bot in self.fake.approvers(REPO, iid) else "none"
+
+    def open_files(self, count: int) -> int:
+        return int(self.fake.add_mr(REPO, title="Many files", author="bob", files=_files(count)))
+
+    def open_own(self) -> int:
+        return int(self.fake.add_mr(REPO, title="Mine", author=self.d.bot,
+                                    files=_files(1)))
+
+
+class GitHubSide(_Side):
+    whole_diff = r"\.diff$|/compare/"
+
+    def verdict(self, iid: int) -> str:
+        state = github_reviews.standing(self.fake, REPO, iid, self.d.bot)
+        return {"APPROVED": "approved", "CHANGES_REQUESTED": "changes_requested"}.get(
+            state, "none")
+
+    def open_files(self, count: int) -> int:
+        return int(self.fake.add_pr(REPO, title="Many files", author="bob", files=_files(count)))
+
+    def open_own(self) -> int:
+        return int(self.fake.add_pr(REPO, title="Mine", author=self.d.bot, files=_files(1)))
+
+
+def review_side(driver: Driver) -> ReviewSide:
+    kind = type(driver).__name__
+    sides: dict[str, type[_Side]] = {"GitLabDriver": GitLabSide, "GitHubDriver": GitHubSide}
+    return sides[kind](driver)  # type: ignore[return-value]

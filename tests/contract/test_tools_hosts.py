@@ -1,0 +1,125 @@
+"""Every MR tool on every host's fake, through both faces: `livereview mr … --json` and the
+MCP tool of the same name agree, and what they did is what a person sees on the host."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from livereview.triggers import replied_to
+from tests.contract.drivers import NEW, OLD, PATH
+from tests.contract.tools_side import HOSTS, ToolSide, sides
+
+# drivers.OLD → NEW: new line 4 is added ("lock = threading.Lock()"), old line 7 removed.
+ADDED, REMOVED = 4, 7
+
+
+@pytest.fixture(params=HOSTS)
+def side(request: pytest.FixtureRequest, tmp_path: Path,
+         monkeypatch: pytest.MonkeyPatch) -> Iterator[ToolSide]:
+    with sides(request.param, tmp_path, monkeypatch) as made:
+        yield made
+
+
+def _ids(result: dict[str, object]) -> list[str]:
+    return [str(c["id"]) for c in result["comments"]]  # type: ignore[attr-defined]
+
+
+def test_comments_list_what_was_said_with_anchors(side: ToolSide) -> None:
+    side.driver.general_comment(side.iid, "@livereview why a module-level lock?")
+    side.driver.diff_comment(side.iid, "is this lock ever released?", line=ADDED)
+    cli = side.cli("comments", side.mr, "--json").json()
+    error, mcp = side.mcp("comments", mr=side.mr)
+    assert not error and mcp == cli
+    assert (cli["total"], cli["returned"], cli["left_out_replied"]) == (2, 2, 0)
+    by_body = {c["body"]: c for c in cli["comments"]}
+    inline = by_body["is this lock ever released?"]
+    assert (inline["path"], inline["line"], inline["side"]) == (PATH, ADDED, "new")
+    assert by_body["@livereview why a module-level lock?"]["path"] is None
+    assert {c["author"] for c in cli["comments"]} == {"alice"}
+    assert {c["author_kind"] for c in cli["comments"]} == {"human"}
+
+
+def test_diffstat_diff_and_file_read_the_change(side: ToolSide) -> None:
+    stat = side.cli("diffstat", side.mr, "--json").json()
+    assert side.mcp("diffstat", mr=side.mr) == (False, stat)
+    assert [(f["path"], f["status"], f["additions"], f["deletions"]) for f in stat["files"]] \
+        == [(PATH, "modified", 3, 1)]
+    assert side.cli("diffstat", side.mr, "--path", "*.md", "--json").json()["files"] == []
+
+    diff = side.cli("diff", side.mr, "--json").json()
+    assert side.mcp("diff", mr=side.mr) == (False, diff)
+    assert "+lock = threading.Lock()" in diff["files"][0]["diff"]
+    narrow = side.cli("diff", side.mr, "--context", "0", "--json").json()
+    assert side.mcp("diff", mr=side.mr, context=0) == (False, narrow)
+    hunk_lines = [line for line in narrow["files"][0]["diff"].splitlines()
+                  if line[:1] in " +-" and not line.startswith(("+++", "---"))]
+    assert hunk_lines and all(line[0] in "+-" for line in hunk_lines)  # no context lines
+    assert "\n    return cache.get(key)" not in narrow["files"][0]["diff"]
+
+    head = side.cli("file", side.mr, PATH, "--json").json()
+    assert side.mcp("file", mr=side.mr, path=PATH) == (False, head)
+    assert (head["content"], head["size"], head["encoding"]) == (NEW, len(NEW), "utf-8")
+    base = side.cli("file", side.mr, PATH, "--ref", "base", "--json").json()
+    assert base["content"] == OLD
+    by_sha = side.cli("file", side.mr, PATH, "--ref", head["sha"], "--json").json()
+    assert by_sha["content"] == NEW
+    text = side.cli("file", side.mr, PATH)
+    assert text.out == NEW and f"{len(NEW)} bytes, utf-8" in text.err
+
+
+def test_a_reply_is_posted_once_and_then_left_out(side: ToolSide) -> None:
+    side.driver.general_comment(side.iid, "@livereview why a module-level lock?")
+    side.driver.diff_comment(side.iid, "is this lock ever released?", line=ADDED)
+    first, second = _ids(side.cli("comments", side.mr, "--json").json())
+    posted = side.cli("reply", side.mr, first, "--body", "To share it.", "--json").json()
+    assert not posted["adopted"]
+    error, via_mcp = side.mcp("reply", mr=side.mr, comment_id=second, body="When `get` returns.")
+    assert not error and not via_mcp["adopted"]
+
+    after = side.cli("comments", side.mr, "--json").json()
+    assert (after["returned"], after["left_out_replied"], after["left_out_own"]) == (0, 2, 2)
+    everything = side.cli("comments", side.mr, "--include-replied", "--json").json()
+    replies = [c for c in everything["comments"] if c["author_kind"] == "self"]
+    assert sorted(replied_to(c["body"]) or "" for c in replies) == sorted([first, second])
+    marks = {c["id"]: (c["replied_by"], c["reply_id"]) for c in everything["comments"]}
+    assert marks[first] == ("tool", posted["id"]) and marks[second] == ("tool", via_mcp["id"])
+
+    again = side.cli("reply", side.mr, first, "--body", "To share it.", "--json").json()
+    assert again["adopted"] and again["id"] == posted["id"]  # a retry: nothing posted
+    other = side.cli("reply", side.mr, first, "--body", "Something else.")
+    assert other.code == 2 and "already answered" in other.err
+    assert len(other.err.strip().splitlines()) == 1
+    final = side.cli("comments", side.mr, "--include-replied", "--json").json()
+    assert len([c for c in final["comments"] if c["author_kind"] == "self"]) == 2
+
+
+def test_comments_general_and_on_an_added_and_a_removed_line(side: ToolSide) -> None:
+    general = side.cli("comment", side.mr, "--body", "Looks fine overall.", "--json").json()
+    added = side.cli("comment", side.mr, "--body", "A lock per module?", "--path", PATH,
+                     "--line", str(ADDED), "--json").json()
+    error, removed = side.mcp("comment", mr=side.mr, body="The unguarded read is gone.",
+                              path=PATH, line=REMOVED, old=True)
+    assert not error
+    seen = side.cli("comments", side.mr, "--include-replied", "--json").json()
+    by_id = {c["id"]: c for c in seen["comments"]}
+    assert by_id[general["id"]]["path"] is None
+    assert (by_id[added["id"]]["path"], by_id[added["id"]]["line"]) == (PATH, ADDED)
+    assert (by_id[removed["id"]]["path"], by_id[removed["id"]]["line"]) == (PATH, REMOVED)
+    assert {by_id[i]["author_kind"] for i in (general["id"], added["id"], removed["id"])} \
+        == {"self"}
+
+
+def test_bad_input_is_one_line_and_exit_2(side: ToolSide) -> None:
+    for args, words in ((("comments", "gl:nowhere"), "expected the MR's web URL"),
+                        (("comments", "nohost:acme/widgets!1"), "no configured host"),
+                        (("reply", side.mr, "999999", "--body", "x"), "not on"),
+                        (("file", side.mr, PATH, "--ref", "tip"), "expected head, base"),
+                        (("diff", side.mr, "--context", "-1"), "--context -1"),
+                        (("replied", "--since", "yesterday"), "ISO 8601")):
+        run = side.cli(*args)
+        assert run.code == 2, (args, run.err)
+        assert words in run.err and len(run.err.strip().splitlines()) == 1, run.err
+        assert "Traceback" not in run.err
