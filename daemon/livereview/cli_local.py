@@ -105,9 +105,11 @@ async def _run(args: argparse.Namespace, config: Path | None) -> int:
     logs.configure("console", [answering.ai.api_key.reveal()] if answering.ai else [],
                    level="WARNING" if args.log_level == "INFO" else args.log_level)
     ws = ops.open_workspace(args.repo, answering.database_url)
+    answerer = answering.bind(ws)
     try:
-        return await _verb(args, ws, description, answering.bind(ws))
+        return await _verb(args, ws, description, answerer)
     finally:
+        await answerer.close()
         ws.close()
 
 

@@ -47,7 +47,22 @@ def responder(repo: Path, config: Path | None) -> Answering:
             settings = load(path, secrets=True)
         except ConfigError as exc:
             raise ops.LocalReviewError(f"config error: {exc}") from None
-        return Answering(settings.daemon.database_url, settings.ai, settings)
+        return answering_for(repo, settings)
+    return _from_environment()
+
+
+def answering_for(repo: Path, settings: Settings) -> Answering:
+    """The config's model; its database when one of its local hosts watches this repository
+    (the daemon answers there), else the repository's own: a person without the config
+    and an agent with it then see the same reviews."""
+    top = ops.open_git(repo).top.resolve()
+    watched = any(host.type == "local" and r.host == host.name
+                  and (Path(host.url or "/") / r.path).resolve() == top
+                  for host in settings.hosts for r in settings.repos)
+    return Answering(settings.daemon.database_url if watched else None, settings.ai, settings)
+
+
+def _from_environment() -> Answering:
     base_url = os.environ.get("LIVEREVIEW_AI_BASE_URL", "")
     key = os.environ.get("OPENAI_API_KEY", "")
     if not base_url and not key:
@@ -62,8 +77,12 @@ def responder(repo: Path, config: Path | None) -> Answering:
 
 
 class Responder:
+    """Runs the workflow over one App, made at the first answer and kept for the next
+    ones (`wait` answers while it waits); `close` ends it."""
+
     def __init__(self, answering: Answering, ws: ops.Workspace) -> None:
         self.answering, self.ws = answering, ws
+        self._app: App | None = None
 
     @property
     def note(self) -> str:
@@ -89,11 +108,14 @@ class Responder:
         made), as the daemon would."""
         if self.answering.ai is None:
             return
-        app = App.create(self._settings())
-        try:
-            await app.once()
-        finally:
-            await app.close()
+        if self._app is None:
+            self._app = App.create(self._settings())
+        await self._app.once()
+
+    async def close(self) -> None:
+        if self._app is not None:
+            await self._app.close()
+            self._app = None
 
     async def review(self, review: LocalReview) -> LocalReview:
         """The AI review's findings as threads (when the review engine is present)."""

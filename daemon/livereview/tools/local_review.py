@@ -38,6 +38,7 @@ from livereview.tools.errors import BadInput
 PEOPLE = frozenset({AuthorKind.HUMAN})  # whose words `wait` hands out
 EXCLUDE_LINE = f"{STATE_DIR}/"
 WAIT_POLL_SECONDS = 0.5
+ANSWER_EVERY_SECONDS = 2.0  # the reply workflow's poll while waiting: a cycle costs git calls
 
 
 class LocalReviewError(BadInput):
@@ -214,8 +215,10 @@ async def wait(ws: Workspace, review_id: int, seconds: float,
     await review_of(ws, review_id)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + seconds
+    answered_at = -ANSWER_EVERY_SECONDS
     while True:
-        if between is not None:
+        if between is not None and loop.time() - answered_at >= ANSWER_EVERY_SECONDS:
+            answered_at = loop.time()
             await between()
         feedback = await ws.book.take_feedback(review_id, PEOPLE)
         left = deadline - loop.time()
