@@ -25,7 +25,7 @@ from livereview.settings import Settings
 from livereview.store import jobs, state
 from livereview.store.db import Store
 from livereview.store.engine import StoreError, StoreFatal
-from livereview.store.local_book import ReviewBook
+from livereview.store.local_book import RepoBooks
 from livereview.sync.poller import CycleReport, HostPoller
 from livereview.systemd import Notifier
 
@@ -72,8 +72,8 @@ class App:
         metrics = metrics or Metrics()
         metrics.prepare({h.type for h in settings.hosts}, {h.name for h in settings.hosts})
         store = Store.for_settings(settings.daemon)
-        book = ReviewBook(store)  # the local host's reviews (issue 17)
-        hosts = {h.name: connect(h, metrics, book=book) for h in settings.hosts}
+        # A local host's reviews live in each repository's own store (issue 17).
+        hosts = {h.name: connect(h, metrics, books=RepoBooks()) for h in settings.hosts}
         worker = Worker(store=store, hosts=hosts, identities={}, policy=policy(settings),
                         lessons=settings.lessons,
                         knowledge=Knowledge(settings.knowledge(),

@@ -99,12 +99,12 @@ def run(args: argparse.Namespace, config: Path | None) -> int:
 
 async def _run(args: argparse.Namespace, config: Path | None) -> int:
     description = ops.description_json(getattr(args, "description", None))
-    answering = responder(args.repo, config)
+    answering = responder(config)
     # The output is the review (or JSON for an agent): the workflow's own log lines only
     # from WARNING, unless asked for (--log-level DEBUG); on stderr, never with the key.
     logs.configure("console", [answering.ai.api_key.reveal()] if answering.ai else [],
                    level="WARNING" if args.log_level == "INFO" else args.log_level)
-    ws = ops.open_workspace(args.repo, answering.database_url)
+    ws = ops.open_workspace(args.repo)
     answerer = answering.bind(ws)
     try:
         return await _verb(args, ws, description, answerer)

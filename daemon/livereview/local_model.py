@@ -12,6 +12,8 @@ import json
 from dataclasses import dataclass
 from datetime import datetime
 
+STATE_DIR = ".livereview"  # in the repository: its reviews' store and review.json
+
 
 class ReviewStatus(enum.StrEnum):
     PENDING = "pending"

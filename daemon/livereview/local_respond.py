@@ -26,7 +26,7 @@ HOST_NAME = "local"
 class Answering:
     """What the command line found out about answering, before opening anything."""
 
-    database_url: str | None  # the config's store, else None: the repository's own
+    database_url: str | None  # the workflow's own store: the config's, else the repository's
     ai: AISettings | None
     settings: Settings | None = None  # the config's bot and daemon settings, if any
 
@@ -38,7 +38,7 @@ class Answering:
         return Responder(self, ws)
 
 
-def responder(repo: Path, config: Path | None) -> Answering:
+def responder(config: Path | None) -> Answering:
     """From `--config` (or $LIVEREVIEW_CONFIG), else from the environment."""
     path = config or (Path(os.environ["LIVEREVIEW_CONFIG"])
                       if os.environ.get("LIVEREVIEW_CONFIG") else None)
@@ -47,19 +47,15 @@ def responder(repo: Path, config: Path | None) -> Answering:
             settings = load(path, secrets=True)
         except ConfigError as exc:
             raise ops.LocalReviewError(f"config error: {exc}") from None
-        return answering_for(repo, settings)
+        return answering_for(settings)
     return _from_environment()
 
 
-def answering_for(repo: Path, settings: Settings) -> Answering:
-    """The config's model; its database when one of its local hosts watches this repository
-    (the daemon answers there), else the repository's own: a person without the config
-    and an agent with it then see the same reviews."""
-    top = ops.open_git(repo).top.resolve()
-    watched = any(host.type == "local" and r.host == host.name
-                  and (Path(host.url or "/") / r.path).resolve() == top
-                  for host in settings.hosts for r in settings.repos)
-    return Answering(settings.daemon.database_url if watched else None, settings.ai, settings)
+def answering_for(settings: Settings) -> Answering:
+    """The config's model, and its database for the workflow's jobs (the reviews stay in
+    the repository's own store: a person without the config and an agent or a daemon with
+    it see the same reviews)."""
+    return Answering(settings.daemon.database_url, settings.ai, settings)
 
 
 def _from_environment() -> Answering:

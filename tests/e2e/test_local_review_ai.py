@@ -67,10 +67,11 @@ def test_a_watched_local_host_is_answered_by_the_daemon(
     assert main(["--config", str(config), "review", "request", "HEAD~1", "--repo",
                  str(repo.path), "--title", "T", "--json"]) == 0
     thread = _thread(json.loads(capsys.readouterr().out), "should this trim the name?")
-    assert db.exists() and not (repo.path / ".livereview" / "livereview.db").exists()
+    # The review is the repository's (its own store); the config's holds the daemon's jobs.
+    assert (repo.path / ".livereview" / "livereview.db").exists()
 
     async def write_reply() -> None:  # a person's reply that nothing answered yet
-        ws = ops.open_workspace(repo.path, f"sqlite:///{db}")
+        ws = ops.open_workspace(repo.path)
         try:
             await ops.reply(ws, 1, int(str(thread["id"])), "@livereview yes or no?")
         finally:

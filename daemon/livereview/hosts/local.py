@@ -20,6 +20,7 @@ from typing import Protocol
 from livereview.hosts.base import Capabilities, NotFound, Unsupported
 from livereview.hosts.local_git import Git, GitError, GitRange
 from livereview.local_model import (
+    STATE_DIR,
     AuthorKind,
     Feedback,
     LocalMessage,
@@ -58,7 +59,7 @@ _STATE = {ReviewStatus.MERGED: "merged"}  # every other status is an open MR
 
 
 class LocalBook(Protocol):
-    """What the host needs of the store (implemented by store.local_book.ReviewBook)."""
+    """One repository's reviews, as the host needs them (store.local_book.ReviewBook)."""
 
     async def review(self, review_id: int) -> LocalReview: ...
 
@@ -77,6 +78,16 @@ class LocalBook(Protocol):
 
     async def take_feedback(self, review_id: int, kinds: frozenset[AuthorKind],
                             deliver: bool = True) -> Feedback: ...
+
+
+class LocalBooks(Protocol):
+    """Each repository's book, by its top-level directory: the reviews live in the
+    repository's own store (`.livereview/livereview.db`), whoever opens them — a person's
+    command, an agent's tool, the daemon (store.local_book.RepoBooks)."""
+
+    def __call__(self, top: str) -> LocalBook: ...
+
+    async def close(self) -> None: ...
 
 
 def actor(message: LocalMessage) -> Actor:
@@ -135,17 +146,16 @@ class LocalHost:
                                 instance_wide_listing=False, mention_inbox=False,
                                 verdicts=True, review_batch=True)
 
-    def __init__(self, name: str, book: LocalBook | None, root: Path = Path("/")) -> None:
+    def __init__(self, name: str, books: LocalBooks | None, root: Path = Path("/")) -> None:
         self.name = name
-        self._book = book
+        self._books = books
         self.root = root
         self._gits: dict[str, Git] = {}
 
-    @property
-    def book(self) -> LocalBook:
-        if self._book is None:  # `check` connects hosts without opening the store
-            raise Unsupported("local reviews live in the store, which this command did not open")
-        return self._book
+    def book(self, key: MRKey) -> LocalBook:
+        if self._books is None:  # `check` connects hosts without opening any store
+            raise Unsupported("local reviews live in a store this command did not open")
+        return self._books(str(self.git(key.repo).top))
 
     def key_of(self, top: str | Path, review_id: int) -> MRKey:
         """The MR key of a review of the repository whose top-level directory is `top`."""
@@ -162,14 +172,16 @@ class LocalHost:
     def git(self, repo: str) -> Git:
         if repo not in self._gits:
             try:
-                self._gits[repo] = Git.open(self.root / repo)
+                git = Git.open(self.root / repo)
+                git.exclude(f"{STATE_DIR}/")  # the reviews' store is the clone's own
+                self._gits[repo] = git
             except GitError as exc:
                 raise NotFound(str(exc)) from None
         return self._gits[repo]
 
     async def _review(self, key: MRKey) -> LocalReview:
         try:
-            review = await self.book.review(key.iid)
+            review = await self.book(key).review(key.iid)
         except LookupError as exc:
             raise NotFound(str(exc)) from None
         top = str(self.git(key.repo).top)
@@ -201,7 +213,7 @@ class LocalHost:
                 top = str(self.git(repo).top)
             except NotFound:
                 continue  # gone since `check`: the poller's repo check says so
-            for review in await self.book.reviews(top):
+            for review in await self.book(MRKey(self.name, repo, 0)).reviews(top):
                 if since is None or review.updated_at >= since:
                     changed.append(ChangedMR(repo, review.id, review.updated_at,
                                              _STATE.get(review.status, "opened")))
@@ -274,7 +286,7 @@ class LocalHost:
     async def reply(self, key: MRKey, thread_id: str, body: str) -> Message:
         review = await self._review(key)
         try:
-            message = await self.book.add_message(review.id, _id(thread_id), BOT.username,
+            message = await self.book(key).add_message(review.id, _id(thread_id), BOT.username,
                                                   AuthorKind.BOT, body)
         except LookupError as exc:
             raise NotFound(str(exc)) from None
@@ -283,7 +295,7 @@ class LocalHost:
     async def comment(self, key: MRKey, body: str, anchor: Anchor | None = None) -> Message:
         review = await self._review(key)
         path = anchor.new_path or anchor.old_path if anchor else ""
-        thread = await self.book.add_thread(review.id, NewThread(
+        thread = await self.book(key).add_thread(review.id, NewThread(
             kind=ThreadKind.COMMENT, path=path, line=anchor.new_line if anchor else None,
             old_line=anchor.old_line if anchor else None, code="", author=BOT.username,
             author_kind=AuthorKind.BOT, body=body))
@@ -292,14 +304,14 @@ class LocalHost:
     async def react(self, key: MRKey, message_id: str, emoji: str) -> None:
         review = await self._review(key)
         try:
-            await self.book.react(review.id, _id(message_id), emoji)
+            await self.book(key).react(review.id, _id(message_id), emoji)
         except LookupError as exc:
             raise NotFound(str(exc)) from None
 
     async def resolve(self, key: MRKey, thread_id: str, resolved: bool = True) -> None:
         review = await self._review(key)
         try:
-            await self.book.set_resolved(review.id, _id(thread_id), resolved)
+            await self.book(key).set_resolved(review.id, _id(thread_id), resolved)
         except LookupError as exc:
             raise NotFound(str(exc)) from None
 
@@ -309,32 +321,32 @@ class LocalHost:
         posted = []
         for c in comments:
             new_side = c.side is Side.NEW
-            thread = await self.book.add_thread(review.id, NewThread(
+            thread = await self.book(key).add_thread(review.id, NewThread(
                 kind=ThreadKind.FINDING, path=c.path, line=c.line if new_side else None,
                 old_line=c.old_line if new_side else c.line, code="", author=BOT.username,
                 author_kind=AuthorKind.BOT, body=c.body))
             posted.append(_message(thread.messages[0]))
         summary = None
         if body:
-            thread = await self.book.add_thread(review.id, NewThread(
+            thread = await self.book(key).add_thread(review.id, NewThread(
                 kind=ThreadKind.COMMENT, path="", line=None, code="", author=BOT.username,
                 author_kind=AuthorKind.BOT, body=body))
             summary = _message(thread.messages[0])
         if verdict is not Verdict.COMMENTED:
-            await self.book.set_status(review.id, ReviewStatus(verdict.value))
+            await self.book(key).set_status(review.id, ReviewStatus(verdict.value))
         return PostedReview(review_id=summary.id if summary else "", summary=summary,
                             comments=tuple(posted), verdict_applied=verdict)
 
     async def approve(self, key: MRKey) -> None:
-        await self.book.set_status((await self._review(key)).id, ReviewStatus.APPROVED)
+        await self.book(key).set_status((await self._review(key)).id, ReviewStatus.APPROVED)
 
     async def unapprove(self, key: MRKey) -> None:
-        await self.book.set_status((await self._review(key)).id, ReviewStatus.PENDING)
+        await self.book(key).set_status((await self._review(key)).id, ReviewStatus.PENDING)
 
     async def request_changes(self, key: MRKey, body: str = "") -> Message | None:
         review = await self._review(key)
         message = await self.comment(key, body) if body else None
-        await self.book.set_status(review.id, ReviewStatus.CHANGES_REQUESTED)
+        await self.book(key).set_status(review.id, ReviewStatus.CHANGES_REQUESTED)
         return message
 
     async def reviews_posted(self, key: MRKey) -> list[Message]:
@@ -343,7 +355,8 @@ class LocalHost:
                 if not t.path and t.messages and t.messages[0].author_kind is AuthorKind.BOT]
 
     async def close(self) -> None:
-        return None
+        if self._books is not None:
+            await self._books.close()
 
 
 def _id(text: str) -> int:

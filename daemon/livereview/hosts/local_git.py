@@ -203,6 +203,16 @@ class Git:
             return target.read_bytes()
         return self.run("show", f"{rev}:{path}")
 
+    def exclude(self, pattern: str) -> None:
+        """Ignore `pattern` in this clone only (.git/info/exclude: no tracked file changes)."""
+        exclude = self.top / self.run("rev-parse", "--git-path", "info/exclude").decode().strip()
+        text = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
+        if pattern in text.splitlines():
+            return
+        exclude.parent.mkdir(parents=True, exist_ok=True)
+        separator = "" if not text or text.endswith("\n") else "\n"
+        exclude.write_text(f"{text}{separator}{pattern}\n", encoding="utf-8")
+
     def user(self) -> str:
         try:
             return self.run("config", "user.name").decode().strip() or "you"

@@ -18,6 +18,7 @@ from typing import Concatenate, ParamSpec, TypeVar
 from sqlmodel import Session
 
 from livereview.local_model import (
+    STATE_DIR,
     AuthorKind,
     Feedback,
     LocalMessage,
@@ -31,10 +32,14 @@ from livereview.local_model import (
 from livereview.store import local_reviews as rows
 from livereview.store.db import Store
 
-STATE_DIR = ".livereview"
 EXPORT_NAME = "review.json"
+DATABASE_NAME = "livereview.db"
 P = ParamSpec("P")
 R = TypeVar("R")
+
+
+def database_url(repo: str | Path) -> str:
+    return f"sqlite:///{Path(repo) / STATE_DIR / DATABASE_NAME}"
 
 
 def export_path(repo: str | Path) -> Path:
@@ -120,3 +125,21 @@ class ReviewBook:
     async def take_feedback(self, review_id: int, kinds: frozenset[AuthorKind],
                             deliver: bool = True) -> Feedback:
         return await self.store.run(rows.take_feedback, review_id, kinds, deliver)
+
+
+class RepoBooks:
+    """Each repository's book, opened (its store created and migrated) on first use."""
+
+    def __init__(self) -> None:
+        self._books: dict[str, ReviewBook] = {}
+
+    def __call__(self, top: str) -> ReviewBook:
+        if top not in self._books:
+            (Path(top) / STATE_DIR).mkdir(exist_ok=True)
+            self._books[top] = ReviewBook(Store.open(database_url(top)))
+        return self._books[top]
+
+    async def close(self) -> None:
+        for book in self._books.values():
+            book.store.close()
+        self._books.clear()

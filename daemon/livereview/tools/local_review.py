@@ -20,6 +20,7 @@ from livereview.hosts.base import HostError
 from livereview.hosts.local import LocalHost
 from livereview.hosts.local_git import BadRange, Git, GitRange, NotARepository
 from livereview.local_model import (
+    STATE_DIR,
     AuthorKind,
     Feedback,
     FileStat,
@@ -32,7 +33,7 @@ from livereview.local_model import (
     ThreadKind,
 )
 from livereview.store.db import Store
-from livereview.store.local_book import STATE_DIR, ReviewBook
+from livereview.store.local_book import RepoBooks, ReviewBook
 from livereview.tools.errors import BadInput
 
 PEOPLE = frozenset({AuthorKind.HUMAN})  # whose words `wait` hands out
@@ -68,27 +69,14 @@ def open_git(repo: Path) -> Git:
         raise LocalReviewError(str(exc)) from None
 
 
-def open_workspace(repo: Path, database_url: str | None = None,
-                   host_name: str = "local") -> Workspace:
-    """The reviews of the repository holding `repo`; its `.livereview/` is created and
-    git-ignored (in .git/info/exclude, so no tracked file changes)."""
+def open_workspace(repo: Path, host_name: str = "local") -> Workspace:
+    """The reviews of the repository holding `repo`, in its own store: its `.livereview/`
+    is created and git-ignored (in .git/info/exclude, so no tracked file changes)."""
     git = open_git(repo)
-    state = git.top / STATE_DIR
-    state.mkdir(exist_ok=True)
-    ignore_state_dir(git)
-    store = Store.open(database_url or f"sqlite:///{state / 'livereview.db'}")
-    book = ReviewBook(store)
-    return Workspace(git, store, book, LocalHost(host_name, book), git.user())
-
-
-def ignore_state_dir(git: Git) -> None:
-    exclude = git.top / git.run("rev-parse", "--git-path", "info/exclude").decode().strip()
-    text = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
-    if EXCLUDE_LINE in text.splitlines():
-        return
-    exclude.parent.mkdir(parents=True, exist_ok=True)
-    separator = "" if not text or text.endswith("\n") else "\n"
-    exclude.write_text(f"{text}{separator}{EXCLUDE_LINE}\n", encoding="utf-8")
+    git.exclude(EXCLUDE_LINE)
+    books = RepoBooks()
+    book = books(str(git.top))
+    return Workspace(git, book.store, book, LocalHost(host_name, books), git.user())
 
 
 def description_json(text: str | None) -> str:
