@@ -21,6 +21,8 @@ from livereview.model import Identity, JobState, Policy
 from livereview.reply.knowledge import Knowledge
 from livereview.reply.llm import Answerer, OpenAIAnswerer
 from livereview.reply.worker import Worker
+from livereview.review.notify import notifiers
+from livereview.review.runner import ReviewRunner
 from livereview.settings import Settings
 from livereview.store import jobs, state
 from livereview.store.db import Store
@@ -57,6 +59,7 @@ class App:
     metrics: Metrics
     hosts: dict[str, Host]
     worker: Worker
+    reviewer: ReviewRunner
     pollers: dict[str, HostPoller] = field(default_factory=dict)
     _last_cold: float = 0.0
     _tick_task: asyncio.Task[object] | None = None
@@ -80,7 +83,13 @@ class App:
                                             settings.daemon.step_timeout_seconds),
                         answerer=answerer or OpenAIAnswerer(settings.ai, metrics),
                         daemon=settings.daemon, bot=settings.bot, metrics=metrics, clock=now)
-        return cls(settings, store, metrics, hosts, worker)
+        review = settings.review
+        reviewer = ReviewRunner(
+            store=store, hosts=hosts, identities=worker.identities, answerer=worker.answerer,
+            settings=review, bot=settings.bot, daemon=settings.daemon, metrics=metrics,
+            notifiers=notifiers(review.notify_command, review.notify_url,
+                                review.notify_timeout_seconds), clock=now)
+        return cls(settings, store, metrics, hosts, worker, reviewer)
 
     async def _identity(self, name: str, *, bounded: bool = True) -> Identity | None:
         """Who the bot is on this host (`GET /user`, within IDENTITY_TIMEOUT_SECONDS if
@@ -109,7 +118,9 @@ class App:
             host=self.hosts[name], identity=identity, repos=self.settings.repos_of(name),
             store=self.store, settings=self.settings.daemon, policy=policy(self.settings),
             metrics=self.metrics, on_new_jobs=self.worker.kick, on_progress=self.on_progress,
-            clock=now)
+            clock=now, on_new_reviews=self.reviewer.kick,
+            review_on={r.path: r.review_on for r in self.settings.repos
+                       if r.host == name and r.review_on})
         return self.pollers[name]
 
     async def _poller(self, name: str) -> HostPoller | None:
@@ -220,7 +231,7 @@ class App:
 
     async def once(self) -> dict[str, CycleReport]:
         reports = await self.cycle(cold=True)
-        await self.worker.drain()
+        await asyncio.gather(self.worker.drain(), self.reviewer.drain())
         return reports
 
     async def close(self) -> None:
@@ -258,6 +269,7 @@ class App:
                  hot_interval=self.settings.daemon.hot_poll_interval_seconds,
                  cold_interval=self.settings.daemon.poll_interval_seconds,
                  systemd=notifier.enabled)
+        background.append(asyncio.create_task(self.reviewer.serve(stop)))
         try:
             await self.worker.serve(stop)
         finally:
@@ -280,8 +292,9 @@ class App:
         background += self._lookups.values()
         for task in background:
             task.cancel()
-        jobs_finished, cycle_finished = await asyncio.gather(
-            self.worker.finish_in_flight(grace), self._finish_polling(grace))
+        jobs_finished, cycle_finished, _ = await asyncio.gather(
+            self.worker.finish_in_flight(grace), self._finish_polling(grace),
+            self.reviewer.finish_in_flight(grace))
         # The cycle is over (or cancelled): APScheduler has nothing left to cancel.
         scheduler.shutdown(wait=False)
         await asyncio.gather(*background, return_exceptions=True)

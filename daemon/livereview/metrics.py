@@ -18,6 +18,7 @@ from prometheus_client import (
 
 from livereview import __version__
 
+REVIEW_OUTCOMES = ("approved", "changes_requested", "commented", "skipped", "failed", "retry")
 LATENCY_BUCKETS = (1, 2, 3, 5, 10, 20, 30, 60, 120, 300, 600, 1800, 3600)
 
 
@@ -88,6 +89,13 @@ class Metrics:
                           registry=r)
         self.llm_tokens = Counter("livereview_llm_tokens_total", "LLM tokens used.", ["kind"],
                                   registry=r)
+        # Reviews (issue 14): outcome is a verdict, or skipped / failed / retry.
+        self.reviews = Counter(
+            "livereview_reviews_total", "Review runs finished (by verdict) or not, by outcome.",
+            ["host_type", "outcome"], registry=r)
+        self.review_seconds = Histogram(
+            "livereview_review_seconds", "From a review's start to its verdict on the host.",
+            ["host_type"], buckets=LATENCY_BUCKETS, registry=r)
         self.repo_unhealthy = Gauge(
             "livereview_unhealthy_repos", "Watched repos that currently fail (403/404).",
             ["host"], registry=r)
@@ -107,6 +115,8 @@ class Metrics:
                 self.job_retries.labels(host_type, cause)
             for outcome in ("ok", "forbidden", "not_found", "error"):
                 self.acks.labels(host_type, outcome)
+            for outcome in REVIEW_OUTCOMES:
+                self.reviews.labels(host_type, outcome)
         for host in hosts:
             self.repo_unhealthy.labels(host).set(0)
         for kind in ("prompt", "completion"):

@@ -26,6 +26,8 @@ from livereview.model import (
     Message,
     Policy,
     ReplyRequest,
+    ReviewRequest,
+    ReviewTrigger,
     Snapshot,
     Thread,
 )
@@ -290,3 +292,50 @@ def loop_guard(snapshot: Snapshot, thread: Thread, identity: Identity, policy: P
     if recent >= policy.max_replies_per_mr_per_hour:
         return f"reply budget: {recent} bot replies in this MR in the last hour"
     return None
+
+
+# ---- reviews (issue 14): `@livereview review`, and repo policy ------------------------------
+_DRAFT = re.compile(r"\s*(?:\[draft\]|\(draft\)|draft:|draft\s+-|\[wip\]|wip:)", re.IGNORECASE)
+
+
+def is_draft(title: str) -> bool:
+    """GitLab's rule for a draft MR (its title starts with Draft:, [Draft], (Draft)); GitHub
+    drafts carry the same prefix by convention when the model has no draft flag."""
+    return bool(_DRAFT.match(title))
+
+
+def asks_to_review(body: str, aliases: Iterable[str]) -> bool:
+    """`@livereview review` (any alias, any case) written as prose."""
+    names = _names(aliases)
+    if not mentions(body, names):
+        return False
+    text = prose(body[:PROSE_CHARS])
+    return any(re.search(_alias_pattern(alias).pattern + r"[\s,:]+review\b", text,
+                         re.IGNORECASE) for alias in names)
+
+
+def review_requests(events: Iterable[Event], snapshot: Snapshot, first_sight: bool,
+                    asked: Iterable[ReplyRequest], policy: Policy, review_on: Iterable[str],
+                    baseline: datetime) -> list[ReviewRequest]:
+    """Reviews to run for one MR: one per `@livereview review` among the reply requests
+    (`asked`, already filtered like any mention), one when the repo reviews new MRs and the
+    MR is seen for the first time (and was opened after `baseline`: a daemon starting on
+    a repo does not review its whole backlog), one per new head when it re-reviews after pushes. A
+    draft is reviewed only when a person asks."""
+    mr = snapshot.mr
+    messages = snapshot.messages()
+    found: list[ReviewRequest] = []
+    for request in asked:
+        message = messages.get(request.message_id)
+        if message is not None and asks_to_review(message.body, policy.aliases):
+            found.append(ReviewRequest(mr.key, ReviewTrigger.MENTION, request.message_id,
+                                       request.thread_id, explicit=True))
+    wanted = set(review_on)
+    if mr.state != "opened" or is_draft(mr.title):
+        return found
+    if "opened" in wanted and first_sight and mr.created_at >= baseline:
+        found.append(ReviewRequest(mr.key, ReviewTrigger.OPENED, mr.head_sha))
+    pushed = any(e.kind in (EventKind.COMMIT_PUSH, EventKind.FORCE_PUSH) for e in events)
+    if "push" in wanted and pushed and not first_sight:
+        found.append(ReviewRequest(mr.key, ReviewTrigger.PUSH, mr.head_sha))
+    return found

@@ -35,10 +35,21 @@ class FakeLLM:
     # A model that repeats whatever it was asked, word for word (hostile text included):
     # the worst case for what the bot ends up posting.
     parrot: bool = False
+    # Reviews: the findings to report per file path, answered for the files a review prompt
+    # shows ("### file: PATH (…)"), as the JSON the review prompt asks for.
+    review_findings: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def review_answer(self, user: str) -> str:
+        paths = re.findall(r"^### file: (.+) \((?:added|modified|removed|renamed)", user,
+                           re.MULTILINE)
+        found = [f for path in paths for f in self.review_findings.get(path, [])]
+        return json.dumps({"findings": found, "summary": f"{LABEL} Read {len(paths)} file(s)."})
 
     def answer_for(self, messages: list[dict[str, str]]) -> str:
         user = messages[-1]["content"] if messages else ""
+        if messages and "reviewing a merge request" in messages[0].get("content", ""):
+            return self.review_answer(user)
         question = re.search(r"THE MESSAGE TO ANSWER[^\n]*\n<untrusted(?:-\w+)?>\n(.*?)\n"
                              r"</untrusted(?:-\w+)?>", user, re.DOTALL)
         if self.parrot:

@@ -17,6 +17,7 @@ from livereview.settings.models import (
                                         HostSettings,
                                         LessonsSettings,
                                         RepoSettings,
+                                        ReviewSettings,
                                         Settings,
 )
 from livereview.settings.secret import Secret
@@ -24,5 +25,6 @@ from livereview.settings.secret import Secret
 __all__ = [
     "GITHUB_API", "HOST_TYPES", "SUPPORTED_HOST_TYPES", "AISettings", "BotSettings",
     "ConfigError", "DaemonSettings", "HostSettings", "LessonsSettings", "RepoSettings",
+    "ReviewSettings",
     "Secret", "Settings", "load", "load_ai", "parse", "read",
 ]

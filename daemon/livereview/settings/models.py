@@ -329,15 +329,60 @@ def _repo_path(path: str) -> str:
     return path.strip("/")
 
 
+REVIEW_EVENTS = ("opened", "push")
+SEVERITIES = ("critical", "warning", "suggestion")
+
+
+def _verdicts(values: tuple[str, ...]) -> tuple[str, ...]:
+    for value in values:
+        if value not in ("approved", "changes_requested", "commented"):
+            raise Invalid("expected some of approved, changes_requested, commented, got "
+                          f"{shown(value)}")
+    return values
+
+
+def _review_events(values: tuple[str, ...]) -> tuple[str, ...]:
+    for value in values:
+        if value not in REVIEW_EVENTS:
+            raise Invalid(f"expected some of {', '.join(REVIEW_EVENTS)}, got {shown(value)}")
+    return values
+
+
+def _severities(values: tuple[str, ...]) -> tuple[str, ...]:
+    for value in values:
+        if value not in SEVERITIES:
+            raise Invalid(f"expected some of {', '.join(SEVERITIES)}, got {shown(value)}")
+    return values
+
+
 class RepoSettings(Section):
     host: Required
     path: Annotated[str, AfterValidator(_repo_path)]
     # Files of the repo (CONTRIBUTING.md, docs/adr/…), URLs, or (title, text) snippets.
     knowledge: Annotated[tuple[str | tuple[str, str], ...], BeforeValidator(_knowledge)] = ()
+    # Reviews (issue 14): review new MRs and/or re-review after pushes; none by default.
+    review_on: Annotated[TomlList[str], AfterValidator(_review_events)] = ()
 
 
 class LessonsSettings(Section):
     require_approval: bool = True  # a conceded lesson waits for `livereview lessons approve`
+
+
+class ReviewSettings(Section):
+    """Reviews (issue 14): how findings become a verdict, what the diff reading may cost,
+    whom to tell."""
+
+    # Any finding of these severities requests changes.
+    changes_requested_on: Annotated[TomlList[str], AfterValidator(_severities)] = ("critical",)
+    approve: bool = True  # approve an MR with nothing above a suggestion
+    max_file_bytes: Annotated[int, Between(1_000, 50_000_000)] = 1_000_000
+    batch_chars: Annotated[int, Between(1_000, 2_000_000)] = 60_000  # diff text per LLM call
+    notify_author: bool = True  # a comment mentioning the author on changes requested
+    notify_on: Annotated[TomlList[str], AfterValidator(_verdicts)] = ("changes_requested",)
+    notify_command: TomlList[str] = ()  # argv; the event JSON on stdin
+    notify_url: str = ""  # an internal URL the event JSON is POSTed to
+    notify_timeout_seconds: Annotated[float, Between(1, 600)] = 30.0
+    max_attempts: Annotated[int, Between(1, 100)] = 8
 
 
 def _at_least_one(kind: str) -> AfterValidator:
@@ -349,7 +394,7 @@ def _at_least_one(kind: str) -> AfterValidator:
     return AfterValidator(check)
 
 
-SECTIONS = ("daemon", "bot", "ai", "lessons")
+SECTIONS = ("daemon", "bot", "ai", "lessons", "review")
 
 
 class Settings(Section):
@@ -361,6 +406,7 @@ class Settings(Section):
     bot: BotSettings
     ai: AISettings
     lessons: LessonsSettings = LessonsSettings()
+    review: ReviewSettings = ReviewSettings()
     source: Path | None = None
 
     @model_validator(mode="before")

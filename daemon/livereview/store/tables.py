@@ -213,6 +213,95 @@ class ToolReply(SQLModel, table=True):
     reply_id: str | None = None
     replied_at: datetime | None = Field(default=None, index=True)
 
+
+# ---- reviews (issue 14) ------------------------------------------------------------------
+class ReviewRunRow(SQLModel, table=True):
+    """One review of one MR at one head: the persisted state machine of review/runner.py
+    (pending → reviewing → posting → notifying → done, or skipped / failed)."""
+
+    __tablename__ = "review_runs"
+    id: int | None = Field(default=None, primary_key=True)
+    key: str = Field(unique=True)  # what asked for it: the idempotency key
+    token: str = Field(unique=True)  # in every marker it posts (not the row id: ids repeat)
+    host: str
+    repo: str
+    iid: int
+    trigger: str  # mention | cli | opened | push
+    trigger_thread_id: str = ""
+    trigger_message_id: str = ""
+    explicit: bool = False  # asked by a person: drafts are reviewed too
+    state: str = Field(index=True)
+    attempts: int = 0
+    next_attempt_at: datetime
+    last_error: str = Field(default="", sa_type=Text)
+    head_sha: str = ""
+    base_sha: str = ""
+    start_sha: str = ""
+    previous_run_id: int | None = None  # the review a follow-up continues
+    previous_head_sha: str = ""
+    files_done: int = 0  # files of the diff already read (a crash resumes after them)
+    files_reviewed: int = 0
+    skipped_total: int = 0
+    notes: str = Field(default="", sa_type=Text)  # JSON list: the model's overall remarks
+    not_raised_again: int = 0
+    verdict: str = ""  # approved | changes_requested | commented (machine-readable)
+    verdict_applied: str = ""  # what the host took (COMMENT on GitHub's own PR)
+    review_id: str = ""  # GitHub's review id; elsewhere the summary note's id
+    summary_message_id: str = ""
+    ack_started_at: datetime | None = None
+    acked_at: datetime | None = None
+    post_started_at: datetime | None = None
+    posted_at: datetime | None = None
+    verdict_started_at: datetime | None = None
+    verdict_at: datetime | None = None
+    notify_started_at: datetime | None = None
+    notice_message_id: str = ""
+    notifiers_done: str = ""  # space-separated names of the notifiers that succeeded
+    completed_at: datetime | None = None
+    created_at: datetime
+    updated_at: datetime
+
+
+class ReviewFindingRow(SQLModel, table=True):
+    """A finding of a run; `message_id` / `thread_id` come from the host's create response."""
+
+    __tablename__ = "review_findings"
+    __table_args__ = (UniqueConstraint("run_id", "number"),)
+    id: int | None = Field(default=None, primary_key=True)
+    run_id: int = Field(foreign_key="review_runs.id", index=True)
+    number: int
+    host: str
+    repo: str
+    iid: int
+    severity: str
+    path: str
+    line: int
+    side: str
+    old_path: str = ""
+    old_line: int | None = None
+    body: str = Field(sa_type=Text)
+    fingerprint: str = Field(index=True)
+    placement: str  # inline | outside | settled | open (already in a thread) | fixed
+    post_started_at: datetime | None = None
+    message_id: str = ""
+    thread_id: str = Field(default="", index=True)
+    fixed_by_run_id: int | None = None
+    fix_started_at: datetime | None = None
+    fixed_at: datetime | None = None
+
+
+class ReviewFileRow(SQLModel, table=True):
+    """A file of a run's diff: its change digest (a follow-up reads only files whose change
+    differs) or why it was skipped."""
+
+    __tablename__ = "review_files"
+    id: int | None = Field(default=None, primary_key=True)
+    run_id: int = Field(foreign_key="review_runs.id", index=True)
+    path: str
+    digest: str = ""
+    skipped: str = ""
+
+
 # ---- local reviews (issue 17): a synthetic MR over a commit range of a local repository ----
 
 

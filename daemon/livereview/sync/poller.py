@@ -20,19 +20,20 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 import structlog
+from sqlmodel import Session
 
 from livereview.hosts.base import AuthFailed, Forbidden, Host, HostError, NotFound
 from livereview.lessons import turned_down
 from livereview.logging import FailureLog
 from livereview.metrics import Metrics
-from livereview.model import Event, Identity, MRKey, Policy, ReplyRequest, Snapshot
+from livereview.model import Event, Identity, MRKey, Policy, ReplyRequest, ReviewRequest, Snapshot
 from livereview.settings import DaemonSettings
-from livereview.store import jobs, snapshots, state, sync_failures
+from livereview.store import jobs, reviews, snapshots, state, sync_failures
 from livereview.store import lessons as lesson_rows
 from livereview.store.db import Store
 from livereview.store.engine import StoreError
 from livereview.sync.diff import diff
-from livereview.triggers import reply_requests
+from livereview.triggers import reply_requests, review_requests
 
 log = structlog.get_logger("livereview.poller")
 INSTANCE = "*"
@@ -70,6 +71,16 @@ class Plan:
     failed: set[MRKey] = field(default_factory=set)  # fetches that failed, kept in the store
 
 
+def _ingest(session: Session, fresh: Snapshot, events: list[Event],
+            requests: list[ReplyRequest], wanted: list[ReviewRequest], identity: Identity,
+            now: datetime, stored: Snapshot | None
+            ) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
+    """The snapshot, its reply jobs and its review runs in one transaction: a crash loses
+    no trigger (the events are derived once, from the stored snapshot)."""
+    created = snapshots.ingest(session, fresh, events, requests, identity, now, stored)
+    return created, reviews.enqueue(session, wanted, now)
+
+
 def _unchanged(stored: Snapshot | None, fresh: Snapshot, events: Sequence[object]) -> bool:
     return stored is not None and not events and stored.mr == fresh.mr
 
@@ -96,6 +107,8 @@ class HostPoller:
     # went cold or was merged must not stay in memory for good.
     _ingested: OrderedDict[MRKey, Snapshot] = field(default_factory=OrderedDict)
     _limit: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(MR_CONCURRENCY))
+    review_on: dict[str, tuple[str, ...]] = field(default_factory=dict)  # repo → events
+    on_new_reviews: Callable[[], None] = lambda: None
 
     async def _baselines(self, now: datetime) -> dict[str, datetime]:
         """Per repo: comments created before this are history, never answered."""
@@ -128,12 +141,18 @@ class HostPoller:
         self._repos_checked = True
 
     def _decide(self, stored: Snapshot | None, fresh: Snapshot, baseline: datetime,
-                concessions: frozenset[str]) -> tuple[list[Event], list[ReplyRequest], set[str]]:
-        """The pure part of a sync: events, reply requests, turned-down concessions."""
+                concessions: frozenset[str]
+                ) -> tuple[list[Event], list[ReplyRequest], set[str], list[ReviewRequest]]:
+        """The pure part of a sync: events, reply requests, turned-down concessions, and the
+        reviews asked for (a `@livereview review` comment gets a review, not an answer)."""
         events = diff(stored, fresh)
         requests = [] if _unchanged(stored, fresh, events) else reply_requests(
             events, fresh, self.identity, self.policy, baseline)
-        return events, requests, turned_down(fresh, concessions, self.identity)
+        wanted = review_requests(events, fresh, stored is None, requests, self.policy,
+                                 self.review_on.get(fresh.mr.key.repo, ()), baseline)
+        asked = {r.detail for r in wanted if r.thread_id}
+        requests = [r for r in requests if r.message_id not in asked]
+        return events, requests, turned_down(fresh, concessions, self.identity), wanted
 
     async def sync_mr(self, key: MRKey, baseline: datetime,
                       concessions: frozenset[str] = frozenset()) -> tuple[int, int]:
@@ -151,10 +170,10 @@ class HostPoller:
         self._ingested.pop(key, None)
         stored = await self.store.run(snapshots.load, key)
         if big:  # keep the event loop free for the other MRs
-            events, requests, down = await asyncio.to_thread(
+            events, requests, down, wanted = await asyncio.to_thread(
                 self._decide, stored, fresh, baseline, concessions)
         else:
-            events, requests, down = self._decide(stored, fresh, baseline, concessions)
+            events, requests, down, wanted = self._decide(stored, fresh, baseline, concessions)
         now = self.clock()
         if down:
             for lesson in await self.store.run(lesson_rows.archive_from, down, now):
@@ -164,8 +183,13 @@ class HostPoller:
             await self.store.run(snapshots.touch, key, now)
             created: list[tuple[int, str]] = []
         else:
-            created = await self.store.run(snapshots.ingest, fresh, events, requests,
-                                           self.identity, now, stored)
+            created, runs = await self.store.run(_ingest, fresh, events, requests, wanted,
+                                                 self.identity, now, stored)
+            for run_id, run_key in runs:
+                log.info("review_run_created", review_run=run_id, run_key=run_key,
+                         host=self.host.name, repo=key.repo, mr=key.iid)
+            if runs:
+                self.on_new_reviews()
         if big:
             self._ingested[key] = fresh
             while len(self._ingested) > INGESTED_KEPT:

@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0007"
-down_revision = "0005"
+down_revision = "0006"  # chained by the local branch after merging review; the lead re-chains
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,48 @@
+"""The LLM input for one batch of files of a review. Pure.
+
+Everything written on the host — title, description, file names, the code itself — is
+hostile: it is cleaned and fenced (sanitize.fenced, with a fence name derived from the
+fenced text itself) so no line of a diff can pose as an instruction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from importlib import resources
+
+from livereview.model import FileChange, Lesson, MergeRequest
+from livereview.reply.context import Prompt
+from livereview.sanitize import clean, fence_id, fenced, one_line
+
+DESCRIPTION_CHARS = 4000
+FILE_HEADER = "### file: "  # the sandbox's fake model reads the paths after this
+
+
+def system_prompt(fence: str) -> str:
+    text = resources.files("livereview").joinpath("prompts/review.md").read_text("utf-8")
+    return text.replace("{fence}", fence)
+
+
+def build(mr: MergeRequest, files: Sequence[tuple[FileChange, str]],
+          lessons: Sequence[Lesson] = (), follow_up_of: str = "") -> Prompt:
+    description = clean(mr.description)[:DESCRIPTION_CHARS]
+    diffs = [clean(diff) for _, diff in files]
+    fence = fence_id([description, *diffs, *(c.new_path for c, _ in files)])
+    parts = [f"MR: {one_line(mr.title)} ({one_line(mr.source_branch)} → "
+             f"{one_line(mr.target_branch)})", "", "Description:",
+             fenced(description or "(none)", fence)]
+    if follow_up_of:
+        parts += ["", f"This is a follow-up review: only files changed since "
+                      f"{follow_up_of[:12]} are shown."]
+    if lessons:
+        parts += ["", "Lessons this team taught you (follow them):"]
+        parts += [f"- {one_line(lesson.key)}: {one_line(lesson.value, 500)}"
+                  for lesson in lessons[:20]]
+    parts += ["", f"Files to review ({len(files)}); name only these paths:"]
+    for (change, _), diff in zip(files, diffs, strict=True):
+        renamed = f", renamed from {one_line(change.old_path)}" \
+            if change.old_path != change.new_path else ""
+        parts += ["", f"{FILE_HEADER}{one_line(change.new_path, 1000)} ({change.status.value}, "
+                      f"+{change.additions} -{change.deletions}{renamed})",
+                  fenced(diff, fence)]
+    return Prompt(system=system_prompt(fence), user="\n".join(parts))

@@ -1,0 +1,137 @@
+"""Reading an MR's diff for a review: file by file, in batches within a size budget, each
+batch's findings stored with the cursor before the next batch is read.
+
+Memory is bounded by one batch (`batch_chars` of diff text, plus one file the host allows up
+to `max_file_bytes`): a 3 000-file or 50 MB diff is never held whole. A crash resumes after
+the last batch stored (`files_done`), so no file's findings are stored twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any, TypeVar
+
+from structlog.typing import FilteringBoundLogger
+
+from livereview.hosts.base import Host
+from livereview.model import FileChange, FileDiff, Lesson, MergeRequest, ReviewRun
+from livereview.reply.llm import Answerer
+from livereview.review import placement, prompt
+from livereview.review.findings import parse_findings
+from livereview.review.followup import of as fingerprint_of
+from livereview.sanitize import one_line
+from livereview.settings import ReviewSettings
+from livereview.store import reviews
+from livereview.store.db import Store
+
+T = TypeVar("T")
+UNCHANGED = ""  # a file whose change equals the last reviewed one: read, not sent
+
+
+@dataclass
+class _Batch:
+    files: list[tuple[FileChange, str]] = field(default_factory=list)
+    rows: list[dict[str, Any]] = field(default_factory=list)  # review_files rows
+    chars: int = 0
+    reviewed: int = 0
+    skipped: int = 0
+
+
+def skip_reason(item: FileDiff) -> str:
+    """Why a file is not sent to the model ("" when it is)."""
+    if item.skipped:
+        return item.skipped
+    if item.change.binary:
+        return "binary"
+    if placement.generated(item.change.new_path, item.diff):
+        return "generated"
+    if not item.diff.strip():
+        return "no textual change"
+    return ""
+
+
+@dataclass
+class Reader:
+    store: Store
+    answerer: Answerer
+    settings: ReviewSettings
+    step_timeout_seconds: float
+    clock: Callable[[], datetime]
+    progress: Callable[[int, int], None] | None = None  # (files read, files in the diff)
+
+    async def read(self, run: ReviewRun, host: Host, mr: MergeRequest,
+                   lessons: Sequence[Lesson], total: int, log: FilteringBoundLogger
+                   ) -> ReviewRun:
+        """Read the diff from `run.files_done` on; returns the run with its cursor at the
+        end. `total` is the diffstat's file count (for progress only)."""
+        before: dict[str, str] = {}
+        if run.previous_run_id is not None and run.previous_head_sha:
+            before = await self.store.run(reviews.digests, run.previous_run_id)
+        batch, index = _Batch(), 0
+        async for item in host.diff_files(run.mr, self.settings.max_file_bytes):
+            index += 1
+            if index <= run.files_done:
+                continue  # read and stored before a crash
+            path = item.change.new_path
+            reason = skip_reason(item)
+            if reason:
+                batch.rows.append({"path": path, "digest": "", "skipped": reason})
+                batch.skipped += 1
+            else:
+                digest = placement.change_digest(item.diff)
+                batch.rows.append({"path": path, "digest": digest, "skipped": ""})
+                if before.get(path) != digest:
+                    batch.files.append((item.change, item.diff))
+                    batch.chars += len(item.diff)
+                    batch.reviewed += 1
+            if batch.chars >= self.settings.batch_chars or len(batch.rows) >= 500:
+                run = await self._flush(run, batch, index, mr, lessons, log)
+                batch = _Batch()
+                if self.progress:
+                    self.progress(index, total)
+        run = await self._flush(run, batch, index, mr, lessons, log)
+        if self.progress:
+            self.progress(index, total)
+        return run
+
+    async def _flush(self, run: ReviewRun, batch: _Batch, index: int, mr: MergeRequest,
+                     lessons: Sequence[Lesson], log: FilteringBoundLogger) -> ReviewRun:
+        findings: list[dict[str, Any]] = []
+        note = ""
+        if batch.files:
+            built = prompt.build(mr, batch.files, lessons, run.previous_head_sha)
+            answer = await bounded(self.answerer.answer(built), self.step_timeout_seconds)
+            shown = {one_line(change.new_path, 1000): change for change, _ in batch.files}
+            parsed = parse_findings(answer.text, shown)
+            for reason in parsed.dropped:
+                log.info("review_finding_dropped", reason=reason)
+            maps = {path: placement.LineMap.of(diff) for path, diff in
+                    ((one_line(c.new_path, 1000), d) for c, d in batch.files)}
+            for finding in parsed.findings:
+                change = shown[finding.path]
+                real = replace(finding, path=change.new_path)
+                comment = placement.place(real, change, maps[finding.path])
+                findings.append({
+                    "severity": real.severity.value, "path": comment.path if comment
+                    else real.path, "line": comment.line if comment else real.line,
+                    "side": (comment.side if comment else real.side).value,
+                    "old_path": comment.old_path if comment else "",
+                    "old_line": comment.old_line if comment else None,
+                    "body": real.body, "fingerprint": fingerprint_of(real),
+                    "placement": "inline" if comment else "outside"})
+            note = parsed.summary
+            log.info("review_batch_read", files=len(batch.files), chars=batch.chars,
+                     findings=len(findings), dropped=len(parsed.dropped))
+        if not batch.rows and index == run.files_done:
+            return run
+        return await self.store.run(
+            reviews.add_batch, run.id, self.clock(), findings=findings, files=batch.rows,
+            files_done=index, reviewed=batch.reviewed, skipped=batch.skipped, note=note)
+
+
+async def bounded(call: Awaitable[T], seconds: float) -> T:
+    async with asyncio.timeout(seconds):
+        return await call

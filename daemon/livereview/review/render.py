@@ -1,0 +1,121 @@
+"""What a review posts: finding bodies, the summary, the author's notice, the fixed note,
+each ending with the hidden marker that lets a crashed run adopt what it already posted.
+Pure.
+
+Model text is hostile: it goes through `sanitize.outgoing` (no live mention, no hidden
+HTML, no invisible characters) before the marker, which is the bot's own last line. The one
+mention a review makes on purpose — the MR author, in the changes-requested notice — is the
+only name `outgoing` is allowed to leave live.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from livereview.markdown import open_fence
+from livereview.model import Verdict
+from livereview.review.findings import Finding, Severity
+from livereview.sanitize import one_line, outgoing
+
+_MARKER = "<!-- livereview:review={token}:{part} -->"
+_TRAILING = re.compile(r"(?:\A|\n)<!-- livereview:review=([0-9a-f]{8,32}):"
+                       r"(summary|notify|finding=\d+|fixed=\d+) -->\s*\Z")
+LISTED = 50  # entries per list in a summary; the rest is counted
+VERDICT_TITLES = {Verdict.APPROVED: "approved ✅",
+                  Verdict.CHANGES_REQUESTED: "changes requested ❌",
+                  Verdict.COMMENTED: "comments 💬"}
+BADGES = {Severity.CRITICAL: "🔴 **Critical**", Severity.WARNING: "🟠 **Warning**",
+          Severity.SUGGESTION: "🔵 **Suggestion**"}
+
+
+def marker(token: str, part: str) -> str:
+    """`part`: "summary", "notify", "finding=<n>", "fixed=<n>"."""
+    return _MARKER.format(token=token, part=part)
+
+
+def marked(body: str) -> tuple[str, str] | None:
+    """(run token, part) of a body the bot posted for a review: its last line, exactly as
+    written (a marker quoted or echoed elsewhere was defused before posting)."""
+    match = _TRAILING.search(body[-200:])
+    return (match.group(1), match.group(2)) if match else None
+
+
+def _safe(text: str) -> str:
+    safe = outgoing(text)
+    fence = open_fence(safe)  # a code block left open would swallow the marker
+    return outgoing(f"{safe}\n{fence}") if fence else safe
+
+
+def finding_body(token: str, number: int, finding: Finding) -> str:
+    return (f"{BADGES[finding.severity]} — {_safe(finding.body)}\n\n"
+            f"{marker(token, f'finding={number}')}")
+
+
+@dataclass(frozen=True)
+class Summary:
+    verdict: Verdict
+    head_sha: str
+    files_reviewed: int
+    inline: Sequence[Finding]
+    outside: Sequence[Finding]  # findings on lines the diff does not show
+    skipped: Sequence[tuple[str, str]]  # (path, reason)
+    skipped_total: int
+    not_raised_again: int = 0  # resolved or conceded earlier
+    fixed: int = 0  # earlier findings the new commits fixed
+    previous_head: str = ""  # set for a follow-up review
+    notes: Sequence[str] = ()  # the model's own summaries, a few
+
+
+def counts(findings: Sequence[Finding]) -> str:
+    by = Counter(f.severity for f in findings)
+    return " · ".join(f"{by.get(s, 0)} {s.value}" for s in Severity)
+
+
+def summary_body(token: str, s: Summary) -> str:
+    everything = [*s.inline, *s.outside]
+    scope = (f"a follow-up of `{s.previous_head[:12]}`: only what changed since"
+             if s.previous_head else "the whole change")
+    lines = [f"### livereview review: {VERDICT_TITLES[s.verdict]}", "",
+             f"Reviewed {s.files_reviewed} file(s) at `{s.head_sha[:12]}` ({scope}).",
+             f"**Findings:** {counts(everything)} — {len(s.inline)} on the diff, "
+             f"{len(s.outside)} below."]
+    if s.fixed or s.not_raised_again:
+        lines.append(f"Earlier findings: {s.fixed} fixed by the new commits (resolved), "
+                     f"{s.not_raised_again} resolved or answered in their threads (not "
+                     "raised again).")
+    if s.outside:
+        lines += ["", "#### Not on a line of the diff"]
+        ranked = sorted(s.outside, key=lambda f: f.severity.rank)
+        lines += [f"- {BADGES[f.severity]} `{one_line(f.path)}:{f.line}` — "
+                  f"{one_line(f.body, 600)}" for f in ranked[:LISTED]]
+        if len(ranked) > LISTED:
+            lines.append(f"- … and {len(ranked) - LISTED} more")
+    if s.skipped_total:
+        lines += ["", f"#### Skipped files ({s.skipped_total})"]
+        lines += [f"- `{one_line(path)}` — {one_line(reason)}" for path, reason in
+                  s.skipped[:LISTED]]
+        if s.skipped_total > min(len(s.skipped), LISTED):
+            lines.append(f"- … and {s.skipped_total - min(len(s.skipped), LISTED)} more")
+    if s.notes:
+        lines += ["", "#### Overall"] + [f"- {one_line(note, 600)}" for note in s.notes[:5]]
+    return f"{_safe(chr(10).join(lines))}\n\n{marker(token, 'summary')}"
+
+
+def notice_body(token: str, author: str, verdict: Verdict, findings: Sequence[Finding]
+                ) -> str:
+    """The one comment that mentions someone: the MR author, told that changes are
+    requested and by which review. Nothing in it comes from the model."""
+    name = author if re.fullmatch(r"[\w.\-]+", author) else ""
+    who = f"@{name}" if name else "The author"
+    text = (f"{who}: livereview review `{token}` requests changes "
+            f"({VERDICT_TITLES[verdict]}; {counts(findings)}). The findings are in their "
+            "threads above; reply there to discuss or push a fix for a follow-up review.")
+    return f"{outgoing(text, [name] if name else [])}\n\n{marker(token, 'notify')}"
+
+
+def fixed_note(token: str, number: int, head_sha: str) -> str:
+    return (f"Fixed by the new commits (at `{head_sha[:12]}`): resolving.\n\n"
+            f"{marker(token, f'fixed={number}')}")

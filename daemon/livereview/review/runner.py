@@ -1,0 +1,358 @@
+"""The review run state machine: pending → reviewing → posting → notifying → done.
+
+Each transition is committed before the next I/O step, as for reply jobs (docs/DESIGN.md
+§4): reading stores each batch's findings with its cursor; posting brackets every POST
+and adopts what a lost response left on the host (review/posting.py); the author and the
+notifiers are told before the run is marked done, so a failing notifier leaves it
+retryable, and the retry posts nothing twice. Whatever a step raises, the run ends its
+attempt in a recorded state: retried with backoff, or skipped / failed with the reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from functools import partial
+from typing import Any
+
+import structlog
+from structlog.typing import FilteringBoundLogger
+
+from livereview.hosts.base import AuthFailed, Forbidden, Host, HostError, RateLimited, Unsupported
+from livereview.lessons import applicable
+from livereview.metrics import Metrics
+from livereview.model import (
+    Identity,
+    ReviewRun,
+    ReviewState,
+    Snapshot,
+    StoredFinding,
+    Verdict,
+)
+from livereview.reply.llm import Answerer, LLMError
+from livereview.review import followup, render
+from livereview.review.findings import Severity
+from livereview.review.notify import Notifier, NotifyFailed
+from livereview.review.posting import Poster, as_finding, notes
+from livereview.review.reading import Reader
+from livereview.review.verdict import VerdictPolicy, decide
+from livereview.sanitize import outgoing
+from livereview.settings import BotSettings, DaemonSettings, ReviewSettings
+from livereview.store import lessons as lesson_rows
+from livereview.store import reviews
+from livereview.store.db import Store
+from livereview.store.engine import StoreError
+from livereview.triggers import ack_marker, acked_for, is_draft
+
+log = structlog.get_logger("livereview.review")
+MAX_RETRY_SECONDS = 3600.0
+STORE_REST_SECONDS = 30.0
+
+
+class RunSkipped(Exception):
+    """The MR must not be reviewed (closed, a draft nobody asked about); says why."""
+
+
+class RunFailed(Exception):
+    """The run cannot succeed, now or later; says why."""
+
+
+def _cause(exc: BaseException) -> str:
+    for kind, label in ((AuthFailed, "auth"), (Forbidden, "auth"),
+                        (RateLimited, "rate_limited"), (HostError, "host"), (LLMError, "llm"),
+                        (NotifyFailed, "notifier"), (TimeoutError, "timeout")):
+        if isinstance(exc, kind):
+            return label
+    return "unexpected"
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    return text if _cause(exc) != "unexpected" else f"unexpected {type(exc).__name__}: {text}"
+
+
+@dataclass
+class ReviewRunner:
+    store: Store
+    hosts: dict[str, Host]
+    identities: dict[str, Identity]
+    answerer: Answerer
+    settings: ReviewSettings
+    bot: BotSettings
+    daemon: DaemonSettings
+    metrics: Metrics
+    notifiers: Sequence[Notifier] = ()
+    clock: Callable[[], datetime] = field(default=lambda: datetime.now().astimezone())
+    progress: Callable[[int, int], None] | None = None  # `livereview review` on a terminal
+    idle_wait_seconds: float = 1.0
+    _running: dict[int, asyncio.Task[None]] = field(default_factory=dict)
+    _resting: dict[int, float] = field(default_factory=dict)
+    _wake: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def __post_init__(self) -> None:
+        step = self.daemon.step_timeout_seconds
+        self.reader = Reader(self.store, self.answerer, self.settings, step, self.clock,
+                             self.progress)
+        self.poster = Poster(self.store, self.settings, self.notifiers, step, self.clock)
+        self.policy = VerdictPolicy(
+            changes_requested_on=frozenset(Severity(s) for s in
+                                           self.settings.changes_requested_on),
+            approve=self.settings.approve)
+
+    # -- scheduling (as the reply worker's) -----------------------------------------------
+    def kick(self) -> None:
+        self._wake.set()
+
+    async def run_due(self) -> int:
+        free = self.daemon.max_concurrent_jobs - len(self._running)
+        if free <= 0:
+            return 0
+        now = time.monotonic()
+        self._resting = {i: t for i, t in self._resting.items() if t > now}
+        due = await self.store.run(reviews.due, self.clock(), free,
+                                   [*self._running, *self._resting])
+        for run in due:
+            task = asyncio.create_task(self.attempt(run), name=f"review-{run.id}")
+            self._running[run.id] = task
+            task.add_done_callback(partial(self._forget, run.id))
+        return len(due)
+
+    def _forget(self, run_id: int, _task: asyncio.Task[None]) -> None:
+        self._running.pop(run_id, None)
+        self._wake.set()
+
+    async def serve(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            self._wake.clear()
+            with contextlib.suppress(StoreError):  # said by the store; the wait backs off
+                await self.run_due()
+            waits = [asyncio.create_task(self._wake.wait()), asyncio.create_task(stop.wait())]
+            await asyncio.wait(waits, timeout=self.idle_wait_seconds,
+                               return_when=asyncio.FIRST_COMPLETED)
+            for w in waits:
+                w.cancel()
+
+    async def drain(self) -> None:
+        while True:
+            started = await self.run_due()
+            if not started and not self._running:
+                return
+            if self._running:
+                await asyncio.wait(list(self._running.values()),
+                                   return_when=asyncio.FIRST_COMPLETED)
+
+    async def finish_in_flight(self, grace: float) -> bool:
+        if not self._running:
+            return True
+        _, pending = await asyncio.wait(list(self._running.values()), timeout=grace)
+        for task in pending:
+            task.cancel()
+        return not pending
+
+    # -- one attempt of one run: always ends in a recorded state ----------------------------
+    async def attempt(self, run: ReviewRun) -> None:
+        bound: FilteringBoundLogger = log.bind(review_run=run.id, review=run.token,
+                                               host=run.mr.host, repo=run.mr.repo, mr=run.mr.iid)
+        host_type = "unknown"
+        self.poster.forget(run.id)
+        try:
+            host = self.hosts.get(run.mr.host)
+            if host is None:
+                raise RunFailed(f"host {run.mr.host!r} is not in the configuration any more")
+            host_type = host.type
+            if run.mr.host not in self.identities:
+                raise HostError(f"the bot's identity on {run.mr.host!r} is not known yet")
+            await self._advance(run, host, bound)
+        except StoreError:
+            self._resting[run.id] = time.monotonic() + STORE_REST_SECONDS
+        except RunSkipped as exc:
+            bound.info("review_skipped", reason=str(exc))
+            await self._end(run, ReviewState.SKIPPED, str(exc), host_type, "skipped")
+        except (RunFailed, Unsupported) as exc:
+            bound.error("review_failed", reason=str(exc), retry=False)
+            await self._end(run, ReviewState.FAILED, str(exc), host_type, "failed")
+        except Exception as exc:  # noqa: BLE001 - the state machine's edge: record, never loop
+            await self._retry_later(run, exc, bound, host_type)
+        finally:
+            self.poster.forget(run.id)
+
+    async def _end(self, run: ReviewRun, state: ReviewState, reason: str, host_type: str,
+                   outcome: str) -> None:
+        try:
+            current = await self.store.run(reviews.get, run.id)
+            await self.store.run(reviews.update, run.id, self.clock(), state=state,
+                                 attempts=current.attempts + 1, last_error=reason[:500])
+        except (StoreError, LookupError):
+            self._resting[run.id] = time.monotonic() + STORE_REST_SECONDS
+            return
+        self.metrics.reviews.labels(host_type, outcome).inc()
+
+    async def _retry_later(self, run: ReviewRun, exc: Exception, bound: FilteringBoundLogger,
+                           host_type: str) -> None:
+        try:
+            current = await self.store.run(reviews.get, run.id)
+        except (StoreError, LookupError):
+            self._resting[run.id] = time.monotonic() + STORE_REST_SECONDS
+            return
+        attempts, cause, reason = current.attempts + 1, _cause(exc), _describe(exc)
+        if attempts >= self.settings.max_attempts:
+            bound.error("review_failed", reason=reason, cause=cause, attempts=attempts,
+                        retry=False)
+            await self._end(run, ReviewState.FAILED, reason, host_type, "failed")
+            return
+        delay = self.daemon.retry_base_seconds * 2**attempts * random.uniform(0.5, 1)
+        if isinstance(exc, RateLimited):
+            delay = max(delay, exc.retry_after)
+        delay = min(delay, MAX_RETRY_SECONDS)
+        bound.warning("review_retry", reason=reason, cause=cause, attempts=attempts,
+                      state=current.state.value, retry_in_seconds=round(delay, 1))
+        try:
+            await self.store.run(reviews.update, run.id, self.clock(), attempts=attempts,
+                                 last_error=reason[:500],
+                                 next_attempt_at=self.clock() + timedelta(seconds=delay))
+        except (StoreError, LookupError):
+            self._resting[run.id] = time.monotonic() + STORE_REST_SECONDS
+            return
+        self.metrics.reviews.labels(host_type, "retry").inc()
+
+    async def _set(self, run: ReviewRun, **changes: Any) -> ReviewRun:
+        return await self.store.run(reviews.update, run.id, self.clock(), **changes)
+
+    async def _advance(self, run: ReviewRun, host: Host, bound: FilteringBoundLogger) -> None:
+        async with asyncio.timeout(self.daemon.step_timeout_seconds):
+            snapshot = await host.fetch_mr(run.mr.repo, run.mr.iid)
+        self.poster.remember(run.id, snapshot)  # what is on the host now, for adoption
+        mr = snapshot.mr
+        started = time.monotonic()
+        if run.state is ReviewState.PENDING:
+            run = await self._start(run, host, snapshot, bound)
+        if run.state is ReviewState.REVIEWING:
+            run = await self._read(run, host, snapshot, bound)
+        if run.state is ReviewState.POSTING:
+            run = await self.poster.post(run, host, mr, await self._summary(run), bound)
+            self.metrics.review_seconds.labels(host.type).observe(time.monotonic() - started)
+        if run.state is ReviewState.NOTIFYING:
+            run = await self.poster.notify(run, host, mr, bound)
+        if run.state is ReviewState.DONE:
+            current = await self.store.run(reviews.get, run.id)
+            await self._set(run, attempts=current.attempts + 1, last_error="")
+            self.metrics.reviews.labels(host.type, run.verdict).inc()
+            bound.info("review_done", verdict=run.verdict, verdict_applied=run.verdict_applied,
+                       review_id=run.review_id)
+
+    async def _start(self, run: ReviewRun, host: Host, snapshot: Snapshot,
+                     bound: FilteringBoundLogger) -> ReviewRun:
+        mr = snapshot.mr
+        if mr.state != "opened":
+            raise RunSkipped(f"the MR is {mr.state}")
+        if is_draft(mr.title) and not run.explicit:
+            raise RunSkipped("the MR is a draft (ask with `@livereview review` to review it)")
+        if run.trigger_message_id and not run.acked:
+            await self._ack(run, host, snapshot, bound)
+            run = await self._set(run, acked_at=self.clock())
+        previous = await self.store.run(reviews.previous, run.mr, run.id)
+        follow = previous is not None and previous.head_sha != mr.head_sha
+        bound.info("review_started", head=mr.head_sha[:12], trigger=run.trigger.value,
+                   follow_up_of=previous.head_sha[:12] if follow and previous else "")
+        return await self._set(
+            run, state=ReviewState.REVIEWING, head_sha=mr.head_sha, base_sha=mr.base_sha,
+            start_sha=mr.start_sha, previous_run_id=previous.id if previous else None,
+            previous_head_sha=previous.head_sha if follow and previous else "")
+
+    async def _ack(self, run: ReviewRun, host: Host, snapshot: Snapshot,
+                   bound: FilteringBoundLogger) -> None:
+        """👀 on the asking comment, as for any mention (a short reply where the host has no
+        reactions, posted at most once). A courtesy: its failure does not stop the review."""
+        try:
+            async with asyncio.timeout(self.daemon.step_timeout_seconds):
+                if host.capabilities.reactions:
+                    await host.react(run.mr, run.trigger_message_id, self.bot.ack_reaction)
+                    return
+                identity = self.identities[run.mr.host]
+                if run.ack_started and any(
+                        identity.is_me(m.author) and acked_for(m.body) == run.trigger_message_id
+                        for t in snapshot.threads for m in t.messages):
+                    return
+                await self._set(run, ack_started_at=self.clock())
+                body = f"{outgoing(self.bot.ack_comment)}\n\n{ack_marker(run.trigger_message_id)}"
+                await host.reply(run.mr, run.trigger_thread_id, body)
+        except (HostError, TimeoutError) as exc:
+            bound.info("ack_skipped", reason=str(exc) or type(exc).__name__)
+
+    async def _read(self, run: ReviewRun, host: Host, snapshot: Snapshot,
+                    bound: FilteringBoundLogger) -> ReviewRun:
+        total = 0
+        if self.progress is not None:
+            async with asyncio.timeout(self.daemon.step_timeout_seconds):
+                total = len(await host.diffstat(run.mr))
+        active = await self.store.run(lesson_rows.everything, "active")
+        run = await self.reader.read(run, host, snapshot.mr,
+                                     applicable(active, run.mr.host, run.mr.repo), total, bound)
+        return await self._decide(run, snapshot, bound)
+
+    async def _decide(self, run: ReviewRun, snapshot: Snapshot, bound: FilteringBoundLogger
+                      ) -> ReviewRun:
+        found = await self.store.run(reviews.findings, run.id)
+        earlier_rows = await self.store.run(reviews.earlier, run.mr, run.id)
+        conceded = await self.store.run(reviews.conceded, run.mr)
+        identity = self.identities[run.mr.host]
+        threads = {t.id: t for t in snapshot.threads}
+        earlier = [followup.Earlier(e.id, e.fingerprint, e.path, e.thread_id,
+                                    followup.settled(threads.get(e.thread_id), identity,
+                                                     conceded)) for e in earlier_rows]
+        now_digests = await self.store.run(reviews.digests, run.id)
+        before = await self.store.run(reviews.digests, run.previous_run_id) \
+            if run.previous_run_id is not None else {}
+        changed = {p for p in {*now_digests, *before} if now_digests.get(p) != before.get(p)}
+        kinds = followup.classify([f.fingerprint for f in found], earlier)
+        placements = {f.id: kind for f, kind in zip(found, kinds, strict=True)
+                      if kind != "new"}
+        fixed = followup.fixed(earlier, {f.fingerprint for f in found}, changed)
+        # The verdict weighs what stands: new findings, and earlier ones still open in their
+        # threads (a critical nobody fixed keeps the MR blocked, read again or not).
+        fixed_ids = {e.id for e in fixed}
+        standing = [f.severity for f, k in zip(found, kinds, strict=True) if k == "new"]
+        standing += [row.severity for row, e in zip(earlier_rows, earlier, strict=True)
+                     if not e.settled and row.id not in fixed_ids]
+        verdict = decide((Severity(s) for s in standing), self.policy)
+        bound.info("review_decided", verdict=verdict.value, findings=len(found),
+                   not_raised_again=kinds.count("settled"), already_open=kinds.count("open"),
+                   fixed=len(fixed))
+        return await self.store.run(reviews.decided, run.id, self.clock(),
+                                    placements=placements, fixed=[e.id for e in fixed],
+                                    verdict=verdict.value,
+                                    not_raised_again=kinds.count("settled"))
+
+    async def _summary(self, run: ReviewRun) -> str:
+        found: list[StoredFinding] = await self.store.run(reviews.findings, run.id)
+        skipped = await self.store.run(reviews.skipped_files, run.id, render.LISTED)
+        fixed = await self.store.run(reviews.fixing, run.id)
+        return render.summary_body(run.token, render.Summary(
+            verdict=Verdict(run.verdict), head_sha=run.head_sha,
+            files_reviewed=run.files_reviewed,
+            inline=[as_finding(f) for f in found if f.placement == "inline"],
+            outside=[as_finding(f) for f in found if f.placement == "outside"],
+            skipped=skipped, skipped_total=run.skipped_total,
+            not_raised_again=run.not_raised_again, fixed=len(fixed),
+            previous_head=run.previous_head_sha, notes=notes(run)))
+
+
+def result(run: ReviewRun, found: Sequence[StoredFinding]) -> dict[str, object]:
+    """The machine-readable outcome (`livereview review --json`)."""
+    return {"run": run.id, "review": run.token, "state": run.state.value,
+            "verdict": run.verdict or None, "verdict_applied": run.verdict_applied or None,
+            "review_id": run.review_id or None,
+            "summary_message_id": run.summary_message_id or None,
+            "notice_message_id": run.notice_message_id or None,
+            "head_sha": run.head_sha, "files_reviewed": run.files_reviewed,
+            "files_skipped": run.skipped_total,
+            "findings": [{"severity": f.severity, "path": f.path, "line": f.line,
+                          "side": f.side, "placement": f.placement,
+                          "message_id": f.message_id or None} for f in found],
+            "last_error": run.last_error or None}
+

@@ -1,0 +1,118 @@
+"""A review never posts a finding, a summary or a notice twice: not after a lost response
+(the host did the POST, the daemon never heard), not after kill -9 at any step."""
+
+from __future__ import annotations
+
+import signal
+import sqlite3
+from collections import Counter
+from datetime import UTC, datetime
+
+import pytest
+
+from livereview.review.render import marked
+from tests.e2e.conftest import (
+    GITHUB_REPO,
+    Daemon,
+    GitHubSandbox,
+    Sandbox,
+    wait_for,
+    write_config,
+    write_github_config,
+)
+from tests.e2e.test_review_gitlab import FINDINGS
+
+EXPECTED = Counter({"finding=1": 1, "finding=2": 1, "summary": 1, "notify": 1})
+
+
+def review_parts(bodies: list[str]) -> Counter[str]:
+    return Counter(part for body in bodies if (m := marked(body)) for part in [m[1]])
+
+
+def gitlab_parts(sandbox: Sandbox) -> Counter[str]:
+    return review_parts([str(n["body"]) for n in sandbox.bot_notes()])
+
+
+def reviews_due(db: object) -> None:
+    def due() -> bool:
+        with sqlite3.connect(str(db)) as conn:
+            (latest,) = conn.execute(
+                "SELECT max(next_attempt_at) FROM review_runs WHERE state IN "
+                "('pending', 'reviewing', 'posting', 'notifying')").fetchone()
+        return latest is None or datetime.fromisoformat(latest).replace(
+            tzinfo=UTC) <= datetime.now(UTC)
+    wait_for(due)
+
+
+def run_state(db: object) -> str:
+    with sqlite3.connect(str(db)) as conn:
+        return str(conn.execute("SELECT state FROM review_runs").fetchone()[0])
+
+
+DISCUSSIONS = r"/merge_requests/\d+/discussions$"  # findings, summary and notice alike
+
+
+@pytest.mark.parametrize("skip", [0, 1, 2, 3])  # finding 1, finding 2, summary, notice
+def test_gitlab_lost_response_at_each_post_is_adopted(sandbox: Sandbox, skip: int) -> None:
+    path = DISCUSSIONS
+    write_config(sandbox.config, sandbox.gitlab_server.url, sandbox.llm.url, sandbox.db,
+                 retry_base_seconds=0.05)
+    sandbox.llm.llm.review_findings = FINDINGS
+    sandbox.note("@livereview review")
+    for _ in range(skip):  # the first `skip` POSTs go through unchanged
+        sandbox.gitlab.rewrite_json("POST", path, lambda body: body)
+    sandbox.gitlab.inject_fault("POST", path, status=0, after_handling=True)
+    sandbox.once()
+    assert run_state(sandbox.db) != "done"
+    for _ in range(3):
+        reviews_due(sandbox.db)
+        sandbox.once()
+        if run_state(sandbox.db) == "done":
+            break
+    assert run_state(sandbox.db) == "done"
+    assert gitlab_parts(sandbox) == EXPECTED
+    assert len(sandbox.llm.llm.prompts) == 1  # the diff was read once
+
+
+@pytest.mark.parametrize("path", [r"/pulls/\d+/reviews$", r"/issues/\d+/comments$"])
+def test_github_lost_response_is_adopted(gh: GitHubSandbox, tmp_path: object, path: str
+                                         ) -> None:
+    db = gh.config.parent / "state" / "lr.db"
+    write_github_config(gh.config, gh.server.enterprise_url, gh.llm.url, db,
+                        retry_base_seconds=0.05)
+    gh.llm.llm.review_findings = FINDINGS
+    gh.comment("@livereview review")
+    gh.github.inject_fault("POST", path, status=0, after_handling=True)
+    gh.once()
+    for _ in range(3):
+        reviews_due(db)
+        gh.once()
+        if run_state(db) == "done":
+            break
+    assert run_state(db) == "done"
+    pr = gh.github.find_issue(GITHUB_REPO, gh.number, pull=True)
+    bodies = [r.body for r in pr.reviews if r.user.login == "livereview"]
+    bodies += [c["body"] for c in gh.github.comments_by("livereview")]  # inline ones too
+    assert review_parts(bodies) == EXPECTED
+
+
+@pytest.mark.parametrize("kill_after", [1, 2, 3, 4])
+def test_kill_9_after_each_post_never_duplicates(sandbox: Sandbox, start_daemon: object,
+                                                 kill_after: int) -> None:
+    """The daemon dies the moment the k-th review body is on GitLab (its response may still
+    be on the wire); the next start finishes the review without posting anything twice."""
+    sandbox.llm.llm.review_findings = FINDINGS
+    sandbox.gitlab_server.latency_seconds = 0.2  # so the kill lands inside the review
+    sandbox.note("@livereview review")
+    start = start_daemon  # type: ignore[assignment]
+    daemon: Daemon = start()  # type: ignore[operator]
+    wait_for(lambda: sum(gitlab_parts(sandbox).values()) >= kill_after, timeout=60)
+    daemon.process.send_signal(signal.SIGKILL)
+    daemon.process.wait()
+    if kill_after < 4:  # the POSTs still to come take 0.2 s each: the kill landed mid-review
+        assert run_state(sandbox.db) != "done"
+    final: Daemon = start()  # type: ignore[operator]
+    wait_for(lambda: run_state(sandbox.db) == "done", timeout=60)
+    wait_for(lambda: "daemon_started" in final.output(), timeout=60)
+    assert final.stop() == 0
+    assert gitlab_parts(sandbox) == EXPECTED
