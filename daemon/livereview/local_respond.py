@@ -91,12 +91,14 @@ class Responder:
         database = self.answering.database_url or f"sqlite:///{self.ws.store.path}"
         return Settings.model_validate({
             "hosts": [{"name": HOST_NAME, "type": "local", "url": "/"}],
-            "repos": [{"host": HOST_NAME, "path": self.ws.top}],
+            # The AI review (issue 14's runner) reviews a new review, and again after update.
+            "repos": [{"host": HOST_NAME, "path": self.ws.top, "review_on": ["opened", "push"]}],
             "daemon": {**(base.daemon.model_dump() if base else {}),
                        "database_url": database, "metrics_listen": ""},
             "bot": base.bot.model_dump() if base else {},
             "ai": ai,
             "lessons": base.lessons.model_dump() if base else {},
+            "review": base.review.model_dump() if base else {},
         })
 
     async def answer(self) -> None:
@@ -114,5 +116,9 @@ class Responder:
             self._app = None
 
     async def review(self, review: LocalReview) -> LocalReview:
-        """The AI review's findings as threads (when the review engine is present)."""
-        return review
+        """The AI review's findings as threads, its summary and verdict: the poller sees a
+        new review (or a new head after `update`) and the review runner reviews it."""
+        if self.answering.ai is None:
+            return review
+        await self.answer()
+        return await ops.review_of(self.ws, review.id)

@@ -47,11 +47,11 @@ def test_a_person_s_reply_is_answered_in_its_thread(
     assert bodies[2][0] == "bot" and LABEL in bodies[2][1]
     assert "geo.py:3" in bodies[2][1]  # the model was given the anchored line
     assert answered["messages"][1]["reactions"] == ["eyes"]  # acknowledged first
-    assert len(llm.llm.prompts) == 1
+    asked = len(llm.llm.prompts)  # the review's, and the answer's
     # Exactly once: another run of the workflow answers nothing more.
     assert main(["review", "show", "1", "--repo", str(repo.path)]) == 0
     assert main(["review", "wait", "1", "--timeout", "0", "--repo", str(repo.path)]) == 0
-    assert len(llm.llm.prompts) == 1
+    assert len(llm.llm.prompts) == asked
 
 
 def test_a_watched_local_host_is_answered_by_the_daemon(
@@ -83,3 +83,40 @@ def test_a_watched_local_host_is_answered_by_the_daemon(
     messages = _thread(state["reviews"][0], "should this trim the name?")["messages"]
     assert [m["author_kind"] for m in messages] == ["code", "human", "bot"]  # type: ignore[index]
     assert LABEL in messages[2]["body"]  # type: ignore[index]
+
+
+FINDINGS = {"geo.py": [
+    {"severity": "critical", "path": "geo.py", "line": 3, "side": "new",
+     "body": "3.14 loses precision\n\nUse math.pi."},
+    {"severity": "suggestion", "path": "geo.py", "line": 1, "side": "new",
+     "body": "Name the parameter radius"},
+]}
+
+
+def test_the_ai_review_adds_findings_as_threads_and_a_verdict(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], llm: FakeLLMServer,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LIVEREVIEW_AI_BASE_URL", llm.url)
+    monkeypatch.setenv("LIVEREVIEW_AI_MODEL", "sandbox")
+    llm.llm.review_findings = FINDINGS
+    repo = review_repo(tmp_path / "r")
+    assert main(["review", "request", "HEAD~1", "--repo", str(repo.path), "--title", "T",
+                 "--json"]) == 0
+    review = json.loads(capsys.readouterr().out)
+    findings = [t for t in review["threads"] if t["kind"] == "finding"]
+    assert sorted((t["path"], t["line"], t["code"]) for t in findings) == [
+        ("geo.py", 1, "def area(r):"),
+        ("geo.py", 3, "    return 3.14 * r * r  # TODO: math.pi")]
+    assert all(t["messages"][0]["author_kind"] == "bot" for t in findings)
+    general = [t["messages"][0]["body"] for t in review["threads"] if not t["path"]]
+    assert any("changes requested" in body for body in general)
+    assert review["status"] == "changes_requested"
+    # A commit moves the finding's line down: `update` re-anchors it, and reviews again.
+    repo.commit("import", **{"geo_DOT_py": "import math\n" + (repo.path / "geo.py").read_text()})
+    llm.llm.review_findings = {}
+    assert main(["review", "update", "1", "--range", "HEAD~2", "--repo", str(repo.path),
+                 "--json"]) == 0
+    updated = json.loads(capsys.readouterr().out)
+    moved = next(t for t in updated["threads"] if t["id"] == next(
+        f["id"] for f in findings if f["line"] == 3))
+    assert moved["line"] == 4

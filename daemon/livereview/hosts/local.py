@@ -319,11 +319,16 @@ class LocalHost:
                           body: str, verdict: Verdict) -> PostedReview:
         review = await self._review(key)
         posted = []
+        files: dict[str, list[str]] = {}
         for c in comments:
             new_side = c.side is Side.NEW
+            if new_side and c.path not in files:  # the line's text: `update` re-anchors by it
+                files[c.path] = (await self.content_at(review, c.path)).splitlines()
+            lines = files.get(c.path, [])
+            code = lines[c.line - 1] if new_side and 0 < c.line <= len(lines) else ""
             thread = await self.book(key).add_thread(review.id, NewThread(
                 kind=ThreadKind.FINDING, path=c.path, line=c.line if new_side else None,
-                old_line=c.old_line if new_side else c.line, code="", author=BOT.username,
+                old_line=c.old_line if new_side else c.line, code=code, author=BOT.username,
                 author_kind=AuthorKind.BOT, body=c.body))
             posted.append(_message(thread.messages[0]))
         summary = None
@@ -336,6 +341,15 @@ class LocalHost:
             await self.book(key).set_status(review.id, ReviewStatus(verdict.value))
         return PostedReview(review_id=summary.id if summary else "", summary=summary,
                             comments=tuple(posted), verdict_applied=verdict)
+
+    async def content_at(self, review: LocalReview, path: str) -> str:
+        """A file as the review sees it: at its head, or in the working tree ("" if gone)."""
+        key = self.key_of(review.repo, review.id)
+        try:
+            return await self.file_content(key.repo, "" if review.worktree else review.head_sha,
+                                           path)
+        except NotFound:
+            return ""
 
     async def approve(self, key: MRKey) -> None:
         await self.book(key).set_status((await self._review(key)).id, ReviewStatus.APPROVED)

@@ -16,7 +16,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from livereview import local_notes
-from livereview.hosts.base import HostError
 from livereview.hosts.local import LocalHost
 from livereview.hosts.local_git import BadRange, Git, GitRange, NotARepository
 from livereview.local_model import (
@@ -216,12 +215,7 @@ async def wait(ws: Workspace, review_id: int, seconds: float,
 
 
 async def _content(ws: Workspace, review: LocalReview, path: str) -> str:
-    """A file as the review sees it: at its head commit, or in the working tree."""
-    try:
-        return await ws.host.file_content(ws.host.key_of(ws.top, review.id).repo,
-                                          "" if review.worktree else review.head_sha, path)
-    except HostError:
-        return ""  # deleted in this version: nothing to anchor to
+    return await ws.host.content_at(review, path)
 
 
 def _line_text(content: str, line: int | None) -> str:
