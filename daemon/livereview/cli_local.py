@@ -16,6 +16,7 @@ import re
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import NoReturn
 
 import structlog
 
@@ -73,13 +74,47 @@ def add_verbs(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     resolve.add_argument("--reopen", action="store_true")
 
 
+class _VerbParser(argparse.ArgumentParser):
+    """Bad usage is one line, exit 2 (as cli.py's parser)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: {message} (see `{self.prog} --help`)\n")
+
+
+def verb_parser() -> argparse.ArgumentParser:
+    parser = _VerbParser(prog="livereview review",
+                         description="Local reviews of a git range (no config file needed).")
+    add_verbs(parser.add_subparsers(dest="verb", required=True, metavar="VERB",
+                                    parser_class=_VerbParser))
+    return parser
+
+
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    review = sub.add_parser("review", help="local reviews of a git range: request, reply, "
-                                           "approve, wait, update, show")
-    add_verbs(review.add_subparsers(dest="verb", required=True, metavar="VERB"))
+    """`review VERB …` for local reviews; any other first word is left to `hosted` (issue
+    14's `livereview review <MR URL>`): argparse cannot mix a free positional with
+    subcommands, so the verbs are parsed by `verb_parser` from the rest of the line."""
+    review = sub.add_parser(
+        "review", help="review: local git ranges (request, reply, approve, request-changes, "
+                       "wait, update, show, resolve)",
+        description="`livereview review VERB …` works on a local git range; see "
+                    "`livereview review VERB --help`. Verbs: " + ", ".join(VERBS) + ".")
+    review.add_argument("what", metavar="VERB", help="a local verb: " + ", ".join(VERBS))
+    review.add_argument("rest", nargs=argparse.REMAINDER, help="the verb's arguments")
 
 
-def run(args: argparse.Namespace, config: Path | None) -> int:
+Hosted = Callable[[argparse.Namespace], int]
+
+
+def run(root: argparse.Namespace, config: Path | None, hosted: Hosted | None = None) -> int:
+    """A local verb; anything else goes to `hosted` (the MR review command) when given."""
+    if root.what not in VERBS:
+        if hosted is not None:
+            return hosted(root)
+        print(f"livereview review: {root.what!r} is not a verb (expected one of "
+              f"{', '.join(VERBS)})", file=sys.stderr)
+        return EXIT_USAGE
+    args = verb_parser().parse_args([root.what, *root.rest])
+    args.log_level = root.log_level
     try:
         return asyncio.run(_run(args, config))
     except ToolError as exc:
