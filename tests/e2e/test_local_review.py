@@ -15,7 +15,10 @@ from tests.local_repo import Repo, review_repo
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(["review", *args])
+    try:
+        code = main(["review", *args])
+    except SystemExit as exc:  # bad usage, said by argparse as for every command
+        code = int(str(exc.code))
     out, err = capsys.readouterr()
     return code, out, err
 
