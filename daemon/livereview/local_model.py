@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 STATE_DIR = ".livereview"  # in the repository: its reviews' store and review.json
+DATABASE_NAME = "livereview.db"  # the reviews' store, in STATE_DIR
 
 
 class ReviewStatus(enum.StrEnum):

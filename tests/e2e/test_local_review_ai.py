@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -120,3 +121,20 @@ def test_the_ai_review_adds_findings_as_threads_and_a_verdict(
     moved = next(t for t in updated["threads"] if t["id"] == next(
         f["id"] for f in findings if f["line"] == 3))
     assert moved["line"] == 4
+
+
+def test_check_reads_a_local_host_without_creating_anything(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], llm: FakeLLMServer) -> None:
+    repo = review_repo(tmp_path / "r")
+    config = tmp_path / "livereview.toml"
+    config.write_text(
+        f'[daemon]\ndatabase_url = "sqlite:///{tmp_path / "state.db"}"\n\n'
+        f'[ai]\nbase_url = "{llm.url}"\nmodel = "sandbox"\napi_key_env = ""\n\n'
+        '[[hosts]]\nname = "laptop"\ntype = "local"\n\n'
+        f'[[repos]]\nhost = "laptop"\npath = "{repo.path}"\n\n'
+        f'[[repos]]\nhost = "laptop"\npath = "{tmp_path / "elsewhere"}"\n', encoding="utf-8")
+    assert main(["--config", str(config), "check"]) == 1
+    out = capsys.readouterr().out
+    assert re.search(r"elsewhere +FAIL +not a git working tree", out)
+    assert "each repository's .livereview store, no requests" in out
+    assert not (repo.path / ".livereview").exists()

@@ -20,6 +20,7 @@ from typing import Protocol
 from livereview.hosts.base import Capabilities, NotFound, Unsupported
 from livereview.hosts.local_git import Git, GitError, GitRange
 from livereview.local_model import (
+    DATABASE_NAME,
     STATE_DIR,
     AuthorKind,
     Feedback,
@@ -213,6 +214,8 @@ class LocalHost:
                 top = str(self.git(repo).top)
             except NotFound:
                 continue  # gone since `check`: the poller's repo check says so
+            if not (Path(top) / STATE_DIR / DATABASE_NAME).exists():
+                continue  # nobody asked for a review here yet: create nothing in the clone
             for review in await self.book(MRKey(self.name, repo, 0)).reviews(top):
                 if since is None or review.updated_at >= since:
                     changed.append(ChangedMR(repo, review.id, review.updated_at,

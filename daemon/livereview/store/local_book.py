@@ -18,6 +18,7 @@ from typing import Concatenate, ParamSpec, TypeVar
 from sqlmodel import Session
 
 from livereview.local_model import (
+    DATABASE_NAME,
     STATE_DIR,
     AuthorKind,
     Feedback,
@@ -33,7 +34,6 @@ from livereview.store import local_reviews as rows
 from livereview.store.db import Store
 
 EXPORT_NAME = "review.json"
-DATABASE_NAME = "livereview.db"
 P = ParamSpec("P")
 R = TypeVar("R")
 
