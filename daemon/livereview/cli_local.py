@@ -32,6 +32,7 @@ from livereview.local_model import (
     thread_dict,
 )
 from livereview.local_respond import Responder, responder
+from livereview.sanitize import clean, one_line
 from livereview.store.engine import StoreError
 from livereview.tools import local_review as ops
 from livereview.tools.errors import ToolError
@@ -165,7 +166,7 @@ async def _verb(args: argparse.Namespace, ws: ops.Workspace, description: str,
         assert thread is not None
         if args.json:
             print(json.dumps({"message": message_dict(message), "thread": thread_dict(thread)},
-                             indent=2, ensure_ascii=False))
+                             indent=2))
         else:
             print(render_thread(thread))
         return EXIT_OK
@@ -191,7 +192,7 @@ async def _wait(ws: ops.Workspace, args: argparse.Namespace,
                 answer: Callable[[], Awaitable[object]]) -> int:
     feedback = await ops.wait(ws, args.id, args.timeout, between=answer)
     review = await ops.review_of(ws, args.id)
-    print(json.dumps(feedback_dict(review, feedback), indent=2, ensure_ascii=False))
+    print(json.dumps(feedback_dict(review, feedback), indent=2))
     return EXIT_TIMEOUT if feedback.empty else EXIT_OK
 
 
@@ -215,7 +216,7 @@ def _say(note: str, as_json: bool) -> None:
 async def _print(ws: ops.Workspace, review: LocalReview, as_json: bool,
                  code: bool = False) -> int:
     if as_json:
-        print(json.dumps(as_dict(review), indent=2, ensure_ascii=False))
+        print(json.dumps(as_dict(review), indent=2))
         return EXIT_OK
     print(render_review(review))
     for thread in review.threads:
@@ -224,17 +225,18 @@ async def _print(ws: ops.Workspace, review: LocalReview, as_json: bool,
         if code:
             for number, text in await ops.code_around(ws, review, thread):
                 mark = ">" if number == thread.line else " "
-                print(f"    {mark}{number:>5} | {text}")
+                print(f"    {mark}{number:>5} | {clean(text)}")
     return EXIT_OK
 
 
 def render_review(review: LocalReview) -> str:
     span = ("working tree" if review.worktree else review.head_sha[:10])
-    lines = [f"review {review.id}: {review.title}  [{review.status.value}]",
-             f"range {review.range} ({review.base_sha[:10]}..{span}) in {review.repo}",
+    lines = [f"review {review.id}: {one_line(review.title)}  [{review.status.value}]",
+             f"range {one_line(review.range)} ({review.base_sha[:10]}..{span}) in "
+             f"{one_line(review.repo, 400)}",
              f"files ({len(review.files)}):"]
     for f in review.files:
-        name = f"{f.old_path} → {f.path}" if f.status == "renamed" else f.path
+        name = one_line(f"{f.old_path} → {f.path}" if f.status == "renamed" else f.path, 400)
         stats = "binary" if f.binary else f"+{f.additions} -{f.deletions}"
         lines.append(f"  {_SIGN.get(f.status, '?')} {name}  {stats}")
     lines.append(f"threads ({len(review.threads)}, "
@@ -243,13 +245,15 @@ def render_review(review: LocalReview) -> str:
 
 
 def render_thread(thread: LocalThread) -> str:
+    path = one_line(thread.path, 400)
     where = ("on the review" if not thread.path
-             else f"{thread.path}:{thread.line}" if thread.line is not None
-             else f"{thread.path} (outdated: its line is gone)")
+             else f"{path}:{thread.line}" if thread.line is not None
+             else f"{path} (outdated: its line is gone)")
     state = " resolved" if thread.resolved else ""
     lines = [f"#{thread.id} {thread.kind.value}{state}  {where}"]
     for m in thread.messages:
         reactions = f"  {' '.join(m.reactions)}" if m.reactions else ""
-        body = _MARKER.sub("", m.body).strip().replace("\n", "\n      ")
-        lines.append(f"  {m.author} ({m.author_kind.value}): {body}{reactions}")
+        body = clean(_MARKER.sub("", m.body)).strip().replace("\n", "\n      ")
+        lines.append(f"  {one_line(m.author)} ({m.author_kind.value}): {body}"
+                     f"{one_line(reactions)}")
     return "\n".join(lines)

@@ -207,3 +207,18 @@ def test_a_review_of_uncommitted_work(tmp_path: Path,
     code, out, _ = run(capsys, "show", "1", "--repo", str(repo.path))
     assert code == 0
     assert ">    2 | # ❓ is 2 right?" in out
+
+
+def test_hostile_text_never_reaches_the_terminal_raw(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    repo = review_repo(tmp_path / "r")
+    evil = "\x1b]0;owned\x07 \x1b[31mred\x1b[0m \u202eevil \x9b2J"
+    repo.commit("evil", **{"x_DOT_py": f"# TODO: {evil}\n"})
+    code, _, _ = run(capsys, "request", "HEAD~1", "--repo", str(repo.path), "--title", evil)
+    assert code == 0
+    run(capsys, "reply", "1", "1", f"reply {evil}", "--repo", str(repo.path))
+    for args in (["show", "1"], ["show", "1", "--json"], ["wait", "1", "--timeout", "0"]):
+        _, out, _ = run(capsys, *args, "--repo", str(repo.path))
+        assert not any(c in out for c in "\x1b\x07\x9b\u202e"), args
+    saved = json.loads((repo.path / ".livereview" / "review.json").read_text())
+    assert saved["reviews"][0]["title"] == evil  # kept as written; only the terminal is spared
