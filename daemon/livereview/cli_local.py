@@ -219,11 +219,12 @@ async def _print(ws: ops.Workspace, review: LocalReview, as_json: bool,
         print(json.dumps(as_dict(review), indent=2))
         return EXIT_OK
     print(render_review(review))
+    files: dict[str, list[str]] = {}
     for thread in review.threads:
         print()
         print(render_thread(thread))
         if code:
-            for number, text in await ops.code_around(ws, review, thread):
+            for number, text in await ops.code_around(ws, review, thread, files=files):
                 mark = ">" if number == thread.line else " "
                 print(f"    {mark}{number:>5} | {clean(text)}")
     return EXIT_OK

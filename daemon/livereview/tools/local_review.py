@@ -224,11 +224,15 @@ def _line_text(content: str, line: int | None) -> str:
 
 
 async def code_around(ws: Workspace, review: LocalReview, thread: LocalThread,
-                      context: int = 2) -> list[tuple[int, str]]:
-    """The anchored line and `context` lines either side, numbered, for `show`."""
+                      context: int = 2, files: dict[str, list[str]] | None = None
+                      ) -> list[tuple[int, str]]:
+    """The anchored line and `context` lines either side, numbered, for `show`; `files`
+    keeps each file's lines across calls (one git read per file, not per thread)."""
     if not thread.path or thread.line is None:
         return []
-    lines = (await _content(ws, review, thread.path)).splitlines()
+    files = {} if files is None else files
+    if thread.path not in files:
+        files[thread.path] = (await _content(ws, review, thread.path)).splitlines()
+    lines = files[thread.path]
     first = max(1, thread.line - context)
     return [(n, lines[n - 1]) for n in range(first, min(len(lines), thread.line + context) + 1)]
-
