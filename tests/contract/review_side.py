@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from livereview.hosts.bitbucket_cloud_budget import Budget
 from livereview.sandbox import github_reviews
 from tests.contract.drivers import REPO, Driver
 
@@ -24,6 +25,13 @@ class ReviewSide(Protocol):
     def open_files(self, count: int) -> int:
         """An MR changing `count` small files (`f0000.txt`…), by a human."""
 
+    def open_with(self, files: dict[str, tuple[str, str]]) -> int:
+        """An MR changing `files` (path → old, new text; "" is absent), by a human."""
+
+    def hide_over(self, size: int) -> bool:
+        """Make the host leave out file diffs over `size` bytes, as it does past its
+        limits; False where the host has no such limit."""
+
     def open_own(self) -> int:
         """An MR whose author is the bot's own account."""
 
@@ -37,6 +45,15 @@ def _files(count: int) -> dict[str, tuple[str, str]]:
 
 class _Side:
     changes_state = True
+
+    def open_files(self, count: int) -> int:
+        return self.open_with(_files(count))
+
+    def open_with(self, files: dict[str, tuple[str, str]]) -> int:
+        return int(self.fake.add_pr(REPO, title="Files", author="bob", files=files))
+
+    def hide_over(self, size: int) -> bool:
+        return False
 
     def __init__(self, driver: Any) -> None:
         self.d = driver
@@ -56,8 +73,12 @@ class GitLabSide(_Side):
     def verdict(self, iid: int) -> str:
         return "approved" if self.d.bot in self.fake.approvers(REPO, iid) else "none"
 
-    def open_files(self, count: int) -> int:
-        return int(self.fake.add_mr(REPO, title="Many files", author="bob", files=_files(count)))
+    def open_with(self, files: dict[str, tuple[str, str]]) -> int:
+        return int(self.fake.add_mr(REPO, title="Files", author="bob", files=files))
+
+    def hide_over(self, size: int) -> bool:
+        self.fake.collapse_file_bytes = self.fake.too_large_file_bytes = size
+        return True
 
     def open_own(self) -> int:
         return int(self.fake.add_mr(REPO, title="Mine", author=self.d.bot,
@@ -72,8 +93,38 @@ class GitHubSide(_Side):
         return {"APPROVED": "approved", "CHANGES_REQUESTED": "changes_requested"}.get(
             state, "none")
 
+    def hide_over(self, size: int) -> bool:
+        self.fake.patch_limit_bytes = size
+        return True
+
+    def open_own(self) -> int:
+        return int(self.fake.add_pr(REPO, title="Mine", author=self.d.bot, files=_files(1)))
+
+
+class BitbucketCloudSide(_Side):
+    # the PR's or the repository's diff without a `path`: the whole diff at once
+    whole_diff = r"/pullrequests/\d+/diff\b|/diff/[^/?]+(\?(?!.*\bpath=).*)?$"
+
+    def verdict(self, iid: int) -> str:
+        return str(self.fake.participant_state(REPO, iid, self.d.bot) or "none")
+
     def open_files(self, count: int) -> int:
-        return int(self.fake.add_pr(REPO, title="Many files", author="bob", files=_files(count)))
+        # A workspace with a scaled quota: at the 1 000/hour base the adapter paces the
+        # ~150 diff requests and 30 diffstat pages of 3 000 files over minutes, as it should.
+        self.fake.rate_limit_per_hour = 100_000
+        self.d.host.budget = Budget(limit=lambda: 100_000)
+        return self.open_with(_files(count))
+
+    def open_own(self) -> int:
+        return int(self.fake.add_pr(REPO, title="Mine", author=self.d.bot, files=_files(1)))
+
+
+class BitbucketServerSide(_Side):
+    whole_diff = r"/pull-requests/\d+\.diff|/repos/[^/]+/diff\b"
+
+    def verdict(self, iid: int) -> str:
+        status = self.fake.status_of(REPO, iid, self.d.bot)
+        return {"APPROVED": "approved", "NEEDS_WORK": "changes_requested"}.get(status, "none")
 
     def open_own(self) -> int:
         return int(self.fake.add_pr(REPO, title="Mine", author=self.d.bot, files=_files(1)))
@@ -81,5 +132,7 @@ class GitHubSide(_Side):
 
 def review_side(driver: Driver) -> ReviewSide:
     kind = type(driver).__name__
-    sides: dict[str, type[_Side]] = {"GitLabDriver": GitLabSide, "GitHubDriver": GitHubSide}
+    sides: dict[str, type[_Side]] = {"GitLabDriver": GitLabSide, "GitHubDriver": GitHubSide,
+                                     "BitbucketCloudDriver": BitbucketCloudSide,
+                                     "BitbucketServerDriver": BitbucketServerSide}
     return sides[kind](driver)  # type: ignore[return-value]

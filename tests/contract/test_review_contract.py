@@ -6,6 +6,7 @@ and the diff one file at a time for an MR of 3 000 files."""
 from __future__ import annotations
 
 import re
+from urllib.parse import urlencode
 
 import pytest
 
@@ -59,7 +60,9 @@ async def test_inline_comments_land_on_an_added_and_a_removed_line(driver: Drive
 
 
 async def test_a_review_posts_its_findings_as_threads_and_a_summary(driver: Driver) -> None:
+    side = review_side(driver)
     key, snap = await _mr(driver)
+    side.served()
     findings = [
         InlineComment(PATH, ADDED, Side.NEW, "finding: a lock per module"),
         InlineComment(PATH, REMOVED, Side.OLD, "finding: the unguarded read is gone"),
@@ -68,6 +71,11 @@ async def test_a_review_posts_its_findings_as_threads_and_a_summary(driver: Driv
     review = await driver.host.post_review(key, _refs(snap), findings, "summary: 3 findings",
                                            Verdict.COMMENTED)
     assert review.verdict_applied is Verdict.COMMENTED
+    writes = [r for r in side.served() if r[0] != "GET"]
+    if driver.host.capabilities.review_batch:  # findings, summary and verdict: one request
+        assert len(writes) == 1, writes
+    else:
+        assert len(writes) == len(findings) + 1, writes  # a comment each, the summary
     assert [c.body for c in review.comments] == [f.body for f in findings]
     assert review.summary is not None and "summary: 3 findings" in review.summary.body
     after = await driver.host.fetch_mr(driver.repo, key.iid)
@@ -136,17 +144,29 @@ async def test_an_mr_of_3000_files_is_read_one_file_at_a_time(driver: Driver) ->
     seen = 1 + sum([1 async for _ in files])
     later = side.served()
     assert seen == 3000
-    assert len(early) <= 2 and later  # the first file came before the rest was asked for
+    assert len(early) <= 4 and later  # the first file came before the rest was asked for
     assert len(early + later) >= 10  # pages of files, never one whole diff
-    assert not [path for _, path, _ in early + later if re.search(side.whole_diff, path)]
+    asked = [f"{path}?{urlencode(query)}" for _, path, query in early + later]
+    assert not [url for url in asked if re.search(side.whole_diff, url)]
     stat = await driver.host.diffstat(key)
     assert len(stat) == 3000 and all(f.additions == 3 for f in stat)
 
 
 async def test_large_and_binary_files_are_listed_as_skipped(driver: Driver) -> None:
-    key, _ = await _mr(driver)
-    files = [f async for f in driver.host.diff_files(key, max_file_bytes=50)]
-    assert files[0].skipped.startswith("too large") and files[0].diff == ""
+    side = review_side(driver)
+    big = "".join(f"line {n}\n" for n in range(400))
+    iid = side.open_with({"a.txt": ("", "one\n"), "big.txt": ("", big),
+                          "logo.png": ("", "\0PNG\0\1\2")})
+    key = MRKey(driver.name, driver.repo, iid)
+    files = {f.change.new_path: f async for f in driver.host.diff_files(key, 1000)}
+    assert (files["a.txt"].diff, files["a.txt"].skipped) == ("@@ -0,0 +1 @@\n+one\n", "")
+    assert files["big.txt"].skipped.startswith("too large") and files["big.txt"].diff == ""
+    assert files["logo.png"].skipped == "binary" and files["logo.png"].change.binary
+    assert files["logo.png"].diff == "" and files["logo.png"].change.status.value == "added"
+    if side.hide_over(2000):  # a file past the host's own limits comes without its diff
+        shown = {f.change.new_path: f async for f in driver.host.diff_files(key)}
+        assert shown["big.txt"].skipped and not shown["big.txt"].diff
+        assert shown["big.txt"].change.additions in (0, 400)
 
 
 async def test_a_verdict_on_the_bots_own_mr(driver: Driver) -> None:

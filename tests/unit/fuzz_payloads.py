@@ -12,10 +12,10 @@ import asyncio
 import copy
 import json
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx2
 from hypothesis import HealthCheck, settings
@@ -143,3 +143,10 @@ def broken_routes(routes: Sequence[Route], used: Sequence[int]) -> st.SearchStra
     """Which of the `used` routes breaks, and what it answers."""
     return st.sampled_from(used).flatmap(
         lambda number: bodies(routes[number].payload).map(lambda body: (number, body)))
+
+T = TypeVar("T")
+
+
+async def collect(items: AsyncIterator[T]) -> list[T]:
+    """An async generator's items (diff_files), as one awaitable for `outcome`."""
+    return [item async for item in items]

@@ -20,10 +20,30 @@ import pytest
 from hypothesis import given
 
 from livereview.hosts.bitbucket_cloud import BitbucketCloud
-from livereview.model import Anchor, Identity, Message, MRKey, Snapshot, Thread
+from livereview.model import (
+    Anchor,
+    DiffRefs,
+    Identity,
+    InlineComment,
+    Message,
+    MRKey,
+    PostedReview,
+    Side,
+    Snapshot,
+    Thread,
+    Verdict,
+)
 from livereview.sandbox.bitbucket_cloud_server import FakeBitbucketCloudServer
 from livereview.sandbox.bitbucket_cloud_state import FakeBitbucketCloud
-from tests.unit.fuzz_payloads import FUZZ, Host, Route, broken_routes, client, outcome
+from tests.unit.fuzz_payloads import (
+    FUZZ,
+    Host,
+    Route,
+    broken_routes,
+    client,
+    collect,
+    outcome,
+)
 
 REPO = "acme/widgets"
 R = r"^/2\.0/repositories/acme/widgets"
@@ -103,7 +123,12 @@ ROUTES = [
           SEED.answer("GET", f"{PULL}/comments/{SEED.general['id']}")),
     Route("POST", R + r"/pullrequests/\d+/approve$", SEED.answer("POST", f"{PULL}/approve")),
 ]
+SPEC = f"{PR['source']['commit']['hash']}..{PR['destination']['commit']['hash']}"
+ROUTES.append(Route("GET", R + r"/diffstat/", SEED.answer(  # 14
+    "GET", f"/repositories/{REPO}/diffstat/{SPEC}", query={"topic": "true"})))
 KEY = MRKey("bb", REPO, SEED.number)
+REFS = DiffRefs("", "", HEAD)
+FINDING = InlineComment("src/app.py", 1, Side.NEW, "A finding.")
 THREAD = str(SEED.root["id"])
 ANCHOR = Anchor("src/app.py", "src/app.py", 1, None, "", "", HEAD)
 SINCE = datetime(2000, 1, 1, tzinfo=UTC)
@@ -133,6 +158,12 @@ CALLS: dict[str, tuple[list[int], Call, type | tuple[type, ...], str | None]] = 
     "reopen": ([12], lambda h: h.resolve(KEY, str(SEED.general["id"]), resolved=False),
                type(None), "livereview"),
     "approve": ([13], lambda h: h.approve(KEY), type(None), "livereview"),
+    "diffstat": ([4, 14], lambda h: h.diffstat(KEY), list, "livereview"),
+    "diff_files": ([4, 14, 8], lambda h: collect(h.diff_files(KEY)), list, "livereview"),
+    "post_review": ([11, 13], lambda h: h.post_review(KEY, REFS, [FINDING], "Summary.",
+                                                      Verdict.APPROVED), PostedReview,
+                    "livereview"),
+    "reviews_posted": ([0, 4, 5, 6, 7], lambda h: h.reviews_posted(KEY), list, "livereview"),
 }
 
 

@@ -20,10 +20,30 @@ import pytest
 from hypothesis import given
 
 from livereview.hosts.bitbucket_server import BitbucketServer
-from livereview.model import Anchor, Identity, Message, MRKey, Snapshot, Thread
+from livereview.model import (
+    Anchor,
+    DiffRefs,
+    Identity,
+    InlineComment,
+    Message,
+    MRKey,
+    PostedReview,
+    Side,
+    Snapshot,
+    Thread,
+    Verdict,
+)
 from livereview.sandbox.bitbucket_server_http import FakeBitbucketDCServer
 from livereview.sandbox.bitbucket_server_state import FakeBitbucketDC
-from tests.unit.fuzz_payloads import FUZZ, Host, Route, broken_routes, client, outcome
+from tests.unit.fuzz_payloads import (
+    FUZZ,
+    Host,
+    Route,
+    broken_routes,
+    client,
+    collect,
+    outcome,
+)
 
 REPO = "ACME/widgets"
 A = r"^/rest/api/1\.0"
@@ -104,7 +124,14 @@ ROUTES = [
     Route("PUT", R + r"/pull-requests/\d+/participants/livereview$", SEED.answer(  # 15
         "PUT", f"{PULL}/participants/livereview", {"status": "APPROVED"})),
 ]
+ROUTES += [
+    Route("GET", R + r"/pull-requests/\d+/changes$", SEED.answer("GET", f"{PULL}/changes")),
+    Route("GET", R + r"/pull-requests/\d+/diff/", SEED.answer(  # 17
+        "GET", f"{PULL}/diff/js/app.js?contextLines=3")),
+]
 KEY = MRKey("bbs", REPO, SEED.pr)
+REFS = DiffRefs(PR["toRef"]["latestCommit"], "", PR["fromRef"]["latestCommit"])
+FINDING = InlineComment("js/app.js", 2, Side.OLD, "A finding.")
 THREAD = str(SEED.root["id"])
 ANCHOR = Anchor("js/app.js", "js/app.js", 3, None, "", "", PR["fromRef"]["latestCommit"])
 SINCE = datetime(2000, 1, 1, tzinfo=UTC)
@@ -125,6 +152,11 @@ CALLS: dict[str, tuple[list[int], Call, type | tuple[type, ...]]] = {
     "react": ([13], lambda h: h.react(KEY, str(SEED.question["id"]), "eyes"), type(None)),
     "resolve": ([7, 14], lambda h: h.resolve(KEY, THREAD), type(None)),
     "approve": ([0, 1, 15], lambda h: h.approve(KEY), type(None)),
+    "diffstat": ([16, 17], lambda h: h.diffstat(KEY), list),
+    "diff_files": ([16, 17], lambda h: collect(h.diff_files(KEY)), list),
+    "post_review": ([0, 1, 12, 15], lambda h: h.post_review(
+        KEY, REFS, [FINDING], "Summary.", Verdict.APPROVED), PostedReview),
+    "reviews_posted": ([0, 1, 4, 5, 6], lambda h: h.reviews_posted(KEY), list),
 }
 
 

@@ -22,11 +22,31 @@ from hypothesis import given
 
 from livereview.hosts.github import GitHub
 from livereview.hosts.github_graphql import ADD_REACTION, REVIEW_THREADS, SET_RESOLVED
-from livereview.model import Anchor, Identity, Message, MRKey, Snapshot, Thread
+from livereview.model import (
+    Anchor,
+    DiffRefs,
+    Identity,
+    InlineComment,
+    Message,
+    MRKey,
+    PostedReview,
+    Side,
+    Snapshot,
+    Thread,
+    Verdict,
+)
 from livereview.sandbox.github_graphql import execute
 from livereview.sandbox.github_server import FakeGitHubServer
 from livereview.sandbox.github_state import FakeGitHub
-from tests.unit.fuzz_payloads import FUZZ, Host, Route, broken_routes, client, outcome
+from tests.unit.fuzz_payloads import (
+    FUZZ,
+    Host,
+    Route,
+    broken_routes,
+    client,
+    collect,
+    outcome,
+)
 
 REPO = "acme/widgets"
 R = r"^/repos/acme/widgets"
@@ -131,7 +151,17 @@ ROUTES = [
     Route("GET", R + r"/contents/js/app\.js$", SEED.get(
         f"/repos/{REPO}/contents/js/app.js", accept="application/vnd.github.raw+json")),
 ]
+REVIEW = SEED.answer("POST", f"{PULL}/reviews", {
+    "event": "COMMENT", "body": "Summary.", "commit_id": PR["head"]["sha"],
+    "comments": [{"path": "js/app.js", "line": 3, "side": "RIGHT", "body": "A finding."}]})
+ROUTES += [
+    Route("POST", R + r"/pulls/\d+/reviews$", REVIEW),  # 24
+    Route("GET", R + r"/pulls/\d+/reviews/\d+/comments$",
+          SEED.get(f"{PULL}/reviews/{REVIEW['id']}/comments")),
+]
 KEY = MRKey("gh", REPO, SEED.number)
+REFS = DiffRefs("", "", PR["head"]["sha"])
+FINDING = InlineComment("js/app.js", 3, Side.NEW, "A finding.")
 ISSUE = f"issuecomment-{SEED.question['id']}"
 THREAD = f"discussion_r{SEED.root['id']}"
 BODY = f"pullrequestreview-{SEED.review['id']}"
@@ -160,6 +190,13 @@ CALLS: dict[str, tuple[list[int], Call, type | tuple[type, ...]]] = {
     "react": ([22], lambda h: h.react(KEY, ISSUE, "eyes"), type(None)),
     "react_to_a_review_body": ([15, 13], lambda h: h.react(KEY, BODY, "eyes"), type(None)),
     "resolve": ([11, 12], lambda h: h.resolve(KEY, THREAD), type(None)),
+    "diffstat": ([17], lambda h: h.diffstat(KEY), list),
+    "diff_files": ([17], lambda h: collect(h.diff_files(KEY)), list),
+    "post_review": ([24, 25], lambda h: h.post_review(KEY, REFS, [FINDING], "Summary.",
+                                                      Verdict.COMMENTED), PostedReview),
+    "request_changes": ([24], lambda h: h.request_changes(KEY, "Why."), Message),
+    "reviews_posted": ([0, 8], lambda h: h.reviews_posted(KEY), list),
+    "unapprove": ([0, 8], lambda h: h.unapprove(KEY), type(None)),
 }
 
 

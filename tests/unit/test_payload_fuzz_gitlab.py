@@ -13,10 +13,29 @@ import pytest
 from hypothesis import given
 
 from livereview.hosts.gitlab import GitLab
-from livereview.model import Identity, Message, MRKey, Snapshot, Thread
+from livereview.model import (
+    DiffRefs,
+    Identity,
+    InlineComment,
+    Message,
+    MRKey,
+    PostedReview,
+    Side,
+    Snapshot,
+    Thread,
+    Verdict,
+)
 from livereview.sandbox.gitlab_state import FakeGitLab
 from tests.fixtures.recorded import gitlab as recorded
-from tests.unit.fuzz_payloads import FUZZ, Host, Route, broken_routes, client, outcome
+from tests.unit.fuzz_payloads import (
+    FUZZ,
+    Host,
+    Route,
+    broken_routes,
+    client,
+    collect,
+    outcome,
+)
 
 REPO = "gitlab-org/gitlab-ce"
 KEY = MRKey("gl", REPO, 27117)
@@ -38,7 +57,9 @@ def fake_payloads() -> dict[str, Any]:
                 "todos": [fake.todo_json(t) for t in fake.todos("livereview")],
                 "awards": fake.awards_on(REPO, iid, note["id"]),
                 "discussion": fake.discussions(REPO, iid)[0],
-                "tree": fake.tree(REPO, "docs", None)}
+                "tree": fake.tree(REPO, "docs", None),
+                "approval": fake.approve(REPO, iid, user="livereview"),
+                "approvals": fake.approvals(REPO, iid)}
 
 
 FAKE = fake_payloads()
@@ -68,8 +89,13 @@ ROUTES = [
     Route("POST", r"/award_emoji$", {"message": "404 Award Emoji Name has already been "
                                                 "taken Not Found"}, 404),
     Route("PUT", r"/discussions/[0-9a-f]+$", FAKE["discussion"]),
+    Route("POST", r"/merge_requests/\d+/approve$", FAKE["approval"], 201),
+    Route("GET", r"/merge_requests/\d+/approvals$", FAKE["approvals"]),  # 20
+    Route("POST", r"/merge_requests/\d+/unapprove$", FAKE["approval"], 201),
 ]
 NOTE = str(DISCUSSIONS[0]["notes"][0]["id"])
+REFS = DiffRefs("a" * 40, "a" * 40, "b" * 40)
+FINDING = InlineComment("docs/a.md", 1, Side.OLD, "A finding.")
 Call = Callable[[GitLab], Awaitable[object]]
 CALLS: dict[str, tuple[list[int], Call, type | tuple[type, ...]]] = {
     "whoami": ([0], lambda h: h.whoami(), Identity),
@@ -91,6 +117,12 @@ CALLS: dict[str, tuple[list[int], Call, type | tuple[type, ...]]] = {
     "comment": ([16], lambda h: h.comment(KEY, "A remark."), Message),
     "react": ([0, 8], lambda h: h.react(KEY, NOTE, "thumbsup"), type(None)),
     "resolve": ([18], lambda h: h.resolve(KEY, "0a1b2c"), type(None)),
+    "diffstat": ([12], lambda h: h.diffstat(KEY), list),
+    "diff_files": ([12], lambda h: collect(h.diff_files(KEY)), list),
+    "post_review": ([16, 19], lambda h: h.post_review(KEY, REFS, [FINDING], "Summary.",
+                                                      Verdict.APPROVED), PostedReview),
+    "request_changes": ([16, 21], lambda h: h.request_changes(KEY, "Why."), Message),
+    "reviews_posted": ([0, 6], lambda h: h.reviews_posted(KEY), list),
 }
 
 

@@ -379,20 +379,9 @@ class BitbucketCloud(BitbucketCloudReview, OverHttp):
             if comment.has("resolution"):
                 raise
 
-    async def approve(self, key: MRKey) -> None:
-        await self._verdict("POST", "approve", key)
-
-    async def unapprove(self, key: MRKey) -> None:
-        await self._verdict("DELETE", "approve", key)
-
-    async def request_changes(self, key: MRKey, body: str = "") -> Message | None:
-        await self._verdict("POST", "request-changes", key)
-        return await self.comment(key, body) if body else None
-
-    async def _verdict(self, method: str, what: str, key: MRKey) -> None:
+    def _forget(self, key: MRKey) -> None:
+        """Drop what was read of the MR: a write changes it (and its answer may be lost)."""
         self._seen.pop(key, None)
-        await self._request(method, f"{self._pr(key)}/{what}", Use.WRITE)
-
 
 def _outdated(comment: JsonObject) -> bool:
     inline = comment.obj_or_none("inline")

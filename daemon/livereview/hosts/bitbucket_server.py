@@ -48,7 +48,6 @@ MAX_PAGES = 10_000  # a server whose pages never end is broken, not busy
 # version once, and again when the endpoint answers 404 for a comment that exists.
 REACTIONS_SINCE = (7, 0)
 _VERSION = re.compile(r"^(\d+)\.(\d+)")
-_STATUS = {"approve": "APPROVED", "unapprove": "UNAPPROVED", "request_changes": "NEEDS_WORK"}
 
 
 def _decode(response: httpx2.Response, endpoint: str) -> JsonObject:
@@ -325,25 +324,6 @@ class BitbucketServer(BitbucketServerReview, OverHttp):
             except Conflict:  # edited meanwhile: read the new version once more
                 if attempt:
                     raise
-
-    async def _participant_status(self, key: MRKey, status: str) -> None:
-        """The bot's review status on the PR (`PUT participants/{slug}`)."""
-        if not self._slug:
-            await self.whoami()
-        await self.http.request(
-            "PUT", f"{self._pull(key)}/participants/{quote(self._slug, safe='')}",
-            json={"status": status})
-
-    async def approve(self, key: MRKey) -> None:
-        await self._participant_status(key, _STATUS["approve"])
-
-    async def unapprove(self, key: MRKey) -> None:
-        await self._participant_status(key, _STATUS["unapprove"])
-
-    async def request_changes(self, key: MRKey, body: str = "") -> Message | None:
-        """"Needs work" (shown as "Requested changes" from 8.10 on)."""
-        await self._participant_status(key, _STATUS["request_changes"])
-        return await self.comment(key, body) if body else None
 
 
 def _number(comment_id: str) -> int:

@@ -2,7 +2,20 @@
 
 from __future__ import annotations
 
+import re
+
+from livereview.model import (
+    Anchor,
+    DiffRefs,
+    Identity,
+    InlineComment,
+    Message,
+    Side,
+    Snapshot,
+)
+
 BINARY_MARKERS = ("Binary files ", "GIT binary patch")
+_FILE_START = re.compile(r"(?m)^(?=diff --git )")
 
 
 def count_lines(diff: str) -> tuple[int, int]:
@@ -34,3 +47,46 @@ def looks_binary(diff: str) -> bool:
 
 def too_large(size: int) -> str:
     return f"too large ({size} bytes)"
+
+
+def hunks(diff: str) -> str:
+    """A git diff of one file without its headers (`diff --git`, `index`, `---`/`+++`):
+    the hunks-only form GitLab and GitHub send, so every host yields the same shape."""
+    start = diff.find("\n@@")
+    if diff.startswith("@@"):
+        return diff
+    return diff[start + 1:] if start >= 0 else ""
+
+
+def anchor_of(refs: DiffRefs, comment: InlineComment) -> Anchor:
+    """The Anchor an inline comment means: a removed line has only its old number, an added
+    line only its new one, a context line both."""
+    old = comment.side is Side.OLD
+    return Anchor(new_path=comment.path, old_path=comment.old_path or comment.path,
+                  new_line=None if old else comment.line,
+                  old_line=comment.line if old else comment.old_line,
+                  base_sha=refs.base_sha, start_sha=refs.start_sha, head_sha=refs.head_sha)
+
+
+def own_general_comments(snapshot: Snapshot, me: Identity) -> list[Message]:
+    """The first messages of the bot's threads that sit on no line: its summaries (hosts
+    without a review object keep them as general comments)."""
+    return [t.root for t in snapshot.threads
+            if t.anchor is None and t.root is not None and not t.root.system
+            and me.is_me(t.root.author)]
+
+
+def split_git_diff(diff: str) -> dict[tuple[str, str], str]:
+    """A git diff of several files → (old path, new path) → that file's part, told apart by
+    their `diff --git a/OLD b/NEW` headers (a part's `---`/`+++` say /dev/null for an added
+    or removed file, so the header is the one place both paths are)."""
+    parts: dict[tuple[str, str], str] = {}
+    for body in _FILE_START.split(diff):
+        if not body.startswith("diff --git "):
+            continue
+        header = body.split("\n", 1)[0][len("diff --git "):]
+        # "a/OLD b/NEW": a path may hold " b/" itself, so every split is remembered.
+        for at in range(len(header)):
+            if header.startswith("a/") and header[at:at + 3] == " b/":
+                parts.setdefault((header[2:at], header[at + 3:]), body)
+    return parts

@@ -232,7 +232,7 @@ def git_diff(old: Tree, new: Tree) -> str:
         else:
             head += f"index {blob['a']}..{blob['b']} 100644\n--- a/{path}\n"
         head += "+++ /dev/null\n" if after is None else f"+++ b/{path}\n"
-        out.append(head + unified_diff(before or "", after or ""))
+        out.append(head + unified_diff(before or "", after or "", path))
     return "".join(out)
 
 

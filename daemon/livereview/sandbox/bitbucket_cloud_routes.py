@@ -16,6 +16,8 @@ from urllib.parse import unquote
 
 from .bitbucket_cloud_model import JSON, BitbucketError, Credential, PullRequest, Repo, git_diff
 from .bitbucket_cloud_state import FakeBitbucketCloud
+from .gitlab_model import unified_diff
+from .loopback import Query
 
 _REPO = r"/repositories/(?P<ws>[^/]+)/(?P<slug>[^/]+)"
 _PR = _REPO + r"/pullrequests/(?P<id>\d+)"
@@ -133,10 +135,11 @@ def _resolve(resolved: bool) -> Action:
     return action
 
 
-def _verdict(state: str | None) -> Action:
+def _verdict(state: str | None, withdraw: str | None = None) -> Action:
     def action(fake: FakeBitbucketCloud, req: Request) -> Any:
         pr = _pr(fake, req)
-        found = fake.verdict(pr.repo.full_name, pr.id, user=_me(req), state=state)
+        found = fake.verdict(pr.repo.full_name, pr.id, user=_me(req), state=state,
+                             withdraw=withdraw)
         return found if state is not None else Empty()
     return action
 
@@ -171,7 +174,12 @@ def _spec(fake: FakeBitbucketCloud, req: Request) -> tuple[dict[str, str], dict[
 
 
 def _diff(fake: FakeBitbucketCloud, req: Request) -> Raw:
+    """`path` (it may repeat) limits the diff to those files."""
     old, new = _spec(fake, req)
+    q = req.query
+    paths = set(q.every("path") if isinstance(q, Query) else [q["path"]] if "path" in q else [])
+    if paths:
+        old, new = ({p: t[p] for p in paths if p in t} for t in (old, new))
     return Raw(git_diff(old, new))
 
 
@@ -182,7 +190,10 @@ def _diffstat(fake: FakeBitbucketCloud, req: Request) -> list[JSON]:
         if old.get(path) == new.get(path):
             continue
         status = "added" if path not in old else "removed" if path not in new else "modified"
-        out.append({"type": "diffstat", "status": status,
+        lines = unified_diff(old.get(path, ""), new.get(path, ""), path).splitlines()
+        added, removed = (sum(x.startswith(sign) for x in lines) for sign in "+-")
+        out.append({"type": "diffstat", "status": status, "lines_added": added,
+                    "lines_removed": removed,
                     "old": None if path not in old else {"path": path, "type": "commit_file"},
                     "new": None if path not in new else {"path": path, "type": "commit_file"}})
     return out
@@ -245,10 +256,11 @@ def routes() -> list[Route]:
         r("GET", _PR + "/diff", _to_diff("diff"), "pullrequest"),
         r("GET", _PR + "/diffstat", _to_diff("diffstat"), "pullrequest"),
         r("POST", _PR + "/approve", _verdict("approved"), "pullrequest:write"),
-        r("DELETE", _PR + "/approve", _verdict(None), "pullrequest:write", 204),
+        r("DELETE", _PR + "/approve", _verdict(None, "approved"), "pullrequest:write", 204),
         r("POST", _PR + "/request-changes", _verdict("changes_requested"),
           "pullrequest:write"),
-        r("DELETE", _PR + "/request-changes", _verdict(None), "pullrequest:write", 204),
+        r("DELETE", _PR + "/request-changes", _verdict(None, "changes_requested"),
+          "pullrequest:write", 204),
         r("GET", _REPO + r"/diff/(?P<spec>[^/]+)", _diff, "repository"),
         r("GET", _REPO + r"/diffstat/(?P<spec>[^/]+)", _diffstat, "repository",
           max_pagelen=500),

@@ -287,12 +287,19 @@ class FakeBitbucketCloud(BitbucketCloudPayloads, BitbucketCloudTraffic):
         return self.resolution_json(c) if resolved else None
 
     @locked
-    def verdict(self, repo: str, number: int, *, user: str, state: str | None) -> JSON:
-        """approve (`approved`), request changes (`changes_requested`) or withdraw (None)."""
+    def verdict(self, repo: str, number: int, *, user: str, state: str | None,
+                withdraw: str | None = None) -> JSON:
+        """approve (`approved`), request changes (`changes_requested`) or withdraw one
+        (None, `withdraw` naming which). Bitbucket answers 409 to the same verdict twice and
+        404 to withdrawing one not given (https://github.com/hirakiuc/tinybucket/pull/75)."""
         pr, who, when = self._pr(repo, number), self.account(user), self.now()
         if pr.state != "OPEN":
             raise BitbucketError(400, "Pull request is not open")
         participant = self._participate(pr, who, when)
+        if state is not None and participant.state == state:
+            raise BitbucketError(409, "You already gave this verdict on the pull request.")
+        if state is None and withdraw is not None and participant.state != withdraw:
+            raise BitbucketError(404, "No such verdict to withdraw.")
         participant.state = state
         self._touch(pr, when)
         return self.participant_json(participant)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
+from . import bitbucket_server_reviews
 from .bitbucket_server_model import JSON, BitbucketError, PullRequest, Repo, User, no_such
 from .bitbucket_server_payloads import page, raw_diff
 from .bitbucket_server_state import FakeBitbucketDC
@@ -219,6 +220,10 @@ def routes(*, reactions: bool) -> list[Route]:
         r("GET", _API + _PR, lambda f, q: f.pr_json(_pr(f, q))),
         r("GET", _API + _PR + r"\.diff", lambda f, q: Raw(f.pr_diff(_pr(f, q)))),
         r("GET", _API + _PR + "/activities", _activities),
+        r("GET", _API + _PR + "/changes", lambda f, q: bitbucket_server_reviews.changes(
+            _pr(f, q), q.query)),
+        r("GET", _API + _PR + r"/diff/(?P<path>.+)", lambda f, q: bitbucket_server_reviews.
+          file_diff(_pr(f, q), unquote(q.match["path"]), q.query)),
         r("GET", _API + _PR + "/commits", lambda f, q: page(
             [f.commit_json(_pr(f, q).repo.commits[s]) for s in reversed(_pr(f, q).commits)],
             q.query)),

@@ -45,7 +45,7 @@ class GitLabPayloads:
     projects: dict[int, Project]
     _notes: dict[int, Note]
     _todos: list[Todo]
-    _diff_cache: dict[tuple[str, str], tuple[object, object, list[JSON]]]
+    _diff_cache: dict[tuple[str, str, int, int], tuple[object, object, list[JSON]]]
     # A file's diff over these many bytes is collapsed (sent empty), then too large.
     collapse_file_bytes = 100_000
     too_large_file_bytes = 200_000
@@ -241,8 +241,8 @@ class GitLabPayloads:
         """Every file's diff entry (lib/api/entities/diff.rb), remembered per pair of trees:
         a page of an MR of 3 000 files must not diff them all again."""
         old_tree, new_tree = p.trees[base], p.trees[head]
-        cache = self._diff_cache
-        hit = cache.get((base, head))
+        cache, limits = self._diff_cache, (self.collapse_file_bytes, self.too_large_file_bytes)
+        hit = cache.get((base, head, *limits))
         if hit is not None and hit[0] is old_tree and hit[1] is new_tree:
             return hit[2]
         out = []
@@ -261,7 +261,7 @@ class GitLabPayloads:
                     "b_mode": "0" if new is None else "100644", "new_file": old is None,
                     "renamed_file": False, "deleted_file": new is None, "generated_file": False,
                 })
-        cache[(base, head)] = (old_tree, new_tree, out)
+        cache[(base, head, *limits)] = (old_tree, new_tree, out)
         return out
 
     def version_json(self, mr: MergeRequest, v: Version, *, full: bool = False) -> JSON:

@@ -37,6 +37,18 @@ _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
 
+class Query(dict[str, str]):
+    """A request's query: the last value of each parameter, and `every(name)` for a
+    parameter that repeats (Bitbucket's `path=a&path=b`)."""
+
+    def __init__(self, pairs: list[tuple[str, str]]) -> None:
+        super().__init__(pairs)
+        self.pairs = pairs
+
+    def every(self, name: str) -> list[str]:
+        return [value for key, value in self.pairs if key == name]
+
+
 def locked(fn: Callable[Concatenate[_S, _P], _R]) -> Callable[Concatenate[_S, _P], _R]:
     """Run the method holding `self.lock` (every public method of a fake does)."""
 
@@ -177,7 +189,7 @@ class LoopbackHandler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         path, _, qs = self.path.partition("?")
-        query = dict(parse_qsl(qs, keep_blank_values=True))
+        query = Query(parse_qsl(qs, keep_blank_values=True))
         owner.state.record_request(self.command, path, query)
         if owner.latency_seconds:
             time.sleep(owner.latency_seconds)

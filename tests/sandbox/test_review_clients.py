@@ -1,0 +1,190 @@
+"""The fakes' review endpoints answer as the real hosts do: checked with clients no one on
+this project wrote — python-gitlab, PyGithub and atlassian-python-api — doing what a
+reviewer does (approve, withdraw, request changes, comment on a line, read the diff by
+file), then with our own adapters reading what those clients left."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+
+import gitlab
+import pytest
+from atlassian import Bitbucket
+from atlassian.bitbucket import Cloud
+from github import Auth, Github, GithubException
+
+from livereview.hosts.connect import connect
+from livereview.metrics import Metrics
+from livereview.model import MRKey
+from livereview.sandbox.bitbucket_cloud_server import FakeBitbucketCloudServer
+from livereview.sandbox.bitbucket_cloud_state import FakeBitbucketCloud
+from livereview.sandbox.bitbucket_server_http import FakeBitbucketDCServer
+from livereview.sandbox.bitbucket_server_state import FakeBitbucketDC
+from livereview.sandbox.github_reviews import standing
+from livereview.sandbox.github_server import FakeGitHubServer
+from livereview.sandbox.github_state import FakeGitHub
+from livereview.sandbox.gitlab_server import FakeGitLabServer
+from livereview.sandbox.gitlab_state import FakeGitLab
+from livereview.settings import HostSettings, Secret
+
+TOKEN = "review-clients-SECRET-0042"
+REPO = "acme/widgets"
+OLD = "import threading\n\ncache = {}\n\n\ndef get(key):\n    return cache.get(key)\n"
+NEW = ("import threading\n\ncache = {}\nlock = threading.Lock()\n\n\ndef get(key):\n"
+       "    with lock:\n        return cache.get(key)\n")
+FILES = {"src/cache.py": (OLD, NEW), "logo.png": ("", "\0PNG\0binary\n"),
+         **{f"docs/f{n:03d}.txt": ("", f"page {n}\n") for n in range(120)}}
+
+
+# ---- GitLab: python-gitlab ----------------------------------------------------------------
+@pytest.fixture
+def gl() -> Iterator[tuple[FakeGitLab, FakeGitLabServer]]:
+    fake = FakeGitLab(token=TOKEN)
+    fake.add_project(REPO)
+    with FakeGitLabServer(fake) as server:
+        yield fake, server
+
+
+def test_python_gitlab_approves_comments_on_lines_and_reads_diffs(
+        gl: tuple[FakeGitLab, FakeGitLabServer]) -> None:
+    fake, server = gl
+    iid = fake.add_mr(REPO, title="Lock", author="bob", files=FILES)
+    client = gitlab.Gitlab(server.url, private_token=TOKEN)
+    mr = client.projects.get(REPO).mergerequests.get(iid)
+    mr.approve()
+    assert fake.approvers(REPO, iid) == ["livereview"]
+    assert [a["user"]["username"] for a in mr.approvals.get().approved_by] == ["livereview"]
+    with pytest.raises(gitlab.exceptions.GitlabAuthenticationError):
+        mr.approve()  # a second approval: 401, as GitLab answers it
+    mr.unapprove()
+    assert fake.approvers(REPO, iid) == []
+    mr = client.projects.get(REPO).mergerequests.get(iid)  # approve() kept its answer
+    refs = mr.diff_refs
+    position = {"position_type": "text", "base_sha": refs["base_sha"],
+                "start_sha": refs["start_sha"], "head_sha": refs["head_sha"],
+                "new_path": "src/cache.py", "old_path": "src/cache.py"}
+    removed = mr.discussions.create({"body": "removed line", "position": {
+        **position, "old_line": 7}})
+    assert removed.attributes["notes"][0]["position"]["old_line"] == 7
+    with pytest.raises(gitlab.exceptions.GitlabCreateError):  # not a line of the diff
+        mr.discussions.create({"body": "nowhere", "position": {**position, "new_line": 99}})
+    with pytest.raises(gitlab.exceptions.GitlabCreateError):  # shas of no version of the MR
+        mr.discussions.create({"body": "stale", "position": {
+            **position, "head_sha": "f" * 40, "new_line": 4}})
+    diffs = list(client.http_list(f"/projects/{mr.project_id}/merge_requests/{iid}/diffs",
+                                  per_page=20, iterator=True))
+    assert len(diffs) == len(FILES)
+    binary = next(d for d in diffs if d["new_path"] == "logo.png")
+    assert binary["diff"].startswith("Binary files") and binary["new_file"]
+    [version] = mr.diffs.list()
+    assert len(mr.diffs.get(version.id).diffs) == len(FILES)
+
+    async def ours() -> None:  # what our adapter reads of the same MR
+        host = connect(HostSettings(name="gl", type="gitlab", url=server.url,
+                                    token=Secret(TOKEN)), Metrics())
+        try:
+            snap = await host.fetch_mr(REPO, iid)
+            thread = next(t for t in snap.threads if t.root and t.root.body == "removed line")
+            assert thread.anchor is not None
+            assert (thread.anchor.new_line, thread.anchor.old_line) == (None, 7)
+            files = [f async for f in host.diff_files(MRKey("gl", REPO, iid))]
+            assert {f.change.new_path: f.skipped for f in files}["logo.png"] == "binary"
+        finally:
+            await host.close()
+    asyncio.run(ours())
+
+
+# ---- GitHub: PyGithub ---------------------------------------------------------------------
+@pytest.fixture
+def gh() -> Iterator[tuple[FakeGitHub, FakeGitHubServer]]:
+    fake = FakeGitHub(token=TOKEN)
+    fake.add_repo(REPO)
+    with FakeGitHubServer(fake) as server:
+        yield fake, server
+
+
+def test_pygithub_reviews_with_comments_and_pages_the_files(
+        gh: tuple[FakeGitHub, FakeGitHubServer]) -> None:
+    fake, server = gh
+    number = fake.add_pr(REPO, title="Lock", author="bob", files=FILES)
+    own = fake.add_pr(REPO, title="Mine", author="livereview", files=FILES)
+    client = Github(base_url=server.url, auth=Auth.Token(TOKEN), per_page=50)
+    repo = client.get_repo(REPO)
+    pr = repo.get_pull(number)
+    review = pr.create_review(body="two findings", event="REQUEST_CHANGES", comments=[
+        {"path": "src/cache.py", "line": 4, "side": "RIGHT", "body": "added line"},
+        {"path": "src/cache.py", "line": 7, "side": "LEFT", "body": "removed line"}])
+    assert review.state == "CHANGES_REQUESTED"
+    assert standing(fake, REPO, number, "livereview") == "CHANGES_REQUESTED"
+    threads = {c.body: (c.line, c.side, c.pull_request_review_id)
+               for c in pr.get_review_comments()}
+    assert threads == {"added line": (4, "RIGHT", review.id),
+                       "removed line": (7, "LEFT", review.id)}
+    approval = pr.create_review(event="APPROVE")
+    assert standing(fake, REPO, number, "livereview") == "APPROVED"
+    approval.dismiss("withdrawn")
+    assert standing(fake, REPO, number, "livereview") == "DISMISSED"
+    with pytest.raises(GithubException) as refused:
+        repo.get_pull(own).create_review(body="mine", event="APPROVE")
+    assert refused.value.status == 422
+    assert "Can not approve your own pull request" in str(refused.value.data)
+    # `comments` must be a JSON array, not an array's text: GitHub answers 422
+    with pytest.raises(GithubException) as not_an_array:
+        pr._requester.requestJsonAndCheck("POST", f"{pr.url}/reviews", input={
+            "event": "COMMENT", "body": "x", "comments": '[{"path": "src/cache.py"}]'})
+    assert not_an_array.value.status == 422 and "not an array" in str(not_an_array.value.data)
+    files = list(pr.get_files())
+    assert len(files) == len(FILES)
+    binary = next(f for f in files if f.filename == "logo.png")
+    assert binary.patch is None and (binary.additions, binary.deletions) == (0, 0)
+    assert [r.state for r in pr.get_reviews()] == ["CHANGES_REQUESTED", "DISMISSED"]
+
+
+# ---- Bitbucket: atlassian-python-api ------------------------------------------------------
+def test_atlassian_cloud_verdicts_and_the_per_file_diff() -> None:
+    fake = FakeBitbucketCloud(token=TOKEN)
+    fake.add_user("alice", "Alice")
+    number = fake.add_pr(REPO, title="Lock", author="alice", files=FILES)
+    with FakeBitbucketCloudServer(fake) as server:
+        cloud = Cloud(url=server.url, username="livereview", password=TOKEN, cloud=True)
+        pr = cloud.repositories.get("acme", "widgets").pullrequests.get(number)
+        pr.request_changes()
+        assert fake.participant_state(REPO, number, "livereview") == "changes_requested"
+        pr.unrequest_changes()
+        pr.approve()
+        assert fake.participant_state(REPO, number, "livereview") == "approved"
+        pr.unapprove()
+        assert fake.participant_state(REPO, number, "livereview") is None
+        stat = {s.new.path: (s.lines_added, s.lines_removed) for s in pr.diffstat()}
+        assert stat["src/cache.py"] == (3, 1) and len(stat) == len(FILES)
+
+        async def ours() -> None:
+            host = connect(HostSettings(name="bb", type="bitbucket-cloud", url=server.api_url,
+                                        token=Secret(TOKEN), login="livereview"), Metrics())
+            try:
+                key = MRKey("bb", REPO, number)
+                files = {f.change.new_path: f async for f in host.diff_files(key)}
+                assert files["logo.png"].skipped == "binary"
+                assert files["src/cache.py"].diff.startswith("@@ ")
+                assert (files["src/cache.py"].change.additions,
+                        files["src/cache.py"].change.deletions) == (3, 1)
+            finally:
+                await host.close()
+        asyncio.run(ours())
+
+
+def test_atlassian_data_center_status_and_changes() -> None:
+    fake = FakeBitbucketDC(token=TOKEN)
+    fake.add_user("alice", "Alice")
+    fake.add_repo("ACME/widgets")
+    number = fake.add_pr("ACME/widgets", title="Lock", author="alice", files=FILES)
+    with FakeBitbucketDCServer(fake) as server:
+        bitbucket = Bitbucket(url=server.url, token=TOKEN)
+        bitbucket.change_reviewed_status("ACME", "widgets", number, "NEEDS_WORK", "livereview")
+        assert fake.status_of("ACME/widgets", number, "livereview") == "NEEDS_WORK"
+        bitbucket.change_reviewed_status("ACME", "widgets", number, "APPROVED", "livereview")
+        assert fake.status_of("ACME/widgets", number, "livereview") == "APPROVED"
+        changes = list(bitbucket.get_pull_requests_changes("ACME", "widgets", number))
+        assert len(changes) == len(FILES)
+        assert {c["path"]["toString"] for c in changes} == set(FILES)
