@@ -88,7 +88,8 @@ class App:
             store=store, hosts=hosts, identities=worker.identities, answerer=worker.answerer,
             settings=review, bot=settings.bot, daemon=settings.daemon, metrics=metrics,
             notifiers=notifiers(review.notify_command, review.notify_url,
-                                review.notify_timeout_seconds), clock=now)
+                                review.notify_timeout_seconds), clock=now,
+            knowledge=worker.knowledge)
         return cls(settings, store, metrics, hosts, worker, reviewer)
 
     async def _identity(self, name: str, *, bounded: bool = True) -> Identity | None:

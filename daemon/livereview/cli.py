@@ -20,7 +20,15 @@ from typing import NoReturn, TextIO, cast
 
 import structlog
 
-from livereview import __version__, cli_local, cli_mr, conversation, lesson_commands, mcp_server
+from livereview import (
+    __version__,
+    cli_local,
+    cli_mr,
+    cli_review,
+    conversation,
+    lesson_commands,
+    mcp_server,
+)
 from livereview import logging as logs
 from livereview.app import App
 from livereview.check import check, render
@@ -294,11 +302,24 @@ def main(argv: list[str] | None = None) -> int:
         os.umask(previous)  # main() also runs inside tests
 
 
+def _hosted_review(args: argparse.Namespace) -> argparse.Namespace:
+    """`review` takes a local verb or an MR reference: argparse cannot hold both under one
+    name, so the MR form is parsed here with cli_review's own parser."""
+    hosted = _Parser(prog="livereview")
+    cli_review.add_parser(cast("argparse._SubParsersAction[argparse.ArgumentParser]",
+                               hosted.add_subparsers(dest="command", required=True)))
+    parsed = hosted.parse_args(["review", args.what, *args.rest])
+    parsed.config, parsed.log_level = args.config, args.log_level
+    return parsed
+
+
 def _command(args: argparse.Namespace) -> int:
     if args.command == "demo":
         return _demo(args)
-    if args.command == "review":  # local reviews need no config file (issue 17)
-        return cli_local.run(args, args.config)
+    if args.command == "review":
+        if args.what in cli_local.VERBS:  # local reviews need no config file (issue 17)
+            return cli_local.run(args, args.config)
+        args = _hosted_review(args)  # `review <MR URL | HOST:REPO!IID>` (issue 14)
     try:
         settings = _settings(args)
     except ConfigError as exc:
@@ -315,6 +336,8 @@ def _command(args: argparse.Namespace) -> int:
             return _conversation(settings, args)
         if args.command == "lessons":
             return lesson_commands.run(settings, args)
+        if args.command == "review":
+            return cli_review.run(settings, args)
         if args.command == "health":
             return _health(settings, args)
         if args.command in ("mr", "mcp"):

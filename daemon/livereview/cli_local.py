@@ -91,26 +91,25 @@ def verb_parser() -> argparse.ArgumentParser:
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """`review VERB …` for local reviews; any other first word is left to `hosted` (issue
-    14's `livereview review <MR URL>`): argparse cannot mix a free positional with
+    """`review VERB …` for local reviews; any other first word is an MR reference, which
+    cli.py hands to cli_review (issue 14): argparse cannot mix a free positional with
     subcommands, so the verbs are parsed by `verb_parser` from the rest of the line."""
     review = sub.add_parser(
-        "review", help="review: local git ranges (request, reply, approve, request-changes, "
-                       "wait, update, show, resolve)",
-        description="`livereview review VERB …` works on a local git range; see "
-                    "`livereview review VERB --help`. Verbs: " + ", ".join(VERBS) + ".")
-    review.add_argument("what", metavar="VERB", help="a local verb: " + ", ".join(VERBS))
+        "review", help="review one MR now (an MR URL or HOST:REPO!IID), or a local git "
+                       "range: request, reply, approve, request-changes, wait, update, show, "
+                       "resolve",
+        description="`livereview review <MR URL | HOST:REPO!IID> [--json]` reviews a hosted "
+                    "MR now; `livereview review VERB …` works on a local git range, no config "
+                    "needed (see `livereview review VERB --help`). Verbs: "
+                    + ", ".join(VERBS) + ".")
+    review.add_argument("what", metavar="VERB|MR",
+                        help="a local verb, or the MR's web URL or HOST:REPO!IID")
     review.add_argument("rest", nargs=argparse.REMAINDER, help="the verb's arguments")
 
 
-Hosted = Callable[[argparse.Namespace], int]
-
-
-def run(root: argparse.Namespace, config: Path | None, hosted: Hosted | None = None) -> int:
-    """A local verb; anything else goes to `hosted` (the MR review command) when given."""
+def run(root: argparse.Namespace, config: Path | None) -> int:
+    """A local verb (cli.py hands an MR reference to cli_review instead)."""
     if root.what not in VERBS:
-        if hosted is not None:
-            return hosted(root)
         print(f"livereview review: {root.what!r} is not a verb (expected one of "
               f"{', '.join(VERBS)})", file=sys.stderr)
         return EXIT_USAGE

@@ -94,7 +94,8 @@ class Metrics:
             "livereview_reviews_total", "Review runs finished (by verdict) or not, by outcome.",
             ["host_type", "outcome"], registry=r)
         self.review_seconds = Histogram(
-            "livereview_review_seconds", "From a review's start to its verdict on the host.",
+            "livereview_review_seconds",
+            "One review attempt that put a review on the host: reading, model, posting.",
             ["host_type"], buckets=LATENCY_BUCKETS, registry=r)
         self.repo_unhealthy = Gauge(
             "livereview_unhealthy_repos", "Watched repos that currently fail (403/404).",

@@ -6,13 +6,16 @@ from __future__ import annotations
 import signal
 import sqlite3
 from collections import Counter
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 import pytest
 
 from livereview.review.render import marked
+from livereview.sandbox.llm_server import LLMFault
 from tests.e2e.conftest import (
     GITHUB_REPO,
+    PROJECT,
     Daemon,
     GitHubSandbox,
     Sandbox,
@@ -97,22 +100,61 @@ def test_github_lost_response_is_adopted(gh: GitHubSandbox, tmp_path: object, pa
 
 
 @pytest.mark.parametrize("kill_after", [1, 2, 3, 4])
-def test_kill_9_after_each_post_never_duplicates(sandbox: Sandbox, start_daemon: object,
+def test_kill_9_after_each_post_never_duplicates(sandbox: Sandbox,
+                                                 start_daemon: Callable[[], Daemon],
                                                  kill_after: int) -> None:
     """The daemon dies the moment the k-th review body is on GitLab (its response may still
     be on the wire); the next start finishes the review without posting anything twice."""
     sandbox.llm.llm.review_findings = FINDINGS
     sandbox.gitlab_server.latency_seconds = 0.2  # so the kill lands inside the review
     sandbox.note("@livereview review")
-    start = start_daemon  # type: ignore[assignment]
-    daemon: Daemon = start()  # type: ignore[operator]
+    daemon = start_daemon()
     wait_for(lambda: sum(gitlab_parts(sandbox).values()) >= kill_after, timeout=60)
     daemon.process.send_signal(signal.SIGKILL)
     daemon.process.wait()
     if kill_after < 4:  # the POSTs still to come take 0.2 s each: the kill landed mid-review
         assert run_state(sandbox.db) != "done"
-    final: Daemon = start()  # type: ignore[operator]
+    final = start_daemon()
     wait_for(lambda: run_state(sandbox.db) == "done", timeout=60)
     wait_for(lambda: "daemon_started" in final.output(), timeout=60)
     assert final.stop() == 0
     assert gitlab_parts(sandbox) == EXPECTED
+
+
+def test_a_failure_while_reading_resumes_after_the_last_batch_stored(sandbox: Sandbox) -> None:
+    """Each batch's findings are stored with the file cursor: a run that fails in the middle
+    of the diff asks the model only about the files after it, and stores nothing twice."""
+    write_config(sandbox.config, sandbox.gitlab_server.url, sandbox.llm.url, sandbox.db,
+                 retry_base_seconds=0.05)
+    text = sandbox.config.read_text(encoding="utf-8")
+    sandbox.config.write_text(text + "\n[review]\nbatch_chars = 1000\n", encoding="utf-8")
+    files = {f"src/m{n}.py": ("", f"value = {n}\n" * 120) for n in range(4)}
+    iid = sandbox.gitlab.add_mr(PROJECT, title="Four files", author="bob", files=files)
+    sandbox.llm.llm.review_findings = {path: [{
+        "severity": "warning", "path": path, "line": 1, "side": "new", "body": f"In {path}"}]
+        for path in files}
+    sandbox.gitlab.add_note(PROJECT, iid, author="alice", body="@livereview review")
+    # One file per batch: the first two are answered, the third fails (with the client's
+    # own two retries), then the model answers again.
+    sandbox.llm.llm.faults = [LLMFault(status=200), LLMFault(status=200),
+                              *[LLMFault(status=500) for _ in range(3)]]
+    calls_before = len(sandbox.llm.llm.prompts)
+    sandbox.once()
+    with sqlite3.connect(sandbox.db) as conn:
+        (done,) = conn.execute("SELECT files_done FROM review_runs WHERE iid = ?",
+                               (iid,)).fetchone()
+    assert done == 2  # two files stored, their findings with them
+    for _ in range(3):
+        reviews_due(sandbox.db)
+        sandbox.once()
+    assert run_state(sandbox.db) == "done"
+    prompts = [p[-1]["content"] for p in sandbox.llm.llm.prompts[calls_before:]]
+    shown = [path for p in prompts for path in files if f"### file: {path} " in p]
+    # Every file answered once; only the failed one was sent again (by the client's retries
+    # and by the run's retry): never one whose findings were stored.
+    assert sorted(set(shown)) == sorted(files)
+    assert [p for p in files if shown.count(p) > 1] == ["src/m2.py"]
+    with sqlite3.connect(sandbox.db) as conn:
+        rows = conn.execute("SELECT path FROM review_findings WHERE iid = ?",
+                            (iid,)).fetchall()
+    assert sorted(p for (p,) in rows) == sorted(files)

@@ -89,3 +89,14 @@ def test_an_unchanged_file_is_not_read_again(sandbox: Sandbox) -> None:
         assert [v for (v,) in conn.execute("SELECT verdict FROM review_runs ORDER BY id")] \
             == ["changes_requested", "changes_requested"]
     assert not threads["The lock is never released on error"]["notes"][0]["resolved"]
+
+
+def test_review_on_opened_reviews_new_mrs_but_not_drafts(sandbox: Sandbox) -> None:
+    with_review_config(sandbox, 'review_on = ["opened"]\n')
+    draft = sandbox.gitlab.add_mr(PROJECT, title="Draft: not yet", author="bob",
+                                  files=NEW_FILE)
+    assert sandbox.once() == 0
+    with sqlite3.connect(sandbox.db) as conn:
+        rows = conn.execute("SELECT iid, trigger, state FROM review_runs").fetchall()
+    assert rows == [(sandbox.iid, "opened", "done")]
+    assert draft != sandbox.iid

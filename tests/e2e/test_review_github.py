@@ -47,3 +47,27 @@ def test_own_pr_becomes_a_comment_review_with_the_verdict_in_its_body(
     assert state == "COMMENTED"
     assert "changes requested" in body
     assert len(bot_review_comments(gh)) == 2
+
+
+def test_follow_up_after_a_push_resolves_the_fixed_finding_on_github(gh: GitHubSandbox) -> None:
+    text = gh.config.read_text(encoding="utf-8")
+    gh.config.write_text(text + 'review_on = ["push"]\n', encoding="utf-8")
+    critical, warning, _ = FINDINGS["src/cache.py"]
+    gh.llm.llm.review_findings = {"src/cache.py": [critical, warning]}
+    gh.comment("@livereview review")
+    assert gh.once() == 0
+    pr = gh.github.find_issue(GITHUB_REPO, gh.number, pull=True)
+    [fixed] = [c for c in pr.review_comments if c.line == 8 and c.user.login == "livereview"]
+    gh.github.push(GITHUB_REPO, gh.number, files={"src/cache.py": (
+        "", "import threading\n\ncache = {}\nlock = threading.Lock()\n\n\ndef get(key):\n"
+        "    with lock:\n        return cache.get(key)\n# released\n")})
+    gh.llm.llm.review_findings = {"src/cache.py": [warning]}
+    assert gh.once() == 0
+    thread = gh.github.thread_of(fixed)
+    assert thread.resolved
+    assert any("Fixed by the new commits" in c.body for c in pr.review_comments
+               if gh.github.thread_of(c) is thread)
+    # Two summaries (a reply in a thread is a bodiless review of its own on GitHub).
+    summaries = [body for _, body in bot_reviews(gh) if body]
+    assert len(summaries) == 2 and "1 fixed by the new commits" in summaries[1]
+    assert len(bot_review_comments(gh)) == 3  # two findings and the note

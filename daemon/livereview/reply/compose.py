@@ -26,6 +26,7 @@ from livereview.reply.knowledge import Knowledge
 from livereview.reply.llm import Answerer
 from livereview.sanitize import outgoing
 from livereview.store import lessons as lesson_rows
+from livereview.store import reviews
 from livereview.store.db import Store
 from livereview.triggers import reply_marker
 
@@ -82,6 +83,18 @@ class Composer:
             log.info("diff_unavailable")
             return None, None
 
+    async def _finding(self, job: ReplyJob) -> list[context.Reference]:
+        """In a thread a review opened (issue 14): the finding and the review's verdict."""
+        found = await self.store.run(reviews.finding_in_thread, job.mr, job.thread_id)
+        if found is None:
+            return []
+        finding, verdict = found
+        return [context.Reference(
+            "the review finding this thread discusses",
+            f"Your review of this MR raised this {finding.severity} finding at "
+            f"{finding.path}:{finding.line}; the review's verdict was "
+            f"{verdict.replace('_', ' ') or 'not decided'}.\n\n{finding.body}")]
+
     async def compose(self, job: ReplyJob, host: Host, stored: Snapshot, identity: Identity,
                       log: FilteringBoundLogger) -> tuple[str, str, str]:
         """The reply's body (safe, with its marker), its metadata (JSON) and the ids of the
@@ -94,6 +107,7 @@ class Composer:
             raise JobSkipped("the message to answer was deleted")
         hunk, stat = await self._where(job, host, stored, thread, log)
         references = await self.knowledge.read(job.mr, host, stored.mr.target_branch, log)
+        references += await self._finding(job)
         active = await self.store.run(lesson_rows.everything, "active")
         used = applicable(active, job.mr.host, job.mr.repo)
         prompt = context.build(stored.mr, thread, job.message_id, identity, hunk=hunk,

@@ -125,6 +125,8 @@ def parse_findings(raw: str, paths: Collection[str]) -> ParsedReview:
             dropped.append(result)
         elif len(found) >= MAX_FINDINGS:
             dropped.append(f"more than {MAX_FINDINGS} findings in one answer")
-        elif result not in found:  # the same point twice is one finding
+        elif result in found:
+            dropped.append(f"the same finding twice at {result.path}:{result.line}")
+        else:
             found.append(result)
     return ParsedReview(tuple(found), summary_text, tuple(dropped))

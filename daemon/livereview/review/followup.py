@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from livereview.model import Identity, Thread
-from livereview.review.findings import Finding
+from livereview.review.findings import Finding, Severity
 
 _WORD = re.compile(r"[^\W_]+")
 
@@ -89,3 +89,12 @@ def follow_up(found: Iterable[Finding], earlier: Iterable[Earlier],
                     kinds.count("settled"), kinds.count("open"),
                     fixed([e for e in earlier if e.fingerprint not in settled_prints],
                           set(prints), changed_paths))
+
+
+def overflow(inline: Sequence[tuple[int, Severity]], limit: int) -> dict[int, str]:
+    """Inline findings beyond `limit` (the least severe first) go to the summary instead: a
+    3 000-file MR must not become 3 000 threads."""
+    if len(inline) <= limit:
+        return {}
+    ranked = sorted(inline, key=lambda item: (item[1].rank, item[0]))
+    return {finding_id: "outside" for finding_id, _ in ranked[limit:]}

@@ -11,10 +11,12 @@ from collections.abc import Sequence
 from importlib import resources
 
 from livereview.model import FileChange, Lesson, MergeRequest
-from livereview.reply.context import Prompt
+from livereview.reply.context import Prompt, Reference
 from livereview.sanitize import clean, fence_id, fenced, one_line
 
 DESCRIPTION_CHARS = 4000
+REFERENCE_CHARS = 3000  # of each knowledge file the repo configured
+REFERENCES = 5
 FILE_HEADER = "### file: "  # the sandbox's fake model reads the paths after this
 
 
@@ -24,10 +26,14 @@ def system_prompt(fence: str) -> str:
 
 
 def build(mr: MergeRequest, files: Sequence[tuple[FileChange, str]],
-          lessons: Sequence[Lesson] = (), follow_up_of: str = "") -> Prompt:
+          lessons: Sequence[Lesson] = (), follow_up_of: str = "",
+          references: Sequence[Reference] = ()) -> Prompt:
     description = clean(mr.description)[:DESCRIPTION_CHARS]
     diffs = [clean(diff) for _, diff in files]
-    fence = fence_id([description, *diffs, *(c.new_path for c, _ in files)])
+    refs = [(one_line(r.source), clean(r.text)[:REFERENCE_CHARS])
+            for r in references[:REFERENCES]]
+    fence = fence_id([description, *diffs, *(c.new_path for c, _ in files),
+                      *(text for _, text in refs)])
     parts = [f"MR: {one_line(mr.title)} ({one_line(mr.source_branch)} → "
              f"{one_line(mr.target_branch)})", "", "Description:",
              fenced(description or "(none)", fence)]
@@ -38,6 +44,10 @@ def build(mr: MergeRequest, files: Sequence[tuple[FileChange, str]],
         parts += ["", "Lessons this team taught you (follow them):"]
         parts += [f"- {one_line(lesson.key)}: {one_line(lesson.value, 500)}"
                   for lesson in lessons[:20]]
+    if refs:
+        parts += ["", "The team's references (what its rules say; cite them by name):"]
+        for source, text in refs:
+            parts += [f"- {source}"] + ([fenced(text, fence)] if text else [])
     parts += ["", f"Files to review ({len(files)}); name only these paths:"]
     for (change, _), diff in zip(files, diffs, strict=True):
         renamed = f", renamed from {one_line(change.old_path)}" \

@@ -18,6 +18,7 @@ from structlog.typing import FilteringBoundLogger
 
 from livereview.hosts.base import Host
 from livereview.model import FileChange, FileDiff, Lesson, MergeRequest, ReviewRun
+from livereview.reply.context import Reference
 from livereview.reply.llm import Answerer
 from livereview.review import placement, prompt
 from livereview.review.findings import parse_findings
@@ -63,8 +64,8 @@ class Reader:
     progress: Callable[[int, int], None] | None = None  # (files read, files in the diff)
 
     async def read(self, run: ReviewRun, host: Host, mr: MergeRequest,
-                   lessons: Sequence[Lesson], total: int, log: FilteringBoundLogger
-                   ) -> ReviewRun:
+                   lessons: Sequence[Lesson], total: int, log: FilteringBoundLogger,
+                   references: Sequence[Reference] = ()) -> ReviewRun:
         """Read the diff from `run.files_done` on; returns the run with its cursor at the
         end. `total` is the diffstat's file count (for progress only)."""
         before: dict[str, str] = {}
@@ -88,21 +89,22 @@ class Reader:
                     batch.chars += len(item.diff)
                     batch.reviewed += 1
             if batch.chars >= self.settings.batch_chars or len(batch.rows) >= 500:
-                run = await self._flush(run, batch, index, mr, lessons, log)
+                run = await self._flush(run, batch, index, mr, lessons, references, log)
                 batch = _Batch()
                 if self.progress:
                     self.progress(index, total)
-        run = await self._flush(run, batch, index, mr, lessons, log)
+        run = await self._flush(run, batch, index, mr, lessons, references, log)
         if self.progress:
             self.progress(index, total)
         return run
 
     async def _flush(self, run: ReviewRun, batch: _Batch, index: int, mr: MergeRequest,
-                     lessons: Sequence[Lesson], log: FilteringBoundLogger) -> ReviewRun:
+                     lessons: Sequence[Lesson], references: Sequence[Reference],
+                     log: FilteringBoundLogger) -> ReviewRun:
         findings: list[dict[str, Any]] = []
         note = ""
         if batch.files:
-            built = prompt.build(mr, batch.files, lessons, run.previous_head_sha)
+            built = prompt.build(mr, batch.files, lessons, run.previous_head_sha, references)
             answer = await bounded(self.answerer.answer(built), self.step_timeout_seconds)
             shown = {one_line(change.new_path, 1000): change for change, _ in batch.files}
             parsed = parse_findings(answer.text, shown)

@@ -34,6 +34,7 @@ from livereview.model import (
     StoredFinding,
     Verdict,
 )
+from livereview.reply.knowledge import Knowledge
 from livereview.reply.llm import Answerer, LLMError
 from livereview.review import followup, render
 from livereview.review.findings import Severity
@@ -87,8 +88,8 @@ class ReviewRunner:
     daemon: DaemonSettings
     metrics: Metrics
     notifiers: Sequence[Notifier] = ()
+    knowledge: Knowledge = field(default_factory=Knowledge)  # the repos' configured references
     clock: Callable[[], datetime] = field(default=lambda: datetime.now().astimezone())
-    progress: Callable[[int, int], None] | None = None  # `livereview review` on a terminal
     idle_wait_seconds: float = 1.0
     _running: dict[int, asyncio.Task[None]] = field(default_factory=dict)
     _resting: dict[int, float] = field(default_factory=dict)
@@ -96,8 +97,7 @@ class ReviewRunner:
 
     def __post_init__(self) -> None:
         step = self.daemon.step_timeout_seconds
-        self.reader = Reader(self.store, self.answerer, self.settings, step, self.clock,
-                             self.progress)
+        self.reader = Reader(self.store, self.answerer, self.settings, step, self.clock)
         self.poster = Poster(self.store, self.settings, self.notifiers, step, self.clock)
         self.policy = VerdictPolicy(
             changes_requested_on=frozenset(Severity(s) for s in
@@ -287,12 +287,14 @@ class ReviewRunner:
     async def _read(self, run: ReviewRun, host: Host, snapshot: Snapshot,
                     bound: FilteringBoundLogger) -> ReviewRun:
         total = 0
-        if self.progress is not None:
+        if self.reader.progress is not None:
             async with asyncio.timeout(self.daemon.step_timeout_seconds):
                 total = len(await host.diffstat(run.mr))
         active = await self.store.run(lesson_rows.everything, "active")
+        references = await self.knowledge.read(run.mr, host, snapshot.mr.target_branch, bound)
         run = await self.reader.read(run, host, snapshot.mr,
-                                     applicable(active, run.mr.host, run.mr.repo), total, bound)
+                                     applicable(active, run.mr.host, run.mr.repo), total, bound,
+                                     references)
         return await self._decide(run, snapshot, bound)
 
     async def _decide(self, run: ReviewRun, snapshot: Snapshot, bound: FilteringBoundLogger
@@ -312,6 +314,9 @@ class ReviewRunner:
         kinds = followup.classify([f.fingerprint for f in found], earlier)
         placements = {f.id: kind for f, kind in zip(found, kinds, strict=True)
                       if kind != "new"}
+        placements.update(followup.overflow(
+            [(f.id, Severity(f.severity)) for f, k in zip(found, kinds, strict=True)
+             if k == "new" and f.placement == "inline"], self.settings.max_inline_findings))
         fixed = followup.fixed(earlier, {f.fingerprint for f in found}, changed)
         # The verdict weighs what stands: new findings, and earlier ones still open in their
         # threads (a critical nobody fixed keeps the MR blocked, read again or not).

@@ -377,6 +377,8 @@ class ReviewSettings(Section):
     approve: bool = True  # approve an MR with nothing above a suggestion
     max_file_bytes: Annotated[int, Between(1_000, 50_000_000)] = 1_000_000
     batch_chars: Annotated[int, Between(1_000, 2_000_000)] = 60_000  # diff text per LLM call
+    # More inline findings than this (least severe first) are listed in the summary instead.
+    max_inline_findings: Annotated[int, Between(1, 1000)] = 50
     notify_author: bool = True  # a comment mentioning the author on changes requested
     notify_on: Annotated[TomlList[str], AfterValidator(_verdicts)] = ("changes_requested",)
     notify_command: TomlList[str] = ()  # argv; the event JSON on stdin

@@ -1,0 +1,65 @@
+"""What asks for a review: `@livereview review`, and the repo's review_on policy. Pure."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import timedelta
+
+from livereview.model import (
+    Event,
+    EventKind,
+    JobReason,
+    Policy,
+    ReplyRequest,
+    ReviewTrigger,
+    Snapshot,
+)
+from livereview.triggers import asks_to_review, is_draft, review_requests
+from tests.factories import KEY, T0, msg, snapshot, thread
+
+POLICY = Policy()
+EARLY = T0 - timedelta(hours=1)
+
+
+def test_asks_to_review_is_the_command_in_prose_only() -> None:
+    assert asks_to_review("@livereview review please", POLICY.aliases)
+    assert asks_to_review("Hey @LiveReview: review", POLICY.aliases)
+    assert not asks_to_review("@livereview reviewing is slow", POLICY.aliases)
+    assert not asks_to_review("`@livereview review`", POLICY.aliases)
+    assert not asks_to_review("> @livereview review", POLICY.aliases)
+    assert not asks_to_review("please review @livereview", POLICY.aliases)
+
+
+def test_drafts() -> None:
+    assert is_draft("Draft: x") and is_draft("[Draft] x") and is_draft("WIP: x")
+    assert not is_draft("Drafting the API")
+
+
+def ask(body: str) -> tuple[Snapshot, ReplyRequest]:
+    snap = snapshot(thread("t1", msg("m1", body=body)))
+    return snap, ReplyRequest(KEY, "t1", "m1", JobReason.MENTION, T0)
+
+
+def test_a_review_mention_asks_explicitly_even_on_a_draft() -> None:
+    snap, request = ask("@livereview review")
+    snap = replace(snap, mr=replace(snap.mr, title="Draft: wip"))
+    [wanted] = review_requests([], snap, False, [request], POLICY, (), EARLY)
+    assert (wanted.trigger, wanted.detail, wanted.thread_id, wanted.explicit) == (
+        ReviewTrigger.MENTION, "m1", "t1", True)
+
+
+def test_policy_opened_and_push() -> None:
+    snap = snapshot()
+    push = [Event(EventKind.COMMIT_PUSH, KEY)]
+    assert review_requests([], snap, True, [], POLICY, (), EARLY) == []
+    [opened] = review_requests([], snap, True, [], POLICY, ("opened",), EARLY)
+    assert opened.trigger is ReviewTrigger.OPENED
+    # An MR opened before the daemon's baseline is backlog, not new.
+    assert review_requests([], snap, True, [], POLICY, ("opened",), T0 + timedelta(1)) == []
+    [pushed] = review_requests(push, snap, False, [], POLICY, ("push",), EARLY)
+    assert (pushed.trigger, pushed.detail) == (ReviewTrigger.PUSH, "c2")
+    assert review_requests(push, snap, False, [], POLICY, ("opened",), EARLY) == []
+    draft = replace(snap, mr=replace(snap.mr, title="Draft: x"))
+    assert review_requests(push, draft, True, [], POLICY, ("opened", "push"), EARLY) == []
+    closed = snapshot(state="closed")
+    assert review_requests(push, closed, False, [], POLICY, ("push",), EARLY) == []
