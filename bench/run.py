@@ -17,6 +17,7 @@ print figures, never assert. All traffic stays on 127.0.0.1.
 8 threads of 1k/10k/100k notes     (fig_longthread)        daemon in a subprocess; 👀 meanwhile
 9 Bitbucket DC idle req, ack       (fig_bitbucket_server)  10 / 200 repos, real daemon
 10 Bitbucket Cloud idle, time-to-ack (fig_bitbucket_cloud)   simulated hours, 10 / 200 repos
+12 MR tools: comments filter       (fig_tools)             store read + pure filter, 1 000
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ import fig_live
 import fig_longthread
 import fig_memory
 import fig_pure
+import fig_tools
 from common import SCHEDULER_ERRORS, Row, cores, quiet
 
 HERE = Path(__file__).resolve().parent
@@ -153,6 +155,7 @@ def main(argv: list[str] | None = None) -> int:
             ({8}, "8 long thread", lambda: fig_longthread.run(state, quick=args.quick)),
             ({9}, "9 bitbucket dc", lambda: fig_bitbucket_server.run(state, quick=args.quick)),
             ({10}, "10 Bitbucket Cloud", lambda: fig_bitbucket_cloud.run(state, quick=args.quick)),
+            ({12}, "12 MR tools", lambda: fig_tools.run(state, quick=args.quick)),
         ]
         for numbers, name, section in sections:
             if only and not numbers & only:

@@ -26,7 +26,7 @@ from livereview.local_mcp import LocalReviewTools
 from livereview.settings import Settings
 from livereview.tools import comments as comment_tools
 from livereview.tools import diffs, results, writing
-from livereview.tools.errors import EXIT_RUNTIME, ToolError
+from livereview.tools.errors import ToolError
 from livereview.tools.toolbox import Toolbox
 
 R = TypeVar("R")
@@ -119,11 +119,12 @@ class Tools:
         return await self._call(writing.comment(self.box, mr, body, path, line, old))
 
     async def approve(self, mr: MR) -> results.Verdict:
-        """Approve the MR as the bot."""
+        """Approve the MR as the bot's account (where the host counts approvals, this one
+        counts). Approving twice is not an error; `unapprove` withdraws it."""
         return await self._call(writing.approve(self.box, mr))
 
     async def unapprove(self, mr: MR) -> results.Verdict:
-        """Withdraw the bot's approval of the MR."""
+        """Withdraw the bot's approval of the MR (nothing happens if it had not approved)."""
         return await self._call(writing.unapprove(self.box, mr))
 
     async def request_changes(self, mr: MR, body: Annotated[str, Field(description=(
@@ -171,6 +172,4 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
     except ToolError as exc:
         print(f"livereview: mcp: {exc}", file=sys.stderr)
         return exc.exit_code
-    except KeyboardInterrupt:
-        return EXIT_RUNTIME
     return 0

@@ -40,6 +40,10 @@ def test_comments_list_what_was_said_with_anchors(side: ToolSide) -> None:
     assert by_body["@livereview why a module-level lock?"]["path"] is None
     assert {c["author"] for c in cli["comments"]} == {"alice"}
     assert {c["author_kind"] for c in cli["comments"]} == {"human"}
+    text = side.cli("comments", side.mr).out
+    assert text.startswith(f"{side.mr}: 2 of 2 comments\n")
+    assert f"#{inline['id']} @alice (human) on {PATH}:{ADDED} thread" in text
+    assert "    is this lock ever released?" in text
 
 
 def test_diffstat_diff_and_file_read_the_change(side: ToolSide) -> None:
@@ -49,7 +53,10 @@ def test_diffstat_diff_and_file_read_the_change(side: ToolSide) -> None:
         == [(PATH, "modified", 3, 1)]
     assert side.cli("diffstat", side.mr, "--path", "*.md", "--json").json()["files"] == []
 
+    assert side.cli("diffstat", side.mr).out == (
+        f"M      +3      -1  {PATH}\n1 of 1 files, +3 -1\n")
     diff = side.cli("diff", side.mr, "--json").json()
+    assert side.cli("diff", side.mr).out == diff["files"][0]["diff"]
     assert side.mcp("diff", mr=side.mr) == (False, diff)
     assert "+lock = threading.Lock()" in diff["files"][0]["diff"]
     narrow = side.cli("diff", side.mr, "--context", "0", "--json").json()

@@ -18,6 +18,7 @@ from livereview.model import JobState, MRKey
 from livereview.store.tables import ReplyJobRow, ToolReply
 
 DAEMON, TOOL = "daemon", "tool"
+_LAST = "\U0010ffff"  # sorts after every character a key can hold
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,12 +48,18 @@ class ToolAttempt:
 def replied_in(session: Session, key: MRKey) -> dict[str, Replied]:
     """The MR's answered comments by comment id (two indexed reads, no thread scan)."""
     found: dict[str, Replied] = {}
+    # A job's key is "host:repo:iid:message" (ReplyRequest.key): its unique index serves one
+    # MR's jobs as one range, however many posted jobs other MRs have. The state is checked
+    # here, not in SQL, where SQLite would pick the state index and scan every posted job.
+    prefix = f"{key.host}:{key.repo}:{key.iid}:"
     jobs = session.exec(
-        select(ReplyJobRow.host_message_id, ReplyJobRow.posted_message_id, ReplyJobRow.posted_at)
-        .where(ReplyJobRow.host == key.host, ReplyJobRow.repo == key.repo,
-               ReplyJobRow.iid == key.iid, ReplyJobRow.state == JobState.POSTED.value))
-    for comment_id, reply_id, at in jobs:
-        if at is not None:
+        select(ReplyJobRow.host_message_id, ReplyJobRow.posted_message_id, ReplyJobRow.posted_at,
+               ReplyJobRow.state)
+        .where(col(ReplyJobRow.key) >= prefix, col(ReplyJobRow.key) < prefix + _LAST,
+               ReplyJobRow.host == key.host, ReplyJobRow.repo == key.repo,
+               ReplyJobRow.iid == key.iid))
+    for comment_id, reply_id, at, state in jobs:
+        if state == JobState.POSTED.value and at is not None:
             found[comment_id] = Replied(key.host, key.repo, key.iid, comment_id,
                                         reply_id or "", at, DAEMON)
     tools = session.exec(
