@@ -115,7 +115,8 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path,
         (["request", "HEAD", "--repo", str(repo.path), "--title", "T", "--description", "{"],
          "--description: not JSON"),
         (["show", "7", "--repo", str(repo.path)], "no local review 7"),
-        (["bogus"], "'bogus' is not a verb"),
+        # Not a local verb: an MR reference, for the hosted review, which needs a config.
+        (["https://gitlab.example/g/p/-/merge_requests/7"], "config error"),
         (["request", "HEAD~1", "--repo", str(repo.path)], "required: --title"),
     ]
     for args, said in cases:
