@@ -28,6 +28,7 @@ from livereview.store import jobs, state
 from livereview.store.db import Store
 from livereview.store.engine import StoreError, StoreFatal
 from livereview.store.leases import Leases, holder_name
+from livereview.store.local_book import RepoBooks
 from livereview.sync.poller import CycleReport, HostPoller
 from livereview.systemd import Notifier
 
@@ -78,7 +79,8 @@ class App:
         store = Store.for_settings(settings.daemon)
         leases = Leases(store, settings.daemon.lease_seconds,
                         holder_name(settings.daemon.replica))
-        hosts = {h.name: connect(h, metrics) for h in settings.hosts}
+        # A local host's reviews live in each repository's own store (issue 17).
+        hosts = {h.name: connect(h, metrics, books=RepoBooks()) for h in settings.hosts}
         worker = Worker(store=store, hosts=hosts, identities={}, policy=policy(settings),
                         leases=leases,
                         lessons=settings.lessons,

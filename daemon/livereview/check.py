@@ -31,6 +31,7 @@ from livereview.settings import AISettings, DaemonSettings, HostSettings, Settin
 from livereview.store import jobs
 from livereview.store.db import Store
 from livereview.store.engine import StoreError, sqlite_file
+from livereview.store.local_book import RepoBooks
 
 IDENTITY_TIMEOUT_SECONDS = 15.0  # a host that accepts connections but never answers
 
@@ -47,7 +48,7 @@ async def check(settings: Settings) -> list[Row]:
     rows = [database(settings.daemon), await endpoint(settings.ai)]
     metrics = Metrics()
     for index, host_settings in enumerate(settings.hosts):
-        host = connect(host_settings, metrics)
+        host = connect(host_settings, metrics, books=RepoBooks())
         try:
             rows += await _host(f"hosts[{index}] ({host_settings.name})", host, host_settings,
                                 settings.repos_of(host_settings.name))
@@ -105,6 +106,7 @@ async def _host(where: str, host: Host, settings: HostSettings, repos: tuple[str
             rows.append(Row(where, repo, False, str(exc)))
             continue
         rows.append(Row(where, repo, exists, "ok" if exists else
+                        "not a git working tree" if host.type == "local" else
                         "not found (404): wrong path, or the bot user is not a member"))
     if isinstance(host, ExplainsAccess):
         rows += [Row(where, n.subject, n.ok, n.detail) for n in host.access_notes()]
@@ -127,6 +129,8 @@ async def _listing(where: str, host: Host, repos: tuple[str, ...]) -> Row:
         await host.list_changed_mrs(repos, datetime.now().astimezone())
     except HostError as exc:
         return Row(where, "listing", False, str(exc))
+    if host.type == "local":
+        return Row(where, "listing", True, "each repository's .livereview store, no requests")
     if host.listing_is_cheap:
         return Row(where, "listing", True, "instance-wide: one request per cycle for all repos")
     if host.capabilities.mention_inbox:

@@ -23,6 +23,7 @@ import structlog
 from livereview import (
     __version__,
     cli_db,
+    cli_local,
     cli_mr,
     cli_review,
     conversation,
@@ -103,10 +104,10 @@ def parser() -> argparse.ArgumentParser:
     conv.add_argument("url", help="the MR's web URL, e.g. https://gitlab.example/g/p/-/merge_requests/7")
     conv.add_argument("--json", action="store_true", help="machine-readable output")
     lesson_commands.add_parser(sub)
-    cli_review.add_parser(sub)
     cli_db.add_parser(sub)
     cli_mr.add_parser(sub)  # the faces of livereview.tools: `mr …` and `mcp`
     mcp_server.add_parser(sub)
+    cli_local.add_parser(sub)  # `review VERB|MR …`: local verbs, else a hosted review
     health = sub.add_parser("health", help="exit 0 if every host was polled recently "
                                            "(container HEALTHCHECK)")
     health.add_argument("--max-age", type=float, default=None, metavar="SECONDS",
@@ -309,11 +310,26 @@ def main(argv: list[str] | None = None) -> int:
         os.umask(previous)  # main() also runs inside tests
 
 
+def _hosted_review(args: argparse.Namespace) -> argparse.Namespace:
+    """`review` takes a local verb or an MR reference: argparse cannot hold both under one
+    name, so the MR form is parsed here with cli_review's own parser."""
+    hosted = _Parser(prog="livereview")
+    cli_review.add_parser(cast("argparse._SubParsersAction[argparse.ArgumentParser]",
+                               hosted.add_subparsers(dest="command", required=True)))
+    parsed = hosted.parse_args(["review", args.what, *args.rest])
+    parsed.config, parsed.log_level = args.config, args.log_level
+    return parsed
+
+
 def _command(args: argparse.Namespace) -> int:
     if args.command == "demo":
         return _demo(args)
     if args.command == "db":  # `db copy` needs no config; `db migrate` may read it
         return cli_db.run(args, lambda: _settings(args))
+    if args.command == "review":
+        if args.what in cli_local.VERBS:  # local reviews need no config file (issue 17)
+            return cli_local.run(args, args.config)
+        args = _hosted_review(args)  # `review <MR URL | HOST:REPO!IID>` (issue 14)
     try:
         settings = _settings(args)
     except ConfigError as exc:

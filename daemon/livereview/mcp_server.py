@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Annotated, TypeVar
 import anyio
 from pydantic import Field
 
-from livereview import __version__
+from livereview import __version__, local_mcp
+from livereview.local_mcp import LocalReviewTools
 from livereview.settings import Settings
 from livereview.tools import comments as comment_tools
 from livereview.tools import diffs, results, writing
@@ -153,6 +154,10 @@ def build(box: Toolbox) -> MCPServer:
         server.add_tool(getattr(tools, name), name=name, annotations=read)
     for name in ("reply", "comment", "approve", "unapprove", "request_changes"):
         server.add_tool(getattr(tools, name), name=name, annotations=write)
+    local = LocalReviewTools(box.settings)  # local reviews of git ranges (issue 17)
+    for name in local_mcp.NAMES:
+        server.add_tool(getattr(local, name), name=name,
+                        annotations=read if name == "show_review" else write)
     return server
 
 

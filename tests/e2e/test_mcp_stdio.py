@@ -19,7 +19,8 @@ from tests.e2e.conftest import PROJECT, TOKEN, Daemon, Sandbox, wait_for
 from tests.e2e.test_tools_daemon import enable_writes
 
 TOOLS = {"comments", "reply", "diffstat", "diff", "file", "comment", "approve", "unapprove",
-         "request_changes", "replied"}
+         "request_changes", "replied",
+         "request_review", "update_review", "show_review"}  # local reviews (issue 17)
 PATH = "src/cache.py"
 
 
@@ -62,7 +63,7 @@ def test_an_agent_lists_the_tools_and_calls_each(sandbox: Sandbox, tmp_path: Pat
             if "mr" in tool.input_schema["properties"]:
                 assert "HOST:REPO!IID" in tool.input_schema["properties"]["mr"]["description"]
         read_only = {t.name for t in listed if t.annotations and t.annotations.read_only_hint}
-        assert read_only == {"comments", "diffstat", "diff", "file", "replied"}
+        assert read_only == {"comments", "diffstat", "diff", "file", "replied", "show_review"}
 
         error, found = await call(client, "comments", mr=mr)
         assert not error and [c["id"] for c in found["comments"]] == [str(question["id"])]

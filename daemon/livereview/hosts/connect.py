@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+from pathlib import Path
 
 import httpx2
 
@@ -14,6 +15,7 @@ from livereview.hosts.github import GitHub
 from livereview.hosts.github_graphql import graphql_url
 from livereview.hosts.gitlab import GitLab
 from livereview.hosts.http import HttpClient
+from livereview.hosts.local import LocalBooks, LocalHost
 from livereview.metrics import Metrics
 from livereview.settings import HostSettings
 
@@ -41,7 +43,10 @@ def _headers(settings: HostSettings) -> dict[str, str]:
 
 
 def connect(settings: HostSettings, metrics: Metrics,
-            transport: httpx2.AsyncBaseTransport | None = None) -> Host:
+            transport: httpx2.AsyncBaseTransport | None = None,
+            books: LocalBooks | None = None) -> Host:
+    if settings.type == "local":  # git and each repository's review store, no HTTP (issue 17)
+        return LocalHost(settings.name, books, Path(settings.url or "/"))
     if settings.type not in ("gitlab", "github", "bitbucket-cloud", "bitbucket-server"):
         raise ValueError(f"host type {settings.type} is not supported")
     http = HttpClient(

@@ -40,7 +40,7 @@ from livereview.settings.rules import (
 from livereview.settings.secret import Reading, Secret, resolve, variable_name
 
 HOST_TYPES = ("gitlab", "github", "bitbucket-cloud", "bitbucket-server", "local")
-SUPPORTED_HOST_TYPES = ("gitlab", "github", "bitbucket-cloud", "bitbucket-server")
+SUPPORTED_HOST_TYPES = ("gitlab", "github", "bitbucket-cloud", "bitbucket-server", "local")
 GITHUB_API = "https://api.github.com"
 BITBUCKET_CLOUD_API = "https://api.bitbucket.org/2.0"
 # Where each type's URL may be left out.
@@ -229,6 +229,8 @@ class HostSettings(Section):
     @classmethod
     def _url(cls, url: str, info: ValidationInfo) -> str:
         host_type = info.data.get("type")
+        if host_type == "local":  # issue 17: the directory its repos' paths are under
+            return _local_root(url, info)
         if host_type == "bitbucket-cloud":
             return _bitbucket_cloud_url(url, info)
         if host_type == "bitbucket-server":
@@ -292,11 +294,20 @@ class HostSettings(Section):
     @model_validator(mode="after")
     def _read_token(self, info: ValidationInfo) -> Self:
         reading = _reading(info)
-        if reading is None:
+        if reading is None or self.type == "local":  # git runs locally: no credential
             return self
         token = resolve("token", self.token_env, self.token_file, required=True,
                         both_set=bool(self.token_env), reading=reading)
         return self.model_copy(update={"token": token})
+
+
+def _local_root(url: str, info: ValidationInfo) -> str:
+    """A local host's repos are git working trees under this directory ("/" by default,
+    so a repo's path is its absolute path)."""
+    root = url or "/"
+    if _reading(info) and not Path(root).is_dir():
+        raise Invalid(f"expected a directory the repos' paths are under, got {shown(root)}")
+    return root
 
 
 def _bitbucket_cloud_url(url: str, info: ValidationInfo) -> str:

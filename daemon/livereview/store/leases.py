@@ -1,4 +1,4 @@
-"""Leases: how replicas sharing one PostgreSQL database split the work (docs/DESIGN.md §10).
+"""Leases: how replicas sharing one PostgreSQL database split the work (docs/DESIGN.md §12).
 
 A lease row says who does a piece of work until when. A replica takes a free or expired one
 with one conditional UPDATE (PostgreSQL re-checks the WHERE clause on the row it waited for,

@@ -311,3 +311,47 @@ class ToolReply(SQLModel, table=True):
     started_at: datetime  # committed before the POST: a reply may be on the host from here
     reply_id: str | None = None
     replied_at: datetime | None = Field(default=None, index=True)
+# ---- local reviews (issue 17): a synthetic MR over a commit range of a local repository ----
+
+
+class LocalReviewRow(SQLModel, table=True):
+    __tablename__ = "local_reviews"
+    id: int | None = Field(default=None, primary_key=True)
+    repo: str = Field(index=True)  # the repository's top-level directory
+    title: str
+    description: str = Field(default="", sa_type=Text)  # JSON text, free-form
+    range_spec: str
+    base_sha: str
+    head_sha: str
+    worktree: bool = False
+    status: str  # pending | changes_requested | approved | merged
+    files: str = Field(default="[]", sa_type=Text)  # JSON rows of the diffstat
+    delivered_message_id: int = 0  # feedback up to here was handed out by `review wait`
+    delivered_status: str = "pending"
+    created_at: datetime
+    updated_at: datetime
+
+
+class LocalThreadRow(SQLModel, table=True):
+    __tablename__ = "local_review_threads"
+    id: int | None = Field(default=None, primary_key=True)
+    review_id: int = Field(foreign_key="local_reviews.id", index=True)
+    kind: str
+    path: str = ""
+    line: int | None = None
+    old_line: int | None = None
+    code: str = Field(default="", sa_type=Text)
+    resolved: bool = False
+    created_at: datetime
+
+
+class LocalMessageRow(SQLModel, table=True):
+    __tablename__ = "local_review_messages"
+    id: int | None = Field(default=None, primary_key=True)
+    review_id: int = Field(foreign_key="local_reviews.id", index=True)
+    thread_id: int = Field(foreign_key="local_review_threads.id", index=True)
+    author: str
+    author_kind: str  # human | agent | bot | code
+    body: str = Field(sa_type=Text)
+    reactions: str = ""  # space-separated emoji names the bot gave (its 👀 acknowledgement)
+    created_at: datetime

@@ -1,0 +1,237 @@
+"""git, through its own command line: what a local review needs from a repository.
+
+Everything is asked of git in its machine-readable forms (`--numstat -z`, `--name-status -z`,
+`log --format` with NUL separators), so nothing here re-implements what git reports: the
++/- counts are git's own, renames are git's rename detection. Calls are synchronous
+(subprocess); the async host runs them in a thread.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from livereview.hosts.base import HostError
+from livereview.model import Commit
+
+GIT_TIMEOUT_SECONDS = 60.0
+# Pinned so that a user's git config cannot change what we read: no colours, no pager, no
+# external diff or textconv, paths unquoted, renames detected as `git diff` does by default.
+_DIFF = ("diff", "--no-color", "--no-ext-diff", "--no-textconv", "-M")
+_SHA = re.compile(r"[0-9a-fA-F]{4,64}")
+_STATUS = {"A": "added", "M": "modified", "D": "deleted", "R": "renamed", "T": "modified",
+           "C": "added"}
+
+
+class GitError(HostError):
+    """git failed on something that should have worked (a runtime failure)."""
+
+
+class NotARepository(GitError):
+    """The path is not inside a git working tree (bad input)."""
+
+
+class BadRange(GitError):
+    """The range names nothing git knows (bad input)."""
+
+
+@dataclass(frozen=True, slots=True)
+class GitRange:
+    spec: str  # as the user wrote it
+    base: str  # the commit the changes are measured from
+    head: str  # the last commit; with `worktree`, HEAD (the changes go past it)
+    worktree: bool = False  # the working tree and index against `base`
+
+    @property
+    def revs(self) -> tuple[str, ...]:
+        """What `git diff` compares: two commits, or one commit and the working tree."""
+        return (self.base,) if self.worktree else (self.base, self.head)
+
+
+@dataclass(frozen=True, slots=True)
+class NumstatRow:
+    path: str
+    old_path: str
+    status: str  # added | modified | deleted | renamed
+    additions: int
+    deletions: int
+    binary: bool
+
+
+class Git:
+    def __init__(self, top: Path) -> None:
+        self.top = top
+
+    @classmethod
+    def open(cls, path: Path) -> Git:
+        """The repository whose working tree holds `path` (NotARepository otherwise)."""
+        if not path.is_dir():
+            raise NotARepository(f"{path}: not a git repository (no such directory)")
+        try:
+            out = _run(path, "rev-parse", "--show-toplevel")
+        except GitError as exc:
+            raise NotARepository(f"{path}: not a git repository ({exc})") from None
+        return cls(Path(out.decode().strip()))
+
+    def run(self, *args: str, stdin: bytes | None = None) -> bytes:
+        return _run(self.top, *args, stdin=stdin)
+
+    def commit_of(self, rev: str) -> str | None:
+        try:
+            out = self.run("rev-parse", "--verify", "--quiet", "--end-of-options",
+                           f"{rev}^{{commit}}")
+        except GitError:
+            return None
+        return out.decode().strip() or None
+
+    def empty_tree(self) -> str:
+        """The empty tree's id (the base of a root commit), in this repo's hash."""
+        return self.run("hash-object", "-t", "tree", "--stdin", stdin=b"").decode().strip()
+
+    def resolve(self, spec: str) -> GitRange:
+        """A range as a person writes it (see README, "Local reviews"):
+        `HEAD` the working tree and index against HEAD; `A..B` and `A...B` as git reads
+        them; a branch name its commits since it left the default branch; a commit sha
+        that one commit; any other revision (`HEAD~3`, a tag) everything since it."""
+        spec = spec.strip()
+        if not spec or spec.startswith("-") or "\0" in spec:
+            raise BadRange(f"range {spec!r}: expected HEAD, HEAD~N, A..B, a sha or a branch")
+        if spec == "HEAD":
+            head = self._need(spec, "HEAD", "the repository has no commit yet")
+            return GitRange(spec, head, head, worktree=True)
+        if "..." in spec:
+            left, right = spec.split("...", 1)
+            head = self._need(spec, right or "HEAD")
+            base = self.run("merge-base", self._need(spec, left or "HEAD"), head)
+            return GitRange(spec, base.decode().strip(), head)
+        if ".." in spec:
+            left, right = spec.split("..", 1)
+            return GitRange(spec, self._need(spec, left or "HEAD"),
+                            self._need(spec, right or "HEAD"))
+        if self._is_branch(spec):
+            return self._branch(spec)
+        commit = self._need(spec, spec)
+        if _SHA.fullmatch(spec) and commit.lower().startswith(spec.lower()):
+            parents = self.run("rev-list", "--parents", "-n", "1", commit).decode().split()
+            return GitRange(spec, parents[1] if len(parents) > 1 else self.empty_tree(),
+                            commit)
+        return GitRange(spec, commit, self._need(spec, "HEAD"))
+
+    def _need(self, spec: str, rev: str, why: str = "") -> str:
+        commit = self.commit_of(rev)
+        if commit is None:
+            raise BadRange(f"range {spec!r}: {why or f'{rev!r} is not a commit in {self.top}'}")
+        return commit
+
+    def _is_branch(self, name: str) -> bool:
+        try:
+            self.run("show-ref", "--verify", "--quiet", f"refs/heads/{name}")
+        except GitError:
+            return False
+        return True
+
+    def _branch(self, name: str) -> GitRange:
+        head = self._need(name, name)
+        for default in self._default_branches():
+            if default != name and self._is_branch(default):
+                base = self.run("merge-base", self._need(name, default), head)
+                return GitRange(name, base.decode().strip(), head)
+        raise BadRange(f"range {name!r}: no other default branch (main, master) to compare "
+                       f"the branch with; write it as BASE..{name}")
+
+    def _default_branches(self) -> list[str]:
+        try:
+            configured = self.run("config", "--get", "init.defaultBranch").decode().strip()
+        except GitError:
+            configured = ""
+        return [b for b in (configured, "main", "master") if b]
+
+    def numstat(self, r: GitRange, paths: Sequence[str] = ()) -> list[NumstatRow]:
+        """Per-file status and +/- counts, exactly `git diff --numstat`'s."""
+        tail = ("--", *paths) if paths else ()
+        counts = self.run(*_DIFF, "--numstat", "-z", *r.revs, *tail).split(b"\0")
+        names = self.run(*_DIFF, "--name-status", "-z", *r.revs, *tail).split(b"\0")
+        rows: list[NumstatRow] = []
+        c = n = 0
+        while n < len(names) and names[n]:
+            letter = names[n].decode()[:1]
+            paired = letter in ("R", "C")
+            old = names[n + 1].decode("utf-8", "surrogateescape")
+            new = names[n + 2].decode("utf-8", "surrogateescape") if paired else old
+            n += 3 if paired else 2
+            added, deleted = counts[c].split(b"\t")[:2]
+            c += 3 if paired else 1  # a rename's numstat is "A\tD\t" NUL old NUL new
+            binary = added == b"-"
+            rows.append(NumstatRow(
+                path=new, old_path=old, status=_STATUS.get(letter, "modified"),
+                additions=0 if binary else int(added), deletions=0 if binary else int(deleted),
+                binary=binary))
+        return rows
+
+    def diff(self, r: GitRange, paths: Sequence[str] = ()) -> str:
+        """The unified diff of the range (of `paths` only, when given)."""
+        tail = ("--", *paths) if paths else ()
+        return self.run(*_DIFF, *r.revs, *tail).decode("utf-8", "replace")
+
+    def commits(self, r: GitRange) -> list[Commit]:
+        """The range's commits, newest first (none for the working tree alone)."""
+        if r.worktree:
+            return []
+        # A root commit's base is the empty tree, which `log A..B` does not take.
+        span = [f"{r.base}..{r.head}"] if self.commit_of(r.base) else ["-1", r.head]
+        out = self.run("log", "--format=%H%x00%P%x00%aI%x00%s%x00", *span)
+        fields = out.decode("utf-8", "replace").split("\0")
+        commits = []
+        for i in range(0, len(fields) - 4, 4):
+            sha, parents, when, title = (f.strip("\n") for f in fields[i:i + 4])
+            commits.append(Commit(sha=sha, title=title, created_at=datetime.fromisoformat(when),
+                                  parent_ids=tuple(parents.split())))
+        return commits
+
+    def show(self, rev: str, path: str) -> bytes:
+        """A file's bytes at a commit, or in the working tree when `rev` is empty."""
+        if not rev:
+            target = (self.top / path).resolve()
+            if not target.is_relative_to(self.top.resolve()):
+                raise GitError(f"{path}: outside the repository")
+            return target.read_bytes()
+        return self.run("show", f"{rev}:{path}")
+
+    def exclude(self, pattern: str) -> None:
+        """Ignore `pattern` in this clone only (.git/info/exclude: no tracked file changes)."""
+        exclude = self.top / self.run("rev-parse", "--git-path", "info/exclude").decode().strip()
+        text = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
+        if pattern in text.splitlines():
+            return
+        exclude.parent.mkdir(parents=True, exist_ok=True)
+        separator = "" if not text or text.endswith("\n") else "\n"
+        exclude.write_text(f"{text}{separator}{pattern}\n", encoding="utf-8")
+
+    def user(self) -> str:
+        try:
+            return self.run("config", "user.name").decode().strip() or "you"
+        except GitError:
+            return os.environ.get("USER", "you")
+
+
+def _run(cwd: Path, *args: str, stdin: bytes | None = None) -> bytes:
+    env = {**os.environ, "LC_ALL": "C", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"}
+    git = shutil.which("git")
+    if git is None:
+        raise GitError("git is not installed (no `git` on PATH)")
+    try:
+        done = subprocess.run(  # noqa: S603 - a fixed git command line, never a shell
+            [git, "-c", "core.quotepath=off", *args], cwd=cwd, input=stdin,
+            capture_output=True, timeout=GIT_TIMEOUT_SECONDS, env=env, check=False)
+    except subprocess.TimeoutExpired:
+        raise GitError(f"git {args[0]} took longer than {GIT_TIMEOUT_SECONDS:.0f}s") from None
+    if done.returncode != 0:
+        said = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise GitError(said[-1] if said else f"git {args[0]} exited {done.returncode}")
+    return done.stdout
