@@ -5,16 +5,30 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 
 from alembic.autogenerate import compare_metadata
+from alembic.config import Config
 from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy import text
 from sqlmodel import SQLModel
 
 from livereview.model import JobReason, ReplyRequest
 from livereview.store import jobs, snapshots
 from livereview.store.db import Store
+from livereview.store.engine import MIGRATIONS
 from livereview.sync.diff import diff
 from tests.databases import Postgres
 from tests.factories import ALICE, IDENTITY, KEY, T0, msg, snapshot, thread
+
+
+def test_the_migrations_form_one_line_numbered_in_order() -> None:
+    """Work merged from parallel branches once left two heads (0008 and 0009): every
+    database open then failed with Alembic's 'multiple heads'."""
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    scripts = ScriptDirectory.from_config(config)
+    assert len(scripts.get_heads()) == 1
+    chain = [s.revision for s in scripts.walk_revisions()]  # newest first
+    assert chain == [f"{n:04d}" for n in range(len(chain), 0, -1)]
 
 
 def test_migrations_create_exactly_the_tables_the_code_uses(database_url: str) -> None:

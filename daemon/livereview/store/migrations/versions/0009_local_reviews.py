@@ -1,7 +1,7 @@
 """local_reviews, local_review_threads, local_review_messages: reviews of local git ranges
 
 Revision ID: 0009
-Revises: 0007
+Revises: 0008
 Create Date: 2026-11-24
 """
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0009"
-down_revision = "0007"  # "0005" in the interface spec; chained after agenttools merged
+down_revision = "0008"
 branch_labels = None
 depends_on = None
 
