@@ -15,7 +15,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
-from mcp.server.mcpserver.exceptions import ToolError as McpToolError
 from pydantic import Field
 
 from livereview.hosts.base import HostError
@@ -143,6 +142,8 @@ class LocalReviewTools:
 
 @contextlib.contextmanager
 def _as_tool_errors() -> Iterator[None]:
+    # The SDK loads only when the server runs: every other command starts faster without it.
+    from mcp.server.mcpserver.exceptions import ToolError as McpToolError
     try:
         yield
     except (ToolError, HostError, StoreError, OSError) as exc:

@@ -279,3 +279,14 @@ def test_conversation_takes_github_pull_request_urls(tmp_path: Path) -> None:
         "gh", "acme/widgets", 12)
     assert parse_url(settings, "https://ghe.example/acme/widgets/pull/3#discussion_r1") == \
         MRKey("ghe", "acme/widgets", 3)
+
+
+def test_commands_other_than_mcp_do_not_load_the_mcp_sdk() -> None:
+    """The SDK added a third of a second to every command (and broke the CLI fuzz module's
+    time budget) until it was loaded only by `livereview mcp`; a second import of it in
+    the local-review tools brought it back once."""
+    probe = ("import sys; from livereview import cli; "
+             "print(sorted(m for m in sys.modules if m == 'mcp' or m.startswith('mcp.')))")
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,  # noqa: S603
+                            timeout=60, check=True)
+    assert result.stdout.strip() == "[]"
