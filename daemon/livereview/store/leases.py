@@ -143,6 +143,14 @@ def shards(repos: Sequence[str]) -> dict[str, tuple[str, ...]]:
     return {scope: tuple(sorted(group)) for scope, group in sorted(groups.items())}
 
 
+def poll_scopes(store: Store, repos: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    """The shards a host's polls are split into, by watermark scope: what the replicas claim
+    and what `health` judges. SQLite is one process: one scope "*" whatever the repos."""
+    if store.engine.dialect.name == "sqlite":
+        return {INSTANCE: tuple(repos)}
+    return shards(repos)
+
+
 def _claim_shards(session: Session, host: str, scopes: Sequence[str], holder: str,
                   now: datetime, seconds: float) -> list[str]:
     """This replica's fair share of the host's shards: the ones it holds, then free ones, up
@@ -192,9 +200,9 @@ class Leases:
     async def poll_shards(self, host: str, repos: Sequence[str], now: datetime
                           ) -> dict[str, tuple[str, ...]]:
         """The shards of `host` this replica polls now (scope → repos)."""
-        split = shards(repos)
+        split = poll_scopes(self.store, repos)
         if not self.exclusive:
-            return {INSTANCE: tuple(repos)}
+            return split
         await self.heartbeat(now)  # counted among the live before taking a share
         scopes = await self.store.run(_claim_shards, host, list(split), self.holder, now,
                                       self.seconds)

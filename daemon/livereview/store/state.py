@@ -60,12 +60,10 @@ def advance_watermark(session: Session, host: str, scope: str, listed_until: dat
         session.add(row)
 
 
-def last_success(session: Session) -> dict[str, datetime]:
-    """The newest successful listing per host (for `health` and `check`)."""
-    result: dict[str, datetime] = {}
+def listings(session: Session) -> dict[str, dict[str, datetime | None]]:
+    """Per host, every listing scope's last success (None: not one yet), for `health`.
+    The per-repo rows `first_seen` keeps are among them, never listed."""
+    result: dict[str, dict[str, datetime | None]] = {}
     for row in session.exec(select(PollWatermark)):
-        if row.listed_until is not None and (
-            row.host not in result or row.listed_until > result[row.host]
-        ):
-            result[row.host] = row.listed_until
+        result.setdefault(row.host, {})[row.scope] = row.listed_until
     return result
