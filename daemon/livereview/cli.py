@@ -41,6 +41,7 @@ from livereview.settings import ConfigError, Settings, load, load_ai
 from livereview.store import jobs, state
 from livereview.store.db import Store
 from livereview.store.engine import StoreError, StoreMissing
+from livereview.store.leases import INSTANCE, poll_scopes
 
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE = 0, 1, 2
 EXIT_SIGINT = 130  # 128 + SIGINT, what a shell reports for Ctrl-C
@@ -138,13 +139,33 @@ def _conversation(settings: Settings, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _last_success(settings: Settings) -> dict[str, datetime]:
+# A host's stalest poll shard: its scope, the shard's repos, its last successful listing,
+# and whether that shard is new since the repo set changed.
+_Shard = tuple[str, tuple[str, ...], datetime | None, bool]
+
+
+def _stalest(listed: dict[str, datetime | None], split: dict[str, tuple[str, ...]]) -> _Shard:
+    """Judged by the stalest shard, not the freshest: one shard nobody polls any more is
+    enough to be unhealthy. Scopes of a former repo set are not judged (nobody polls them
+    again); a shard of the current set not listed yet counts from the host's last success
+    under the former set, so a repo set change is not a failure until that is max-age old."""
+    former = [at for scope, at in listed.items() if scope not in split and at is not None]
+    judged: list[_Shard] = [(scope, repos, listed.get(scope) or max(former, default=None),
+                             listed.get(scope) is None) for scope, repos in split.items()]
+    return min(judged, key=lambda j: (j[2] is not None, j[2] or datetime.min.replace(
+        tzinfo=UTC), j[0]))
+
+
+def _last_success(settings: Settings) -> dict[str, _Shard]:
     try:
         store = _reader(settings)
     except StoreMissing:  # nothing polled yet, and a health check must not create it
         return {}
     try:
-        return store.transaction(state.last_success)
+        listed = store.transaction(state.listings)
+        return {h.name: _stalest(listed.get(h.name, {}),
+                                 poll_scopes(store, settings.repos_of(h.name)))
+                for h in settings.hosts}
     finally:
         store.close()
 
@@ -155,15 +176,19 @@ def _health(settings: Settings, args: argparse.Namespace) -> int:
     now = datetime.now(UTC)
     healthy = True
     for host in settings.hosts:
-        at = last.get(host.name)
+        scope, repos, at, new = last.get(host.name, (INSTANCE, (), None, True))
+        more = f" and {len(repos) - 3} more" if len(repos) > 3 else ""
+        named = "" if scope == INSTANCE else (
+            f"stalest shard {scope} ({', '.join(repos[:3])}{more}): ")
         if at is None:
-            print(f"{host.name}: no successful poll yet")
+            print(f"{host.name}: {named}no successful poll yet")
             healthy = False
             continue
         age = (now - at).total_seconds()
         fresh = age <= max_age
         healthy = healthy and fresh
-        print(f"{host.name}: last successful poll {age:.0f}s ago"
+        print(f"{host.name}: {named}last successful poll {age:.0f}s ago"
+              + (" (the shard is new since the repo set changed)" if named and new else "")
               + ("" if fresh else f" (older than {max_age:.0f}s)"))
     return EXIT_OK if healthy else EXIT_RUNTIME
 
