@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from livereview import local_notes
-from livereview.hosts.local import LocalHost
+from livereview.hosts.local import LocalHost, merged
 from livereview.hosts.local_git import BadRange, Git, GitRange, NotARepository
 from livereview.local_model import (
     STATE_DIR,
@@ -127,20 +127,7 @@ async def review_of(ws: Workspace, review_id: int) -> LocalReview:
         raise LocalReviewError(str(exc)) from None
     if review.repo != ws.top:
         raise LocalReviewError(f"review {review_id} is of {review.repo}, not {ws.top}")
-    return await _merged(ws, review)
-
-
-async def _merged(ws: Workspace, review: LocalReview) -> LocalReview:
-    """Marks the review `merged` when git says a default branch now holds its head commit.
-    Only a review recorded with a branch (`Git.branch_of`) can be: work reviewed on main
-    itself is on main from the start, and that is no merge."""
-    if not review.branch or review.worktree or review.status is ReviewStatus.MERGED:
-        return review
-    into = await asyncio.to_thread(ws.git.merged_into, review.head_sha, review.branch)
-    if into is None:
-        return review
-    await ws.book.set_status(review.id, ReviewStatus.MERGED)
-    return await ws.book.review(review.id)
+    return await merged(ws.git, ws.book, review)
 
 
 async def reply(ws: Workspace, review_id: int, thread_id: int, text: str,
@@ -226,7 +213,7 @@ async def wait(ws: Workspace, review_id: int, seconds: float,
         if between is not None and loop.time() - answered_at >= ANSWER_EVERY_SECONDS:
             answered_at = loop.time()
             await between()
-        review = await _merged(ws, review)
+        review = await merged(ws.git, ws.book, review)
         feedback = await ws.book.take_feedback(review_id, PEOPLE)
         left = deadline - loop.time()
         if not feedback.empty or left <= 0:
