@@ -88,6 +88,7 @@ class LocalReview:
     threads: tuple[LocalThread, ...]
     created_at: datetime
     updated_at: datetime
+    branch: str = ""  # the branch under review, recorded at request time; "" for none
 
     def thread(self, thread_id: int) -> LocalThread | None:
         return next((t for t in self.threads if t.id == thread_id), None)
@@ -102,6 +103,7 @@ class RangeState:
     head_sha: str
     worktree: bool
     files: tuple[FileStat, ...]
+    branch: str = ""  # what becomes `merged` (hosts/local_git.Git.branch_of)
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,7 +147,7 @@ def as_dict(review: LocalReview) -> dict[str, object]:
     return {
         "id": review.id, "repo": review.repo, "title": review.title,
         "description": json.loads(review.description) if review.description else None,
-        "range": review.range,
+        "range": review.range, "branch": review.branch or None,
         "base_sha": review.base_sha, "head_sha": review.head_sha,
         "worktree": review.worktree, "status": review.status.value,
         "files": [{"path": f.path, "old_path": f.old_path, "status": f.status,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from livereview.hosts.local_git import BadRange, Git, NotARepository
+from livereview.hosts.local_git import BadRange, Git, GitError, NotARepository
 from tests.local_repo import Repo, review_repo
 
 
@@ -91,3 +91,22 @@ def test_a_lone_branch_has_nothing_to_be_compared_with(tmp_path: Path) -> None:
     repo.commit("one", **{"a_DOT_txt": "a\n"})
     with pytest.raises(BadRange, match=r"write it as BASE\.\.main"):
         Git.open(repo.path).resolve("main")
+
+
+def test_the_branch_under_review_and_where_it_merged(tmp_path: Path) -> None:
+    repo = review_repo(tmp_path / "r")
+    repo.git("branch", "at-main")  # at main's tip: main already holds it
+    repo.git("checkout", "-q", "-b", "topic")
+    topic = repo.commit("on topic", **{"t_DOT_txt": "t\n"})
+    git = Git.open(repo.path)
+    for spec in ("topic", "main..topic", "main...topic", "HEAD~1", topic):
+        assert git.branch_of(spec, git.resolve(spec)) == "topic", spec
+    assert git.branch_of("HEAD", git.resolve("HEAD")) == ""  # uncommitted: merges nowhere
+    assert git.branch_of("main~1..main", git.resolve("main~1..main")) == ""
+    assert git.merged_into(topic, "topic") is None
+    repo.git("checkout", "-q", "main")
+    repo.git("merge", "-q", "--no-ff", "-m", "merge topic", "topic")
+    assert git.merged_into(topic, "topic") == "main"
+    assert git.merged_into(topic, "main") is None  # a branch is not merged into itself
+    with pytest.raises(GitError):  # git's failure is a failure, not a "no"
+        git.merged_into("0" * 40, "topic")

@@ -128,3 +128,24 @@ async def test_without_a_store_the_host_says_so(tmp_path: Path) -> None:
     assert await host.repo_exists("r") and not await host.repo_exists("elsewhere")
     with pytest.raises(Unsupported, match="store"):
         await host.fetch_mr("r", 1)
+
+
+async def test_the_daemon_s_listing_sees_a_merged_branch(tmp_path: Path) -> None:
+    repo = review_repo(tmp_path / "r")
+    repo.git("checkout", "-q", "-b", "topic")
+    repo.commit("on topic", **{"t_DOT_txt": "t\n"})
+    ws = ops.open_workspace(repo.path)
+    host = LocalHost("laptop", RepoBooks(), root=tmp_path)
+    try:
+        on_main = await ops.request(ws, "main~1..main", "on main")
+        topic = await ops.request(ws, "topic", "topic")
+        states = {c.iid: c.state for c in await host.list_changed_mrs(("r",), None)}
+        assert states == {on_main.id: "opened", topic.id: "opened"}
+        repo.git("checkout", "-q", "main")
+        repo.git("merge", "-q", "--no-ff", "-m", "merge topic", "topic")
+        states = {c.iid: c.state for c in await host.list_changed_mrs(("r",), None)}
+        assert states == {on_main.id: "opened", topic.id: "merged"}
+        assert (await host.fetch_mr("r", topic.id)).mr.state == "merged"
+    finally:
+        await host.close()
+        ws.close()

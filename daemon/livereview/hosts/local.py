@@ -99,6 +99,17 @@ def actor(message: LocalMessage) -> Actor:
                  name=message.author, bot=message.author_kind is AuthorKind.AGENT)
 
 
+async def merged(git: Git, book: LocalBook, review: LocalReview) -> LocalReview:
+    """The review, `merged` once a default branch holds its head commit; only a review
+    recorded with a branch (`Git.branch_of`) can be: work on main itself is no merge."""
+    if not review.branch or review.worktree or review.status is ReviewStatus.MERGED:
+        return review
+    if await asyncio.to_thread(git.merged_into, review.head_sha, review.branch) is None:
+        return review
+    await book.set_status(review.id, ReviewStatus.MERGED)
+    return await book.review(review.id)
+
+
 def git_range(review: LocalReview) -> GitRange:
     return GitRange(review.range, review.base_sha, review.head_sha, review.worktree)
 
@@ -216,7 +227,9 @@ class LocalHost:
                 continue  # gone since `check`: the poller's repo check says so
             if not (Path(top) / STATE_DIR / DATABASE_NAME).exists():
                 continue  # nobody asked for a review here yet: create nothing in the clone
-            for review in await self.book(MRKey(self.name, repo, 0)).reviews(top):
+            book = self.book(MRKey(self.name, repo, 0))
+            for listed in await book.reviews(top):
+                review = await merged(self.git(repo), book, listed)  # a merge is a change
                 if since is None or review.updated_at >= since:
                     changed.append(ChangedMR(repo, review.id, review.updated_at,
                                              _STATE.get(review.status, "opened")))

@@ -145,6 +145,37 @@ class Git:
         raise BadRange(f"range {name!r}: no other default branch (main, master) to compare "
                        f"the branch with; write it as BASE..{name}")
 
+    def branch_of(self, spec: str, r: GitRange) -> str:
+        """The branch a review of `r` is about, to be `merged` later (see `merged_into`):
+        the branch the range names (`feature`, `main..feature`), else a branch whose tip
+        is the range's head and which no default branch holds yet; "" for none — work on a
+        default branch itself, or on the working tree (uncommitted changes merge nowhere)."""
+        if r.worktree:
+            return ""
+        defaults = set(self._default_branches())
+        named = spec.split("..")[-1].lstrip(".") if ".." in spec else spec
+        if named and named not in defaults and self._is_branch(named):
+            return named
+        if self.merged_into(r.head, "") is not None:
+            return ""  # already on a default branch: nothing left to merge
+        tips = self.run("for-each-ref", f"--points-at={r.head}", "--format=%(refname:short)",
+                        "refs/heads/").decode().split()
+        return next((t for t in tips if t not in defaults), "")
+
+    def merged_into(self, head: str, branch: str) -> str | None:
+        """The default branch (other than `branch`) that holds commit `head`, if any: git's
+        own `merge-base --is-ancestor` (exit 0 yes, 1 no)."""
+        for default in self._default_branches():
+            if default == branch or not self._is_branch(default):
+                continue
+            done = _call(self.top, "merge-base", "--is-ancestor", "--end-of-options", head,
+                         f"refs/heads/{default}")
+            if done.returncode == 0:
+                return default
+            if done.returncode != 1:
+                raise GitError(_said(done, "merge-base"))
+        return None
+
     def _default_branches(self) -> list[str]:
         try:
             configured = self.run("config", "--get", "init.defaultBranch").decode().strip()
@@ -221,6 +252,20 @@ class Git:
 
 
 def _run(cwd: Path, *args: str, stdin: bytes | None = None) -> bytes:
+    done = _call(cwd, *args, stdin=stdin)
+    if done.returncode != 0:
+        raise GitError(_said(done, args[0]))
+    return done.stdout
+
+
+def _said(done: subprocess.CompletedProcess[bytes], command: str) -> str:
+    said = done.stderr.decode("utf-8", "replace").strip().splitlines()
+    return said[-1] if said else f"git {command} exited {done.returncode}"
+
+
+def _call(cwd: Path, *args: str, stdin: bytes | None = None
+          ) -> subprocess.CompletedProcess[bytes]:
+    """git's exit status as it is (some commands answer yes/no with 0/1)."""
     env = {**os.environ, "LC_ALL": "C", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"}
     git = shutil.which("git")
     if git is None:
@@ -231,7 +276,4 @@ def _run(cwd: Path, *args: str, stdin: bytes | None = None) -> bytes:
             capture_output=True, timeout=GIT_TIMEOUT_SECONDS, env=env, check=False)
     except subprocess.TimeoutExpired:
         raise GitError(f"git {args[0]} took longer than {GIT_TIMEOUT_SECONDS:.0f}s") from None
-    if done.returncode != 0:
-        said = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise GitError(said[-1] if said else f"git {args[0]} exited {done.returncode}")
-    return done.stdout
+    return done

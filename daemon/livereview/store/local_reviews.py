@@ -38,6 +38,15 @@ def _files(text: str) -> tuple[FileStat, ...]:
                  for p, o, s, a, d, b in json.loads(text))
 
 
+# The branch under review has no column of its own (no migration for it yet): it rides in
+# `range_spec` after a NUL, which no range can hold (local_git.Git.resolve refuses it).
+_BRANCH_SEPARATOR = "\0"
+
+
+def _range_column(at: RangeState) -> str:
+    return f"{at.range_spec}{_BRANCH_SEPARATOR}{at.branch}" if at.branch else at.range_spec
+
+
 def _message(row: LocalMessageRow) -> LocalMessage:
     assert row.id is not None
     return LocalMessage(row.id, row.thread_id, row.author, AuthorKind(row.author_kind),
@@ -47,7 +56,7 @@ def _message(row: LocalMessageRow) -> LocalMessage:
 def create(session: Session, repo: str, title: str, description: str, at: RangeState,
            threads: Sequence[NewThread], now: datetime) -> LocalReview:
     row = LocalReviewRow(
-        repo=repo, title=title, description=description, range_spec=at.range_spec,
+        repo=repo, title=title, description=description, range_spec=_range_column(at),
         base_sha=at.base_sha, head_sha=at.head_sha, worktree=at.worktree,
         status=ReviewStatus.PENDING.value, files=_files_json(at.files), created_at=now,
         updated_at=now)
@@ -76,11 +85,13 @@ def load(session: Session, review_id: int) -> LocalReview | None:
         for t in session.exec(select(LocalThreadRow).where(LocalThreadRow.review_id == row.id)
                               .order_by(col(LocalThreadRow.id)))
         if t.id is not None)
+    spec, _, branch = row.range_spec.partition(_BRANCH_SEPARATOR)
     return LocalReview(
         id=row.id, repo=row.repo, title=row.title, description=row.description,
-        range=row.range_spec, base_sha=row.base_sha, head_sha=row.head_sha,
+        range=spec, base_sha=row.base_sha, head_sha=row.head_sha,
         worktree=row.worktree, status=ReviewStatus(row.status), files=_files(row.files),
-        threads=threads, created_at=row.created_at, updated_at=row.updated_at)
+        threads=threads, created_at=row.created_at, updated_at=row.updated_at,
+        branch=branch)
 
 
 def need(session: Session, review_id: int) -> LocalReview:
@@ -161,7 +172,7 @@ def move_range(session: Session, review_id: int, at: RangeState,
                anchors: dict[int, tuple[int | None, str]], now: datetime) -> None:
     """The review now covers `at`; threads move to their new (line, code)."""
     row = _touch(session, review_id, now)
-    row.range_spec, row.base_sha, row.head_sha = at.range_spec, at.base_sha, at.head_sha
+    row.range_spec, row.base_sha, row.head_sha = _range_column(at), at.base_sha, at.head_sha
     row.worktree, row.files = at.worktree, _files_json(at.files)
     for thread_id, (line, code) in anchors.items():
         thread = session.get(LocalThreadRow, thread_id)

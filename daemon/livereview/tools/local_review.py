@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from livereview import local_notes
-from livereview.hosts.local import LocalHost
+from livereview.hosts.local import LocalHost, merged
 from livereview.hosts.local_git import BadRange, Git, GitRange, NotARepository
 from livereview.local_model import (
     STATE_DIR,
@@ -94,12 +94,16 @@ def _resolve(git: Git, spec: str) -> GitRange:
         raise LocalReviewError(str(exc)) from None
 
 
-def _range_state(git: Git, at: GitRange) -> tuple[RangeState, list[local_notes.CodeNote]]:
+def _range_state(git: Git, at: GitRange, branch: str = ""
+                 ) -> tuple[RangeState, list[local_notes.CodeNote]]:
+    """What the range holds; its branch is the one it names or ends on now, else `branch`
+    (an update keeps the branch recorded when the review was requested)."""
     rows = git.numstat(at)
     files = tuple(FileStat(r.path, r.old_path, r.status, r.additions, r.deletions, r.binary)
                   for r in rows)
     notes = local_notes.extract(git.diff(at))
-    return RangeState(at.spec, at.base, at.head, at.worktree, files), notes
+    branch = git.branch_of(at.spec, at) or branch
+    return RangeState(at.spec, at.base, at.head, at.worktree, files, branch), notes
 
 
 def _note_thread(note: local_notes.CodeNote, author: str) -> NewThread:
@@ -116,13 +120,14 @@ async def request(ws: Workspace, spec: str, title: str, description: str = "") -
 
 
 async def review_of(ws: Workspace, review_id: int) -> LocalReview:
+    """The review as it stands now: `merged` once its branch's head is on a default branch."""
     try:
         review = await ws.book.review(review_id)
     except LookupError as exc:
         raise LocalReviewError(str(exc)) from None
     if review.repo != ws.top:
         raise LocalReviewError(f"review {review_id} is of {review.repo}, not {ws.top}")
-    return review
+    return await merged(ws.git, ws.book, review)
 
 
 async def reply(ws: Workspace, review_id: int, thread_id: int, text: str,
@@ -172,7 +177,7 @@ async def update(ws: Workspace, review_id: int, spec: str) -> LocalReview:
     comments open new threads."""
     review = await review_of(ws, review_id)
     at = _resolve(ws.git, spec)
-    state, notes = await asyncio.to_thread(_range_state, ws.git, at)
+    state, notes = await asyncio.to_thread(_range_state, ws.git, at, review.branch)
     moved = replace(review, base_sha=at.base, head_sha=at.head, worktree=at.worktree)
     anchors: dict[int, tuple[int | None, str]] = {}
     contents: dict[str, list[str]] = {}
@@ -190,7 +195,7 @@ async def update(ws: Workspace, review_id: int, spec: str) -> LocalReview:
             await ws.book.add_thread(review_id, _note_thread(note, ws.author))
     if review.status is not ReviewStatus.MERGED:
         await ws.book.set_status(review_id, ReviewStatus.PENDING)  # new code, new verdict
-    return await ws.book.review(review_id)
+    return await review_of(ws, review_id)  # the new head may be merged already
 
 
 async def wait(ws: Workspace, review_id: int, seconds: float,
@@ -198,8 +203,9 @@ async def wait(ws: Workspace, review_id: int, seconds: float,
                poll_seconds: float = WAIT_POLL_SECONDS) -> Feedback:
     """The people's feedback not handed out yet: messages, a new status; empty after
     `seconds` without any. `between` runs before each look (the reply workflow,
-    so a person's reply is answered while an agent waits)."""
-    await review_of(ws, review_id)
+    so a person's reply is answered while an agent waits). A merge of the review's branch
+    is a new status too: each look asks git until the review is merged."""
+    review = await review_of(ws, review_id)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + seconds
     answered_at = -ANSWER_EVERY_SECONDS
@@ -207,6 +213,7 @@ async def wait(ws: Workspace, review_id: int, seconds: float,
         if between is not None and loop.time() - answered_at >= ANSWER_EVERY_SECONDS:
             answered_at = loop.time()
             await between()
+        review = await merged(ws.git, ws.book, review)
         feedback = await ws.book.take_feedback(review_id, PEOPLE)
         left = deadline - loop.time()
         if not feedback.empty or left <= 0:
