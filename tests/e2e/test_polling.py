@@ -60,7 +60,7 @@ async def test_a_freed_job_slot_starts_the_next_job_at_once(
         "[daemon]", "[daemon]\nmax_concurrent_jobs = 1"))
     notes = [sandbox.note(f"@livereview question {i}?") for i in range(5)]
     app = App.create(load(sandbox.config), metrics=Metrics())
-    app.worker.idle_wait_seconds = 3600.0  # only wake-ups can start jobs
+    app.worker.slots.idle_wait_seconds = 3600.0  # only wake-ups can start jobs
     stop = asyncio.Event()
     daemon = asyncio.create_task(app.run(stop))
     try:

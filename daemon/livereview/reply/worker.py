@@ -17,12 +17,10 @@ import asyncio
 import contextlib
 import json
 import random
-import time
 import traceback
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from functools import partial
 from typing import Any, TypeVar
 
 import structlog
@@ -45,6 +43,7 @@ from livereview.reply.code_reader import CodeReader
 from livereview.reply.compose import Composer, JobSkipped
 from livereview.reply.knowledge import Knowledge
 from livereview.reply.llm import Answerer, LLMError
+from livereview.reply.slots import Slots
 from livereview.sanitize import outgoing, quote
 from livereview.settings import AnswerSettings, BotSettings, DaemonSettings, LessonsSettings
 from livereview.store import jobs, snapshots
@@ -106,83 +105,46 @@ class Worker:
         default=lambda host, repo: AnswerSettings())
     leases: Leases | None = None  # replicas: run only the jobs this one claimed
     idle_wait_seconds: float = 1.0  # look for due retries this often when nothing wakes us
-    _running: dict[int, asyncio.Task[None]] = field(default_factory=dict)
-    _resting: dict[int, float] = field(default_factory=dict)  # job id → monotonic deadline
-    _wake: asyncio.Event = field(default_factory=asyncio.Event)
     _trouble: FailureLog = field(default_factory=lambda: FailureLog(log))
     composer: Composer = field(init=False)
+    slots: Slots = field(init=False)
 
     def __post_init__(self) -> None:
         self.composer = Composer(self.store, self.answerer, self.knowledge,
                                  self.daemon.step_timeout_seconds, self.bot.max_reply_chars,
                                  self.answers, CodeReader(self.daemon.step_timeout_seconds))
+        self.slots = Slots("reply-job", "worker_error", self.daemon.max_concurrent_jobs,
+                           self._trouble, _describe, self.idle_wait_seconds)
 
     # -- scheduling -------------------------------------------------------------------
     def kick(self) -> None:
         """New jobs are waiting: start what is due without waiting for the next tick."""
-        self._wake.set()
-
-    def _busy(self) -> list[int]:
-        """Jobs not to start now: running, or resting after an unrecorded outcome."""
-        now = time.monotonic()
-        self._resting = {i: until for i, until in self._resting.items() if until > now}
-        return [*self._running, *self._resting]
+        self.slots.kick()
 
     async def run_due(self) -> int:
         """Start every due job not already running (bounded); returns how many started."""
-        free = self.daemon.max_concurrent_jobs - len(self._running)
+        free = self.slots.free()
         if free <= 0:
             return 0
         if self.leases is None or not self.leases.exclusive:  # SQLite: one process
-            due = await self.store.run(jobs.due, self.clock(), free, self._busy())
+            due = await self.store.run(jobs.due, self.clock(), free, self.slots.busy())
         else:
-            due = await self.leases.due_jobs(self.clock(), free, self._busy())
+            due = await self.leases.due_jobs(self.clock(), free, self.slots.busy())
         for job in due:
-            task = asyncio.create_task(self._guarded(job), name=f"reply-job-{job.id}")
-            self._running[job.id] = task
-            task.add_done_callback(partial(self._forget, job.id))
+            self.slots.start(job.id, self._guarded(job))
         return len(due)
 
-    def _forget(self, job_id: int, _task: asyncio.Task[None]) -> None:
-        self._running.pop(job_id, None)
-        self._wake.set()  # a slot is free: start the next due job now, not at the next tick
-
     async def serve(self, stop: asyncio.Event) -> None:
-        """Run jobs as they come, until `stop` is set; then let in-flight jobs finish."""
-        while not stop.is_set():
-            self._wake.clear()
-            try:
-                await self.run_due()
-            except StoreError:  # said once by the store; the wait below backs off
-                pass
-            except Exception as exc:  # noqa: BLE001 - a bug: say it once, keep serving
-                self._trouble.failed("run_due", "worker_error", _describe(exc))
-            else:
-                self._trouble.ok("run_due", "worker_error")
-            waits = [asyncio.create_task(self._wake.wait()), asyncio.create_task(stop.wait())]
-            await asyncio.wait(waits, timeout=self.idle_wait_seconds,
-                               return_when=asyncio.FIRST_COMPLETED)
-            for w in waits:
-                w.cancel()
+        """Run jobs as they come, until `stop` is set."""
+        await self.slots.serve(stop, self.run_due)
 
     async def finish_in_flight(self, grace: float) -> bool:
         """Wait up to `grace` seconds for running jobs; True if all finished."""
-        if not self._running:
-            return True
-        _, pending = await asyncio.wait(list(self._running.values()), timeout=grace)
-        for task in pending:
-            task.cancel()
-        return not pending
+        return await self.slots.finish_in_flight(grace)
 
     async def drain(self) -> None:
         """Run jobs until none is due now (for `livereview once`)."""
-        while True:
-            started = await self.run_due()
-            if not started and not self._running:
-                return
-            if self._running:
-                await asyncio.wait(list(self._running.values()),
-                                   return_when=asyncio.FIRST_COMPLETED)
+        await self.slots.drain(self.run_due)
 
     # -- one run of one job: always ends in a recorded state --------------------------
     async def _guarded(self, job: ReplyJob) -> None:
@@ -225,7 +187,7 @@ class Worker:
 
     def _rest(self, job: ReplyJob) -> None:
         """The store refused (and said so, once): the job waits before it is tried again."""
-        self._resting[job.id] = time.monotonic() + STORE_REST_SECONDS
+        self.slots.rest(job.id, STORE_REST_SECONDS)
 
     async def _record(self, job: ReplyJob, outcome: Awaitable[None]) -> None:
         """Record a run's outcome; if the store refuses, let the job rest in memory."""
@@ -234,7 +196,7 @@ class Worker:
         except StoreError:
             self._rest(job)
         except Exception as exc:  # noqa: BLE001 - e.g. the row vanished: say it, never loop
-            self._resting[job.id] = time.monotonic() + STORE_REST_SECONDS
+            self._rest(job)
             log.error("job_unrecordable", job_id=job.id, error=_describe(exc))
 
     async def _end(self, job: ReplyJob, state: JobState, reason: str, host_type: str) -> None:

@@ -17,7 +17,6 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from functools import partial
 from typing import Any
 
 import structlog
@@ -25,6 +24,7 @@ from structlog.typing import FilteringBoundLogger
 
 from livereview.hosts.base import AuthFailed, Forbidden, Host, HostError, RateLimited, Unsupported
 from livereview.lessons import applicable
+from livereview.logging import FailureLog
 from livereview.metrics import Metrics
 from livereview.model import (
     Identity,
@@ -36,6 +36,7 @@ from livereview.model import (
 )
 from livereview.reply.knowledge import Knowledge
 from livereview.reply.llm import Answerer, LLMError
+from livereview.reply.slots import Slots
 from livereview.review import followup, render
 from livereview.review.findings import Severity
 from livereview.review.notify import Notifier, NotifyFailed
@@ -93,12 +94,12 @@ class ReviewRunner:
     clock: Callable[[], datetime] = field(default=lambda: datetime.now().astimezone())
     leases: Leases | None = None  # replicas: run only the reviews this one claimed
     idle_wait_seconds: float = 1.0
-    _running: dict[int, asyncio.Task[None]] = field(default_factory=dict)
-    _resting: dict[int, float] = field(default_factory=dict)
-    _wake: asyncio.Event = field(default_factory=asyncio.Event)
+    slots: Slots = field(init=False)
 
     def __post_init__(self) -> None:
         step = self.daemon.step_timeout_seconds
+        self.slots = Slots("review", "review_runner_error", self.daemon.max_concurrent_jobs,
+                           FailureLog(log), _describe, self.idle_wait_seconds)
         self.reader = Reader(self.store, self.answerer, self.settings, step, self.clock)
         self.poster = Poster(self.store, self.settings, self.notifiers, step, self.clock,
                              self.leases)
@@ -107,57 +108,30 @@ class ReviewRunner:
                                            self.settings.changes_requested_on),
             approve=self.settings.approve)
 
-    # -- scheduling (as the reply worker's) -----------------------------------------------
+    # -- scheduling (the reply worker's, through Slots) ------------------------------
     def kick(self) -> None:
-        self._wake.set()
+        self.slots.kick()
 
     async def run_due(self) -> int:
-        free = self.daemon.max_concurrent_jobs - len(self._running)
+        free = self.slots.free()
         if free <= 0:
             return 0
-        now = time.monotonic()
-        self._resting = {i: t for i, t in self._resting.items() if t > now}
-        busy = [*self._running, *self._resting]
+        busy = self.slots.busy()
         due = (await self.store.run(reviews.due, self.clock(), free, busy)
                if self.leases is None else
                await self.leases.due_reviews(self.clock(), free, busy))
         for run in due:
-            task = asyncio.create_task(self.attempt(run), name=f"review-{run.id}")
-            self._running[run.id] = task
-            task.add_done_callback(partial(self._forget, run.id))
+            self.slots.start(run.id, self.attempt(run))
         return len(due)
 
-    def _forget(self, run_id: int, _task: asyncio.Task[None]) -> None:
-        self._running.pop(run_id, None)
-        self._wake.set()
-
     async def serve(self, stop: asyncio.Event) -> None:
-        while not stop.is_set():
-            self._wake.clear()
-            with contextlib.suppress(StoreError):  # said by the store; the wait backs off
-                await self.run_due()
-            waits = [asyncio.create_task(self._wake.wait()), asyncio.create_task(stop.wait())]
-            await asyncio.wait(waits, timeout=self.idle_wait_seconds,
-                               return_when=asyncio.FIRST_COMPLETED)
-            for w in waits:
-                w.cancel()
+        await self.slots.serve(stop, self.run_due)
 
     async def drain(self) -> None:
-        while True:
-            started = await self.run_due()
-            if not started and not self._running:
-                return
-            if self._running:
-                await asyncio.wait(list(self._running.values()),
-                                   return_when=asyncio.FIRST_COMPLETED)
+        await self.slots.drain(self.run_due)
 
     async def finish_in_flight(self, grace: float) -> bool:
-        if not self._running:
-            return True
-        _, pending = await asyncio.wait(list(self._running.values()), timeout=grace)
-        for task in pending:
-            task.cancel()
-        return not pending
+        return await self.slots.finish_in_flight(grace)
 
     # -- one attempt of one run: always ends in a recorded state ----------------------------
     async def attempt(self, run: ReviewRun) -> None:
@@ -175,9 +149,9 @@ class ReviewRunner:
             await self._advance(run, host, bound)
         except LeaseLost as exc:  # another replica runs it now: leave it to that one
             bound.info("review_taken_over", reason=str(exc))
-            self._resting[run.id] = time.monotonic() + STORE_REST_SECONDS
+            self.slots.rest(run.id, STORE_REST_SECONDS)
         except StoreError:
-            self._resting[run.id] = time.monotonic() + STORE_REST_SECONDS
+            self.slots.rest(run.id, STORE_REST_SECONDS)
         except RunSkipped as exc:
             bound.info("review_skipped", reason=str(exc))
             await self._end(run, ReviewState.SKIPPED, str(exc), host_type, "skipped")
@@ -199,7 +173,7 @@ class ReviewRunner:
             await self.store.run(reviews.update, run.id, self.clock(), state=state,
                                  attempts=current.attempts + 1, last_error=reason[:500])
         except (StoreError, LookupError):
-            self._resting[run.id] = time.monotonic() + STORE_REST_SECONDS
+            self.slots.rest(run.id, STORE_REST_SECONDS)
             return
         self.metrics.reviews.labels(host_type, outcome).inc()
 
@@ -208,7 +182,7 @@ class ReviewRunner:
         try:
             current = await self.store.run(reviews.get, run.id)
         except (StoreError, LookupError):
-            self._resting[run.id] = time.monotonic() + STORE_REST_SECONDS
+            self.slots.rest(run.id, STORE_REST_SECONDS)
             return
         attempts, cause, reason = current.attempts + 1, _cause(exc), _describe(exc)
         if attempts >= self.settings.max_attempts:
@@ -227,7 +201,7 @@ class ReviewRunner:
                                  last_error=reason[:500],
                                  next_attempt_at=self.clock() + timedelta(seconds=delay))
         except (StoreError, LookupError):
-            self._resting[run.id] = time.monotonic() + STORE_REST_SECONDS
+            self.slots.rest(run.id, STORE_REST_SECONDS)
             return
         self.metrics.reviews.labels(host_type, "retry").inc()
 
