@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import re
 import sys
 from typing import TextIO
 
@@ -25,7 +24,6 @@ from livereview.settings import Settings
 from livereview.store import reviews
 
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE = 0, 1, 2
-_SHORT = re.compile(r"(?P<host>[^:\s]+):(?P<repo>[^!\s]+)!(?P<iid>\d+)")
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -33,17 +31,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                                            "and a verdict")
     review.add_argument("mr", help="the MR's web URL, or HOST:REPO!IID (HOST as configured)")
     review.add_argument("--json", action="store_true", help="print the result as JSON")
-
-
-def parse_mr(settings: Settings, text: str) -> MRKey:
-    match = _SHORT.fullmatch(text.strip())
-    if match:
-        names = {h.name for h in settings.hosts}
-        if match["host"] not in names:
-            raise UnknownMR(f"{text}: no [[hosts]] named {match['host']!r} "
-                            f"(configured: {', '.join(sorted(names))})")
-        return MRKey(match["host"], match["repo"].strip("/"), int(match["iid"]))
-    return parse_url(settings, text.strip())
 
 
 class Progress:
@@ -60,7 +47,7 @@ class Progress:
 
 def run(settings: Settings, args: argparse.Namespace) -> int:
     try:
-        key = parse_mr(settings, args.mr)
+        key = parse_url(settings, args.mr)
     except UnknownMR as exc:
         print(f"livereview: {exc}", file=sys.stderr)
         return EXIT_USAGE

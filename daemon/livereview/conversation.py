@@ -6,7 +6,6 @@ polling and the reply jobs with their states — as a tree, or as JSON for scrip
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -17,19 +16,8 @@ from livereview.settings import Settings
 from livereview.store import jobs, snapshots, state
 from livereview.store.db import Store
 from livereview.store.tables import EventRow, ReplyJobRow
-
-_MR_PATH = re.compile(r"^/(?P<repo>.+?)/-/merge_requests/(?P<iid>\d+)")
-_PR_PATH = re.compile(r"^/(?P<repo>[^/]+/[^/]+)/pull/(?P<iid>\d+)")
-
-
-def _web_base(host_type: str, url: str) -> tuple[str, re.Pattern[str]]:
-    """Where the host's MR pages live, and their path: GitHub's `url` is the API base."""
-    url = url.rstrip("/")
-    if host_type != "github":
-        return url, _MR_PATH
-    if url == "https://api.github.com":
-        return "https://github.com", _PR_PATH
-    return url.removesuffix("/api/v3"), _PR_PATH
+from livereview.tools import target
+from livereview.tools.errors import BadInput
 
 
 class UnknownMR(ValueError):
@@ -37,15 +25,12 @@ class UnknownMR(ValueError):
 
 
 def parse_url(settings: Settings, url: str) -> MRKey:
-    for host in settings.hosts:
-        base, path = _web_base(host.type, host.url)
-        if url.startswith(base + "/"):
-            match = path.match(url[len(base):])
-            if match:
-                return MRKey(host.name, match["repo"], int(match["iid"]))
-    raise UnknownMR(f"{url}: not a merge request URL of a configured host (expected "
-                    "<host>/<group>/<project>/-/merge_requests/<iid> or <github>/<owner>/"
-                    "<repo>/pull/<n>)")
+    """The MR a web URL (any configured host's) or `HOST:REPO!IID` names: the agent tools'
+    reading (tools/target.py), so every command takes the same references."""
+    try:
+        return target.parse_mr(settings.hosts, url)
+    except BadInput as exc:
+        raise UnknownMR(str(exc)) from None
 
 
 @dataclass(frozen=True)

@@ -190,7 +190,7 @@ def test_conversation_of_an_unknown_url_is_a_clear_error(
         sandbox: Sandbox, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--config", str(sandbox.config), "conversation",
                  "https://elsewhere.example/a/b/-/merge_requests/1"]) == 2
-    assert "not a merge request URL of a configured host" in capsys.readouterr().err
+    assert "not a merge request of a configured host" in capsys.readouterr().err
 
 
 def test_pending_is_per_repo_and_can_include_replied(
@@ -279,6 +279,27 @@ def test_conversation_takes_github_pull_request_urls(tmp_path: Path) -> None:
         "gh", "acme/widgets", 12)
     assert parse_url(settings, "https://ghe.example/acme/widgets/pull/3#discussion_r1") == \
         MRKey("ghe", "acme/widgets", 3)
+
+
+def test_review_and_conversation_take_every_hosts_mr_references(tmp_path: Path) -> None:
+    """They had their own URL reading, which knew GitLab and GitHub only: `livereview
+    review <a Bitbucket pull request>` was refused as no MR of a configured host."""
+    from livereview.conversation import parse_url
+    from livereview.model import MRKey
+    from livereview.settings import parse
+
+    settings = parse({
+        "ai": {"api_key_env": ""},
+        "hosts": [{"name": "bbc", "type": "bitbucket-cloud", "token_env": "T",
+                   "username": "livereview-bot"},
+                  {"name": "bbs", "type": "bitbucket-server", "url": "https://bb.example",
+                   "token_env": "T"}],
+        "repos": [{"host": "bbc", "path": "acme/widgets"}]}, {"T": "x" * 20})
+    assert parse_url(settings, "https://bitbucket.org/acme/widgets/pull-requests/4") == MRKey(
+        "bbc", "acme/widgets", 4)
+    assert parse_url(settings, "https://bb.example/projects/ACME/repos/widgets/"
+                               "pull-requests/9/overview") == MRKey("bbs", "ACME/widgets", 9)
+    assert parse_url(settings, "bbs:ACME/widgets!9") == MRKey("bbs", "ACME/widgets", 9)
 
 
 def test_commands_other_than_mcp_do_not_load_the_mcp_sdk() -> None:

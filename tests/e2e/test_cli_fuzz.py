@@ -261,7 +261,8 @@ CASES = [
     Case("pending-unwatched-repo", ("pending", "--repo", "acme/typo"), 2,
          "not a watched repo"),
     Case("conversation-foreign-url", ("conversation", "https://elsewhere.example/a/b/-/"
-                                      "merge_requests/1"), 2, "not a merge request URL"),
+                                      "merge_requests/1"), 2,
+         "not a merge request of a configured host"),
     # -- the database (exit 1) ----------------------------------------------------------
     *(Case(f"database-garbage-{command}", (command,), 1,
            "is damaged (file is not a database", database("garbage"))
