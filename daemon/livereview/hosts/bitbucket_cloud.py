@@ -39,6 +39,7 @@ from livereview.hosts.bitbucket_cloud_budget import Budget, Use
 from livereview.hosts.bitbucket_cloud_review import BitbucketCloudReview
 from livereview.hosts.http import HttpClient
 from livereview.hosts.payload import JsonObject, json_object
+from livereview.hosts.revalidate import Revalidate, revalidated
 from livereview.model import Anchor, ChangedMR, Identity, Message, MRKey, Snapshot, Thread
 
 log = structlog.get_logger("livereview.bitbucket_cloud")
@@ -116,13 +117,14 @@ class BitbucketCloud(BitbucketCloudReview, OverHttp):
         return await self.http.one(method, path, conditional=conditional, **kwargs)
 
     async def _pages(self, path: str, params: dict[str, Any] | None = None,
-                     use: Use = Use.READ, *, conditional: bool = False,
+                     use: Use = Use.READ, *, conditional: Revalidate = False,
                      ) -> AsyncGenerator[list[JsonObject], None]:
         """Each page's `values`, following `next` (its query only, on our path)."""
         query: dict[str, Any] = {"pagelen": PAGELEN, **(params or {})}
         asked: set[str] = set()
-        for _ in range(MAX_PAGES):
-            page = await self._one("GET", path, use, conditional=conditional, params=query)
+        for number in range(MAX_PAGES):
+            page = await self._one("GET", path, use, conditional=revalidated(conditional, number),
+                                   params=query)
             yield page.objects("values")
             link = page.text_or("next")
             if not link:
@@ -230,7 +232,8 @@ class BitbucketCloud(BitbucketCloudReview, OverHttp):
             stable = epoch + (since - epoch) // SINCE_STEP * SINCE_STEP
             params["q"] = f"updated_on >= {stable.astimezone(UTC).isoformat()}"
         found: list[ChangedMR] = []
-        pages = self._pages(f"{self._repo(repo)}/pullrequests", params, use, conditional=True)
+        pages = self._pages(f"{self._repo(repo)}/pullrequests", params, use,
+                            conditional="first")
         async for page in pages:
             listed = [ChangedMR(repo, pr.number("id"), pr.time("updated_on"), "opened")
                       for pr in page]

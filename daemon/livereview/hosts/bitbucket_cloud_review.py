@@ -32,6 +32,7 @@ from livereview.hosts.diffs import (
     too_large,
 )
 from livereview.hosts.payload import JsonObject
+from livereview.hosts.revalidate import Revalidate
 from livereview.model import (
     Anchor,
     DiffRefs,
@@ -87,7 +88,7 @@ class BitbucketCloudReview:
                            ) -> httpx2.Response: ...
 
         def _pages(self, path: str, params: dict[str, Any] | None = None,
-                   use: Use = Use.READ, *, conditional: bool = False,
+                   use: Use = Use.READ, *, conditional: Revalidate = False,
                    ) -> AsyncGenerator[list[JsonObject], None]: ...
 
         def _forget(self, key: MRKey) -> None: ...

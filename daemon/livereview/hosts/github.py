@@ -153,7 +153,7 @@ class GitHub(GitHubReview, OverHttp):
     async def _changed_in(self, repo: str, since: datetime | None) -> list[ChangedMR]:
         changed: dict[int, ChangedMR] = {}
         pages = self.http.items(f"{self._repo(repo)}/pulls", {
-            "state": "open", "sort": "updated", "direction": "desc"}, conditional=True)
+            "state": "open", "sort": "updated", "direction": "desc"}, conditional="first")
         async with aclosing(pages):
             async for page in pages:
                 listed = [ChangedMR(repo, p.number("number"), p.time("updated_at"), "opened")

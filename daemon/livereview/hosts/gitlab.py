@@ -27,7 +27,6 @@ from livereview.hosts.base import (
 )
 from livereview.hosts.gitlab_review import GitLabReview
 from livereview.hosts.http import HttpClient
-from livereview.hosts.payload import JsonObject
 from livereview.model import (
     Anchor,
     ChangedMR,
@@ -90,20 +89,27 @@ class GitLab(GitLabReview, OverHttp):
             raise NotFound(f"project {repo} not found")
         return self._project_ids[repo]
 
-    async def _list(self, path: str, since: datetime | None) -> list[JsonObject]:
+    async def _list(self, path: str, since: datetime | None,
+                    repos: str | dict[int, str]) -> list[ChangedMR]:
+        """The listing, page by page, of one repo's MRs or (by project id) the instance's:
+        only the few fields each MR needs are kept, so first sight of an instance's 10 000
+        MRs never holds their whole payloads at once."""
         params: dict[str, Any] = {"state": "opened", "order_by": "updated_at", "sort": "desc"}
         if path == f"{API}/merge_requests":
             params["scope"] = "all"
         if since is not None:
             params["updated_after"] = since.astimezone(UTC).isoformat().replace("+00:00", "Z")
-        return [mr async for page in self.http.items(path, params) for mr in page]
+        return [payloads.changed_mr(repo, mr) async for page in self.http.items(path, params)
+                for mr in page
+                if (repo := repos if isinstance(repos, str)
+                    else repos.get(mr.number_or_none("project_id") or 0)) is not None]
 
     async def _list_projects(self, repos: tuple[str, ...], since: datetime | None
                              ) -> list[ChangedMR]:
         changed: list[ChangedMR] = []
         for repo in repos:
-            items = await self._list(f"{API}/projects/{_project(repo)}/merge_requests", since)
-            changed += [payloads.changed_mr(repo, mr) for mr in items]
+            changed += await self._list(f"{API}/projects/{_project(repo)}/merge_requests",
+                                        since, repo)
         return changed
 
     async def list_changed_mrs(
@@ -120,7 +126,7 @@ class GitLab(GitLabReview, OverHttp):
             return await self._list_projects(repos, since)
         by_id = {await self._project_id(repo): repo for repo in repos}
         try:
-            items = await self._list(f"{API}/merge_requests", since)
+            changed = await self._list(f"{API}/merge_requests", since, by_id)
         except Forbidden as exc:
             if self.list_strategy == "instance":
                 raise
@@ -139,8 +145,7 @@ class GitLab(GitLabReview, OverHttp):
         if self.listing == "project":
             log.info("instance_listing_restored", host=self.name)
             self.listing = "instance"
-        return [payloads.changed_mr(by_id[project], mr) for mr in items
-                if (project := mr.number_or_none("project_id")) in by_id]
+        return changed
 
     async def mention_inbox(self, repos: tuple[str, ...]) -> dict[MRKey, list[str]]:
         """The bot user's pending to-dos on MRs of `repos` (GitLab makes one for every note

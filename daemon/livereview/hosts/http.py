@@ -13,7 +13,6 @@ import asyncio
 import random
 import ssl
 import time
-from collections import OrderedDict
 from collections.abc import AsyncGenerator, Mapping
 from contextlib import aclosing
 from dataclasses import dataclass
@@ -36,6 +35,7 @@ from livereview.hosts.base import (
     Transient,
 )
 from livereview.hosts.payload import JsonObject, json_object, json_objects
+from livereview.hosts.revalidate import Revalidate, ValidatorCache, revalidated
 from livereview.metrics import Metrics, status_class
 from livereview.reachability import cause
 
@@ -158,8 +158,7 @@ class HttpClient:
         self.paced_seconds = 0.0
         self.requests_sent = 0
         self.not_modified = 0
-        self.validator_cache_size = 256
-        self._validated: OrderedDict[str, httpx2.Response] = OrderedDict()
+        self.validated = ValidatorCache()
         self._client = httpx2.AsyncClient(
             base_url=base_url,
             headers=dict(headers),
@@ -272,20 +271,16 @@ class HttpClient:
         if not conditional or method != "GET":
             return await self._request(method, path, **kwargs)
         key = f"{path}?{sorted((kwargs.get('params') or {}).items())}"
-        cached = self._validated.get(key)
+        cached = self.validated.get(key)
         if cached is not None:
             kwargs["headers"] = {**kwargs.get("headers", {}),
                                  "If-None-Match": cached.headers["ETag"]}
         response = await self._request(method, path, **kwargs)
         if response.status_code == 304 and cached is not None:
             self.not_modified += 1
-            self._validated.move_to_end(key)
             return cached
         if response.headers.get("ETag"):
-            self._validated[key] = response
-            self._validated.move_to_end(key)
-            while len(self._validated) > self.validator_cache_size:
-                self._validated.popitem(last=False)
+            self.validated.remember(key, response)
         return response
 
     async def _request(self, method: str, path: str, **kwargs: Any) -> httpx2.Response:
@@ -345,7 +340,7 @@ class HttpClient:
 
     async def pages(
         self, path: str, params: Mapping[str, Any] | None = None, per_page: int = 100,
-        *, conditional: bool = False,
+        *, conditional: Revalidate = False,
     ) -> AsyncGenerator[list[object], None]:
         """Yield every page of a paginated list: GitLab's `X-Next-Page`, else the `Link`
         header's rel="next" (GitHub; its query may hold a page number or a cursor). The next
@@ -355,7 +350,8 @@ class HttpClient:
                 yield items
 
     async def items(
-        self, path: str, params: Mapping[str, Any] | None = None, *, conditional: bool = False,
+        self, path: str, params: Mapping[str, Any] | None = None, *,
+        conditional: Revalidate = False,
     ) -> AsyncGenerator[list[JsonObject], None]:
         """`pages`, each item a JSON object read with typed accessors; a wrong item names
         its page and index."""
@@ -365,12 +361,13 @@ class HttpClient:
                 yield json_objects(items, where)
 
     async def _pages(self, path: str, params: Mapping[str, Any] | None, per_page: int,
-                     conditional: bool) -> AsyncGenerator[tuple[int, list[object]], None]:
+                     conditional: Revalidate
+                     ) -> AsyncGenerator[tuple[int, list[object]], None]:
         query: dict[str, Any] = {**(params or {}), "per_page": per_page, "page": 1}
         number = 0
         while True:
             response = await self.request("GET", path, params=dict(query),
-                                          conditional=conditional)
+                                          conditional=revalidated(conditional, number))
             items = await _decoded(response, f"GET {path}")
             if not isinstance(items, list):
                 raise BadResponse(f"GET {path}: expected a JSON list")
