@@ -328,7 +328,8 @@ class HostPoller:
         sent_before = self.host.requests_sent
         shards = ({INSTANCE: self.repos} if self.leases is None else
                   await self.leases.poll_shards(self.host.name, self.repos, started_clock))
-        if not shards:  # other replicas poll all of this host's repos now
+        if not shards:  # live peers hold every shard: this replica's part is done
+            self.metrics.last_poll_success.labels(self.host.name).set(time.time())
             return self._finish(report, started, sent_before)
         repos = tuple(repo for group in shards.values() for repo in group)
         # One listing for the shards held: from the oldest of their watermarks.
