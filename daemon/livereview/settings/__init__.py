@@ -5,6 +5,7 @@ cause, so `livereview check` can print it and exit 2. Secrets are never in the f
 come from environment variables or files (systemd credentials), and never appear in an error.
 """
 
+from livereview.settings.answering import AnswerSettings, LessonsSettings, ReviewSettings
 from livereview.settings.errors import ConfigError
 from livereview.settings.loading import load, load_ai, parse, read
 from livereview.settings.models import (
@@ -12,13 +13,10 @@ from livereview.settings.models import (
                                         HOST_TYPES,
                                         SUPPORTED_HOST_TYPES,
                                         AISettings,
-                                        AnswerSettings,
                                         BotSettings,
                                         DaemonSettings,
                                         HostSettings,
-                                        LessonsSettings,
                                         RepoSettings,
-                                        ReviewSettings,
                                         Settings,
 )
 from livereview.settings.secret import Secret

@@ -17,15 +17,20 @@ from urllib.parse import urlsplit
 
 from pydantic import (
     AfterValidator,
-    BaseModel,
-    BeforeValidator,
-    ConfigDict,
-    Field,
     ValidationInfo,
     field_validator,
     model_validator,
 )
 
+from livereview.settings.answering import (
+    AnswerSettings,
+    KnowledgeEntries,
+    KnowledgeSettings,
+    LessonsSettings,
+    ReviewSettings,
+    repo_path,
+    review_events,
+)
 from livereview.settings.errors import Invalid, Rank, plain, shown
 from livereview.settings.rules import (
     Between,
@@ -37,7 +42,8 @@ from livereview.settings.rules import (
     one_of,
     without_userinfo,
 )
-from livereview.settings.secret import Reading, Secret, resolve, variable_name
+from livereview.settings.secret import Secret, resolve, variable_name
+from livereview.settings.section import Section, reading_of
 
 HOST_TYPES = ("gitlab", "github", "bitbucket-cloud", "bitbucket-server", "local")
 SUPPORTED_HOST_TYPES = ("gitlab", "github", "bitbucket-cloud", "bitbucket-server", "local")
@@ -48,27 +54,6 @@ DEFAULT_URLS = {"github": GITHUB_API, "bitbucket-cloud": BITBUCKET_CLOUD_API}
 SECONDS_PER_DAY = 86_400.0
 
 VariableName = Annotated[str, AfterValidator(variable_name)]
-
-
-def _reading(info: ValidationInfo) -> Reading | None:
-    return info.context if isinstance(info.context, Reading) else None
-
-
-class Section(BaseModel):
-    # Defaults are validated too: a default outside its own bounds is a bug caught at once.
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False,
-                              validate_default=True)
-    # Attributes computed while reading (key → what to write in the file instead).
-    derived: ClassVar[dict[str, str]] = {}
-
-    @model_validator(mode="before")
-    @classmethod
-    def _no_derived_keys(cls, data: object, info: ValidationInfo) -> object:
-        if _reading(info) and isinstance(data, dict):
-            for key, instead in cls.derived.items():
-                if key in data:
-                    raise Invalid(f"unknown key ({instead})", key, rank=Rank.UNKNOWN)
-        return data
 
 
 def _replica_name(name: str) -> str:
@@ -106,7 +91,7 @@ class DaemonSettings(Section):
     @classmethod
     def _database_url(cls, url: str, info: ValidationInfo) -> str:
         if not url:
-            reading = _reading(info)
+            reading = reading_of(info)
             env = reading.env if reading else os.environ
             state = (info.data.get("state_dir") or env.get("STATE_DIRECTORY")
                      or str(Path.home() / ".local/state/livereview"))
@@ -182,7 +167,7 @@ class AISettings(Section):
 
     @model_validator(mode="after")
     def _read_key(self, info: ValidationInfo) -> Self:
-        reading = _reading(info)
+        reading = reading_of(info)
         if reading is None:
             return self
         key = resolve("api_key", self.api_key_env, self.api_key_file, required=False,
@@ -252,7 +237,7 @@ class HostSettings(Section):
         # or https://HOST/api/v3 on GitHub Enterprise Server. Only an operator's file is held
         # to it: code (the contract tests) points at a fake's bare loopback URL.
         parts = urlsplit(url)
-        if _reading(info) and not parts.path and not (parts.hostname or "").startswith("api."):
+        if reading_of(info) and not parts.path and not (parts.hostname or "").startswith("api."):
             raise Invalid(f"expected the API base, {GITHUB_API} or https://HOST/api/v3 for "
                           f"GitHub Enterprise Server, got {shown(url)}")
         return url
@@ -293,7 +278,7 @@ class HostSettings(Section):
 
     @model_validator(mode="after")
     def _read_token(self, info: ValidationInfo) -> Self:
-        reading = _reading(info)
+        reading = reading_of(info)
         if reading is None or self.type == "local":  # git runs locally: no credential
             return self
         token = resolve("token", self.token_env, self.token_file, required=True,
@@ -305,7 +290,7 @@ def _local_root(url: str, info: ValidationInfo) -> str:
     """A local host's repos are git working trees under this directory ("/" by default,
     so a repo's path is its absolute path)."""
     root = url or "/"
-    if _reading(info) and not Path(root).is_dir():
+    if reading_of(info) and not Path(root).is_dir():
         raise Invalid(f"expected a directory the repos' paths are under, got {shown(root)}")
     return root
 
@@ -314,129 +299,19 @@ def _bitbucket_cloud_url(url: str, info: ValidationInfo) -> str:
     """The REST base, https://api.bitbucket.org/2.0, not the web UI. Only an operator's file
     is held to it: code (the contract tests) points at a fake's loopback URL."""
     url = http_url(url or BITBUCKET_CLOUD_API)
-    if _reading(info) and not urlsplit(url).path.endswith("/2.0"):
+    if reading_of(info) and not urlsplit(url).path.endswith("/2.0"):
         raise Invalid(f"expected the API base, {BITBUCKET_CLOUD_API}, got {shown(url)}")
     return url
 
 
-def _repo_path(path: str) -> str:
-    if not path.strip("/").strip():
-        raise Invalid("is required", rank=Rank.MISSING)
-    return path.strip("/")
-
-
-def _knowledge(value: object) -> object:
-    """Paths and URLs as strings; snippets as inline tables {title = "…", text = "…"}."""
-    if not isinstance(value, list):
-        return value
-    entries: list[str | tuple[str, str]] = []
-    for index, item in enumerate(value):
-        if isinstance(item, str) and item.strip():
-            entries.append(item.strip())
-        elif isinstance(item, dict) and set(item) == {"title", "text"} and all(
-                isinstance(v, str) and v.strip() for v in item.values()):
-            entries.append((item["title"].strip(), item["text"]))
-        else:
-            raise Invalid('expected a repo path, a URL, or { title = "…", text = "…" }', index)
-    return tuple(entries)
-
-
-# ---- issue 19: how answers are written, and knowledge beyond one repo ----------------------
-def _languages(languages: tuple[str, ...]) -> tuple[str, ...]:
-    for language in languages:
-        if not language.strip() or len(language) > 40 or not language.isprintable():
-            raise Invalid(f"expected language names such as \"English\", got {shown(language)}")
-    return languages
-
-
-class AnswerSettings(Section):
-    """The answer policy ([answers], overridden per repo by [repos.answers]) and the context
-    budget of one answer."""
-
-    tone: Annotated[str, one_of("concise", "thorough")] = "concise"
-    # with_evidence: concede only when the code shown or a reference proves the point.
-    concede: Annotated[str, one_of("with_evidence", "when_convinced")] = "with_evidence"
-    languages: Annotated[TomlList[str], AfterValidator(_languages)] = ()  # () → the question's
-    max_chars: Annotated[int, Between(100, 60_000)] = 6000  # bot.max_reply_chars still caps
-    context_budget_tokens: Annotated[int, Between(500, 200_000)] = 8000  # 4 chars ≈ 1 token
-    max_files_read: Annotated[int, Between(0, 100)] = 12  # per answer, for the code it names
-    max_file_kb: Annotated[int, Between(1, 4096)] = 256  # a bigger file is not read
-
-
-KnowledgeEntries = Annotated[tuple[str | tuple[str, str], ...], BeforeValidator(_knowledge)]
-
-
-class GroupKnowledge(Section):
-    host: Required
-    path: Annotated[str, AfterValidator(_repo_path)]  # every repo under it (subgroups too)
-    entries: KnowledgeEntries = ()
-
-
-class KnowledgeSettings(Section):
-    """Knowledge for every repo (`global`) and for the repos of a group; repo paths in it are
-    read from the repo being answered in."""
-
-    everywhere: KnowledgeEntries = Field(default=(), alias="global")
-    groups: TomlList[GroupKnowledge] = ()
-
-
-REVIEW_EVENTS = ("opened", "push")
-SEVERITIES = ("critical", "warning", "suggestion")
-
-
-def _verdicts(values: tuple[str, ...]) -> tuple[str, ...]:
-    for value in values:
-        if value not in ("approved", "changes_requested", "commented"):
-            raise Invalid("expected some of approved, changes_requested, commented, got "
-                          f"{shown(value)}")
-    return values
-
-
-def _review_events(values: tuple[str, ...]) -> tuple[str, ...]:
-    for value in values:
-        if value not in REVIEW_EVENTS:
-            raise Invalid(f"expected some of {', '.join(REVIEW_EVENTS)}, got {shown(value)}")
-    return values
-
-
-def _severities(values: tuple[str, ...]) -> tuple[str, ...]:
-    for value in values:
-        if value not in SEVERITIES:
-            raise Invalid(f"expected some of {', '.join(SEVERITIES)}, got {shown(value)}")
-    return values
-
-
 class RepoSettings(Section):
     host: Required
-    path: Annotated[str, AfterValidator(_repo_path)]
+    path: Annotated[str, AfterValidator(repo_path)]
     # Files of the repo (CONTRIBUTING.md, docs/adr/…), URLs, or (title, text) snippets.
     knowledge: KnowledgeEntries = ()
     answers: AnswerSettings | None = None  # overrides [answers] key by key (issue 19)
     # Reviews (issue 14): review new MRs and/or re-review after pushes; none by default.
-    review_on: Annotated[TomlList[str], AfterValidator(_review_events)] = ()
-
-
-class LessonsSettings(Section):
-    require_approval: bool = True  # a conceded lesson waits for `livereview lessons approve`
-
-
-class ReviewSettings(Section):
-    """Reviews (issue 14): how findings become a verdict, what the diff reading may cost,
-    whom to tell."""
-
-    # Any finding of these severities requests changes.
-    changes_requested_on: Annotated[TomlList[str], AfterValidator(_severities)] = ("critical",)
-    approve: bool = True  # approve an MR with nothing above a suggestion
-    max_file_bytes: Annotated[int, Between(1_000, 50_000_000)] = 1_000_000
-    batch_chars: Annotated[int, Between(1_000, 2_000_000)] = 60_000  # diff text per LLM call
-    # More inline findings than this (least severe first) are listed in the summary instead.
-    max_inline_findings: Annotated[int, Between(1, 1000)] = 50
-    notify_author: bool = True  # a comment mentioning the author on changes requested
-    notify_on: Annotated[TomlList[str], AfterValidator(_verdicts)] = ("changes_requested",)
-    notify_command: TomlList[str] = ()  # argv; the event JSON on stdin
-    notify_url: str = ""  # an internal URL the event JSON is POSTed to
-    notify_timeout_seconds: Annotated[float, Between(1, 600)] = 30.0
-    max_attempts: Annotated[int, Between(1, 100)] = 8
+    review_on: Annotated[TomlList[str], AfterValidator(review_events)] = ()
 
 
 def _at_least_one(kind: str) -> AfterValidator:
@@ -470,7 +345,7 @@ class Settings(Section):
     def _sections_default(cls, data: object, info: ValidationInfo) -> object:
         # A section left out of the file still gets read, with the file's context: its
         # defaults may come from the environment (STATE_DIRECTORY, OPENAI_API_KEY).
-        if _reading(info) and isinstance(data, dict):
+        if reading_of(info) and isinstance(data, dict):
             return {**{name: {} for name in SECTIONS}, "hosts": [], "repos": [], **data}
         return data
 

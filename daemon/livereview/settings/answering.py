@@ -1,0 +1,123 @@
+"""The sections about what the bot writes: the answer policy and its context budget
+([answers], issue 19), knowledge beyond one repo ([knowledge]), lessons, and reviews
+([review], issue 14) — with the validators of the repo keys that use them."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import AfterValidator, BeforeValidator, Field
+
+from livereview.settings.errors import Invalid, Rank, shown
+from livereview.settings.rules import Between, Required, TomlList, one_of
+from livereview.settings.section import Section
+
+
+def repo_path(path: str) -> str:
+    if not path.strip("/").strip():
+        raise Invalid("is required", rank=Rank.MISSING)
+    return path.strip("/")
+
+
+def _knowledge(value: object) -> object:
+    """Paths and URLs as strings; snippets as inline tables {title = "…", text = "…"}."""
+    if not isinstance(value, list):
+        return value
+    entries: list[str | tuple[str, str]] = []
+    for index, item in enumerate(value):
+        if isinstance(item, str) and item.strip():
+            entries.append(item.strip())
+        elif isinstance(item, dict) and set(item) == {"title", "text"} and all(
+                isinstance(v, str) and v.strip() for v in item.values()):
+            entries.append((item["title"].strip(), item["text"]))
+        else:
+            raise Invalid('expected a repo path, a URL, or { title = "…", text = "…" }', index)
+    return tuple(entries)
+
+
+# ---- issue 19: how answers are written, and knowledge beyond one repo ----------------------
+def _languages(languages: tuple[str, ...]) -> tuple[str, ...]:
+    for language in languages:
+        if not language.strip() or len(language) > 40 or not language.isprintable():
+            raise Invalid(f"expected language names such as \"English\", got {shown(language)}")
+    return languages
+
+
+class AnswerSettings(Section):
+    """The answer policy ([answers], overridden per repo by [repos.answers]) and the context
+    budget of one answer."""
+
+    tone: Annotated[str, one_of("concise", "thorough")] = "concise"
+    # with_evidence: concede only when the code shown or a reference proves the point.
+    concede: Annotated[str, one_of("with_evidence", "when_convinced")] = "with_evidence"
+    languages: Annotated[TomlList[str], AfterValidator(_languages)] = ()  # () → the question's
+    max_chars: Annotated[int, Between(100, 60_000)] = 6000  # bot.max_reply_chars still caps
+    context_budget_tokens: Annotated[int, Between(500, 200_000)] = 8000  # 4 chars ≈ 1 token
+    max_files_read: Annotated[int, Between(0, 100)] = 12  # per answer, for the code it names
+    max_file_kb: Annotated[int, Between(1, 4096)] = 256  # a bigger file is not read
+
+
+KnowledgeEntries = Annotated[tuple[str | tuple[str, str], ...], BeforeValidator(_knowledge)]
+
+
+class GroupKnowledge(Section):
+    host: Required
+    path: Annotated[str, AfterValidator(repo_path)]  # every repo under it (subgroups too)
+    entries: KnowledgeEntries = ()
+
+
+class KnowledgeSettings(Section):
+    """Knowledge for every repo (`global`) and for the repos of a group; repo paths in it are
+    read from the repo being answered in."""
+
+    everywhere: KnowledgeEntries = Field(default=(), alias="global")
+    groups: TomlList[GroupKnowledge] = ()
+
+
+REVIEW_EVENTS = ("opened", "push")
+SEVERITIES = ("critical", "warning", "suggestion")
+
+
+def _verdicts(values: tuple[str, ...]) -> tuple[str, ...]:
+    for value in values:
+        if value not in ("approved", "changes_requested", "commented"):
+            raise Invalid("expected some of approved, changes_requested, commented, got "
+                          f"{shown(value)}")
+    return values
+
+
+def review_events(values: tuple[str, ...]) -> tuple[str, ...]:
+    for value in values:
+        if value not in REVIEW_EVENTS:
+            raise Invalid(f"expected some of {', '.join(REVIEW_EVENTS)}, got {shown(value)}")
+    return values
+
+
+def _severities(values: tuple[str, ...]) -> tuple[str, ...]:
+    for value in values:
+        if value not in SEVERITIES:
+            raise Invalid(f"expected some of {', '.join(SEVERITIES)}, got {shown(value)}")
+    return values
+
+
+class LessonsSettings(Section):
+    require_approval: bool = True  # a conceded lesson waits for `livereview lessons approve`
+
+
+class ReviewSettings(Section):
+    """Reviews (issue 14): how findings become a verdict, what the diff reading may cost,
+    whom to tell."""
+
+    # Any finding of these severities requests changes.
+    changes_requested_on: Annotated[TomlList[str], AfterValidator(_severities)] = ("critical",)
+    approve: bool = True  # approve an MR with nothing above a suggestion
+    max_file_bytes: Annotated[int, Between(1_000, 50_000_000)] = 1_000_000
+    batch_chars: Annotated[int, Between(1_000, 2_000_000)] = 60_000  # diff text per LLM call
+    # More inline findings than this (least severe first) are listed in the summary instead.
+    max_inline_findings: Annotated[int, Between(1, 1000)] = 50
+    notify_author: bool = True  # a comment mentioning the author on changes requested
+    notify_on: Annotated[TomlList[str], AfterValidator(_verdicts)] = ("changes_requested",)
+    notify_command: TomlList[str] = ()  # argv; the event JSON on stdin
+    notify_url: str = ""  # an internal URL the event JSON is POSTed to
+    notify_timeout_seconds: Annotated[float, Between(1, 600)] = 30.0
+    max_attempts: Annotated[int, Between(1, 100)] = 8
