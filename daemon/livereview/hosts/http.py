@@ -29,7 +29,7 @@ from livereview.hosts.base import (
 )
 from livereview.hosts.http_status import host_error, limit_header, rate_limited, retry_after
 from livereview.hosts.payload import JsonObject, json_object, json_objects
-from livereview.hosts.revalidate import Revalidate, ValidatorCache, revalidated
+from livereview.hosts.revalidate import Keep, Revalidate, ValidatorCache, revalidated
 from livereview.metrics import Metrics, status_class
 from livereview.reachability import cause
 
@@ -193,16 +193,16 @@ class HttpClient:
                                content=b"".join(chunks), request=response.request)
 
     async def request(self, method: str, path: str, *, conditional: bool = False,
-                      **kwargs: Any) -> httpx2.Response:
+                      keep: Keep = None, **kwargs: Any) -> httpx2.Response:
         """Send one request, retrying temporary failures; raise a typed HostError.
 
         `conditional` GETs revalidate the last response for the same URL with its ETag: a
         304 returns the remembered response (on GitHub a 304 costs no rate limit; on any
-        host it saves the body and its parsing).
+        host it saves the body and its parsing) — or what `keep` made of it.
         """
         if not conditional or method != "GET":
             return await self._request(method, path, **kwargs)
-        key = f"{path}?{sorted((kwargs.get('params') or {}).items())}"
+        key = self.validated.key(path, kwargs.get("params"))
         cached = self.validated.get(key)
         if cached is not None:
             kwargs["headers"] = {**kwargs.get("headers", {}),
@@ -212,7 +212,7 @@ class HttpClient:
             self.not_modified += 1
             return cached
         if response.headers.get("ETag"):
-            self.validated.remember(key, response)
+            self.validated.remember(key, response if keep is None else keep(response))
         return response
 
     async def _request(self, method: str, path: str, **kwargs: Any) -> httpx2.Response:
@@ -272,34 +272,35 @@ class HttpClient:
 
     async def pages(
         self, path: str, params: Mapping[str, Any] | None = None, per_page: int = 100,
-        *, conditional: Revalidate = False,
+        *, conditional: Revalidate = False, keep: Keep = None,
     ) -> AsyncGenerator[list[object], None]:
         """Yield every page of a paginated list: GitLab's `X-Next-Page`, else the `Link`
         header's rel="next" (GitHub; its query may hold a page number or a cursor). The next
         request keeps `path` and takes the link's query, so URLs stay stable for ETags."""
-        async with aclosing(self._pages(path, params, per_page, conditional)) as pages:
+        async with aclosing(self._pages(path, params, per_page, conditional, keep)) as pages:
             async for _, items in pages:
                 yield items
 
     async def items(
         self, path: str, params: Mapping[str, Any] | None = None, *,
-        conditional: Revalidate = False,
+        conditional: Revalidate = False, keep: Keep = None,
     ) -> AsyncGenerator[list[JsonObject], None]:
         """`pages`, each item a JSON object read with typed accessors; a wrong item names
         its page and index."""
-        async with aclosing(self._pages(path, params, 100, conditional)) as pages:
+        async with aclosing(self._pages(path, params, 100, conditional, keep)) as pages:
             async for number, items in pages:
                 where = f"GET {path}" + (f" (page {number})" if number > 1 else "")
                 yield json_objects(items, where)
 
     async def _pages(self, path: str, params: Mapping[str, Any] | None, per_page: int,
-                     conditional: Revalidate
+                     conditional: Revalidate, keep: Keep = None
                      ) -> AsyncGenerator[tuple[int, list[object]], None]:
         query: dict[str, Any] = {**(params or {}), "per_page": per_page, "page": 1}
         number = 0
         while True:
             response = await self.request("GET", path, params=dict(query),
-                                          conditional=revalidated(conditional, number))
+                                          conditional=revalidated(conditional, number),
+                                          keep=keep)
             items = await _decoded(response, f"GET {path}")
             if not isinstance(items, list):
                 raise BadResponse(f"GET {path}: expected a JSON list")
