@@ -113,6 +113,8 @@ def _note_thread(note: local_notes.CodeNote, author: str) -> NewThread:
 
 async def request(ws: Workspace, spec: str, title: str, description: str = "") -> LocalReview:
     """A new review of `spec`: its files, and a thread for each marked comment."""
+    if not title.strip():
+        raise BadInput("the review needs a title")
     at = _resolve(ws.git, spec)
     state, notes = await asyncio.to_thread(_range_state, ws.git, at)
     return await ws.book.create(ws.top, title, description, state,
@@ -132,6 +134,8 @@ async def review_of(ws: Workspace, review_id: int) -> LocalReview:
 
 async def reply(ws: Workspace, review_id: int, thread_id: int, text: str,
                 kind: AuthorKind = AuthorKind.HUMAN) -> LocalMessage:
+    if not text.strip():
+        raise BadInput("the reply is empty")
     await review_of(ws, review_id)
     try:
         return await ws.book.add_message(review_id, thread_id, ws.author, kind, text)
