@@ -92,10 +92,11 @@ class Hold:
     """A request the fake keeps waiting before it handles it: a host slow at the worst
     moment (a POST in flight while another client races it). `arrived` is set when the
     request comes; `release()` lets it go on (to any fault queued meanwhile, or to the
-    normal answer)."""
+    normal answer), and `answered` is set once it is done."""
 
     arrived: threading.Event
     released: threading.Event
+    answered: threading.Event  # handled (or dropped by a fault queued meanwhile) and sent
     timeout: float
 
     def release(self) -> None:
@@ -127,7 +128,7 @@ class LoopbackTraffic:
     @locked
     def hold(self, method: str, path_regex: str, *, timeout: float = 60.0) -> Hold:
         """Keep the next matching request waiting until `release()` (or `timeout`)."""
-        held = Hold(threading.Event(), threading.Event(), timeout)
+        held = Hold(threading.Event(), threading.Event(), threading.Event(), timeout)
         self._faults.append(Fault(method.upper(), re.compile(path_regex), 200, b"", {}, 1,
                                   after_handling=False, held=held))
         return held
@@ -222,9 +223,18 @@ class LoopbackHandler(BaseHTTPRequestHandler):
         if owner.latency_seconds:
             time.sleep(owner.latency_seconds)
         fault = owner.state.take_fault(self.command, path)
-        if fault is not None and fault.held is not None:
-            fault.held.wait()  # outside the state's lock: other requests go on meanwhile
-            fault = owner.state.take_fault(self.command, path)
+        if fault is None or fault.held is None:
+            self._respond(fault, path, query, raw)
+            return
+        held = fault.held
+        held.wait()  # outside the state's lock: other requests go on meanwhile
+        try:
+            self._respond(owner.state.take_fault(self.command, path), path, query, raw)
+        finally:
+            held.answered.set()
+
+    def _respond(self, fault: Fault | None, path: str, query: Query, raw: bytes) -> None:
+        owner = self.server.owner
         if fault is None or fault.after_handling or fault.rewrite:
             # after_handling: the work is done, then lost; rewrite: done, answered changed
             headers = {k.lower(): v for k, v in self.headers.items()}
