@@ -79,7 +79,9 @@ class Tools:
                     ) -> results.Posted:
         """Reply in the thread of one comment, and record it as answered. Safe to retry:
         a call repeated after a lost response adopts the reply already posted instead of
-        posting it twice. A comment already answered is refused."""
+        posting it twice. A comment already answered — by the daemon or another call, or
+        being answered by one right now (in_progress) — gets no second reply: the result
+        says already_answered, answered_by, and the other reply's id when known."""
         return await self._call(writing.reply(self.box, mr, comment_id, body))
 
     async def diffstat(self, mr: MR, paths: PATHS | None = None) -> results.Diffstat:
