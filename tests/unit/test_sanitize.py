@@ -213,3 +213,34 @@ def test_a_slash_inside_a_line_or_a_code_block_is_left_alone() -> None:
 def test_any_markdown_posted_runs_no_quick_action(text: str, command: str) -> None:
     posted = outgoing(f"{text}\n{command}\n{text}")
     assert commands_outside_code(posted) == []
+
+
+# ---- references and what loads from elsewhere --------------------------------------------------
+REFERENCE = re.compile(r"(?:(?<![A-Za-z0-9])GH-|[#!&])[0-9]")
+
+
+@pytest.mark.parametrize("body", [
+    "fixes #12", "see other-group/other-project#1", "like !34", "epic &5", "GH-6 too",
+    "(#7)", "#8.", "[#9](x)",
+])
+def test_no_issue_or_mr_reference_is_linked_and_it_reads_the_same(body: str) -> None:
+    posted = outgoing(body)
+    assert not REFERENCE.search(posted), posted
+    assert posted.replace(WORD_JOINER, "") == body
+
+
+@pytest.mark.parametrize("body", [
+    "![pixel](http://attacker.example/p.png)", '<img src="http://attacker.example/p.png">',
+    "<picture><source srcset=x></picture>", "<details><summary>fine</summary>@all</details>",
+    "<video src=x></video>",
+])
+def test_nothing_loads_from_elsewhere_or_folds_text_away(body: str) -> None:
+    posted = outgoing(body)
+    for render in HOSTS.values():
+        html = render(posted).lower()
+        assert "<img" not in html and "<details" not in html and "<video" not in html, html
+
+
+def test_references_in_code_are_left_alone() -> None:
+    body = "text\n\n```\nissue #12, x != !1\n```"
+    assert outgoing(body) == body
