@@ -13,7 +13,7 @@ import math
 import re
 from collections.abc import Callable
 
-MAX_ID = 2**63 - 1  # the largest integer SQLite and PostgreSQL's bigint store
+from livereview.tools.errors import MAX_ID
 
 
 def row_id(text: str) -> int:

@@ -62,6 +62,9 @@ class Tools:
             return await step
         except ToolError as exc:
             raise McpToolError(str(exc)) from exc
+        except Exception as exc:  # a bug: one line for the agent, as the CLI says it
+            raise McpToolError(f"internal error: {type(exc).__name__}: {exc} (a bug, "
+                               "please report it)") from exc
 
     async def comments(self, mr: MR, include_replied: Annotated[bool, Field(description=(
             "Also return comments already answered (by the daemon or a reply tool call) "

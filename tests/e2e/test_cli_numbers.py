@@ -8,6 +8,8 @@ from __future__ import annotations
 import pytest
 
 from livereview.cli import main
+from tests.e2e.conftest import PROJECT, Sandbox
+from tests.e2e.test_tools_daemon import enable_writes
 
 HUGE = "99999999999999999999999"
 
@@ -30,3 +32,18 @@ def test_a_number_out_of_range_is_one_line_and_exit_2(
     err = capsys.readouterr().err.strip()
     assert exited.value.code == 2
     assert len(err.splitlines()) == 1 and argument in err, err
+
+
+def test_mr_dates_and_line_numbers_out_of_range_are_bad_input(
+        sandbox: Sandbox, capsys: pytest.CaptureFixture[str]) -> None:
+    """`mr replied --since 0001-01-01` was an internal error (a year-0 ValueError), and
+    `mr comment --line 99999999999999999999` reached the host (HTTP 400, exit 1)."""
+    enable_writes(sandbox)
+    config = ["--config", str(sandbox.config), "mr"]
+    assert main([*config, "replied", "--since", "0001-01-01"]) == 2
+    assert "expected an ISO 8601 date or time from 1970 on" in capsys.readouterr().err
+    assert main([*config, "comment", f"gl:{PROJECT}!{sandbox.iid}", "--path", "src/cache.py",
+                 "--line", HUGE, "--body", "hi"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "expected a line number from 1 to 10000000" in err, err
+    assert sandbox.bot_notes() == []

@@ -25,6 +25,7 @@ from livereview.tools.toolbox import Toolbox
 from livereview.triggers import replied_to
 
 MAX_BODY_CHARS = 60_000  # under GitHub's 65 536 with the marker
+MAX_LINE = 10_000_000  # past any file a host shows a diff of (and 64-bit ids)
 
 
 def _body(body: str) -> str:
@@ -137,8 +138,8 @@ async def comment(box: Toolbox, mr: str, body: str, path: str | None = None,
     if (path is None) != (line is None):
         raise BadInput("comment: --path and --line go together (an inline comment)")
     if path is not None and line is not None:
-        if line < 1:
-            raise BadInput(f"--line {line}: line numbers start at 1")
+        if not 1 <= line <= MAX_LINE:
+            raise BadInput(f"--line {line}: expected a line number from 1 to {MAX_LINE}")
         anchor = await _anchor(box, key, path.strip().lstrip("/"), line, old)
     elif old:
         raise BadInput("comment: --old needs --path and --line")
