@@ -60,6 +60,19 @@ def test_urls_read_once_give_way_to_the_ones_every_cycle_reads() -> None:
     assert len(cache) == 50 + 10
 
 
+def test_a_new_url_of_a_path_read_before_is_kept_at_once() -> None:
+    """GitHub's comment lists move their `since` every ten minutes: the new URL of a list
+    read every cycle must not wait on probation (and be pushed out, and paid for again)."""
+    cache = ValidatorCache(count=100, size=10**6, probation=1)
+    old = cache.key("/repos/a/b/issues/comments", {"since": "2026-11-24T10:20:00Z"})
+    new = cache.key("/repos/a/b/issues/comments", {"since": "2026-11-24T10:30:00Z"})
+    cache.remember(old, response(10))
+    cache.remember(new, response(10))
+    for n in range(10):  # first sights push the probation queue along
+        cache.remember(f"/mr/{n}", response(10))
+    assert cache.get(new) is not None
+
+
 @given(st.lists(st.tuples(st.sampled_from("abcdefgh"), st.integers(0, 1_500)), max_size=60))
 def test_bytes_are_counted_exactly_and_stay_within_the_budget(
         writes: list[tuple[str, int]]) -> None:

@@ -6,8 +6,10 @@ again (listings, hot MRs — GitHub: three a repo, five a hot PR) and those read
 sight of 10 000 cold MRs). Remembering the second kind costs memory for nothing, and lets
 them push out the first kind: a cycle that pushes out what the next one needs makes every
 revalidation a full, rate-limited request. So, as in the 2Q policy, a URL read for the first
-time waits in a small probation queue; one read again (a hit, or its key still among the
+time waits in a small probation queue; one read again (a hit, or its path still among the
 recently seen) is kept in the main part. Both are bounded by count, and together by bytes.
+The path, not the whole URL: GitHub's comment lists ask `since` a time rounded to ten
+minutes, and the new URL of the same list is as much worth keeping as the old one was.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ Revalidate = bool | Literal["first"]
 
 COUNT = 4096  # URLs read again and again: hundreds of repos and their hot MRs
 PROBATION = 256  # URLs read once so far
-SEEN = 8192  # keys of URLs read once, so that a second read is recognised
+SEEN = 8192  # paths of URLs read before, so that a second read is recognised
 BYTES = 16 * 2**20
 # What to remember of a response instead of all of it (None: all of it).
 Keep = Callable[[httpx2.Response], httpx2.Response] | None
@@ -101,13 +103,14 @@ class ValidatorCache:
     def remember(self, key: str, response: httpx2.Response) -> None:
         """Keep `response` for `key`. One larger than a quarter of the byte budget is not
         kept: it would push out many small ones."""
-        again = key in self._kept or key in self._trial or key in self._seen
+        path = key.partition("?")[0]
+        again = key in self._kept or key in self._trial or path in self._seen
         for part in (self._kept, self._trial):
             old = part.pop(key, None)
             if old is not None:
                 self.bytes -= len(old.content)
-        self._seen[key] = None
-        self._seen.move_to_end(key)
+        self._seen[path] = None
+        self._seen.move_to_end(path)
         if len(self._seen) > self.seen:
             self._seen.popitem(last=False)
         if len(response.content) > self.size // 4:
