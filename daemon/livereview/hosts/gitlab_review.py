@@ -11,7 +11,7 @@ The summary and the notice are notes, not threads: GitLab makes every thread ope
 POST …/discussions resolvable (a DiscussionNote, or a DiffNote with a position), and a
 project with "All threads must be resolved" (`only_allow_merge_if_all_discussions_are_
 resolved`) cannot merge until someone resolves it. POST …/notes makes an individual note,
-which is never resolvable (app/models/individual_note_discussion.rb), and can still be
+which is never resolvable (gitlabhq: app/models/individual_note_discussion.rb), and can be
 replied to: the reply turns it into a thread with the same discussion id
 (https://docs.gitlab.com/api/discussions/#add-note-to-existing-merge-request-thread).
 Findings stay resolvable DiffNotes: they are questions for the author.
