@@ -18,7 +18,6 @@ import asyncio
 import contextlib
 import json
 import random
-import traceback
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -28,7 +27,6 @@ import structlog
 from structlog.typing import FilteringBoundLogger
 
 from livereview.hosts.base import (
-    AuthFailed,
     Forbidden,
     Host,
     HostError,
@@ -39,12 +37,13 @@ from livereview.lessons import repo_scope
 from livereview.logging import FailureLog
 from livereview.metrics import Metrics
 from livereview.model import Identity, JobState, Lesson, Policy, ReplyJob, Snapshot, Thread
+from livereview.reply import failure
 from livereview.reply.answer import StructuredAnswer
 from livereview.reply.claims import AnsweredElsewhere, ClaimedElsewhere, JobClaims
 from livereview.reply.code_reader import CodeReader
 from livereview.reply.compose import Composer, JobSkipped
 from livereview.reply.knowledge import Knowledge
-from livereview.reply.llm import Answerer, LLMError
+from livereview.reply.llm import Answerer
 from livereview.reply.slots import Slots
 from livereview.sanitize import outgoing, quote
 from livereview.settings import AnswerSettings, BotSettings, DaemonSettings, LessonsSettings
@@ -63,31 +62,6 @@ STORE_REST_SECONDS = 30.0  # a job whose outcome could not be recorded waits thi
 
 class JobFailed(Exception):
     """The job cannot succeed, now or later; the message says why."""
-
-
-def _cause(exc: BaseException) -> str:
-    """A bounded label for why a run did not finish (metrics, logs)."""
-    if isinstance(exc, AuthFailed | Forbidden):
-        return "auth"
-    if isinstance(exc, RateLimited):
-        return "rate_limited"
-    if isinstance(exc, HostError):
-        return "host"
-    if isinstance(exc, LLMError):
-        return "llm"
-    if isinstance(exc, TimeoutError):
-        return "timeout"
-    return "unexpected"
-
-
-def _describe(exc: BaseException) -> str:
-    """One line: the error, and for an unexpected one where it was raised."""
-    text = str(exc) or type(exc).__name__
-    if _cause(exc) != "unexpected":
-        return text
-    frames = traceback.extract_tb(exc.__traceback__)
-    where = f" at {frames[-1].filename.rsplit('/', 1)[-1]}:{frames[-1].lineno}" if frames else ""
-    return f"unexpected {type(exc).__name__}: {text}{where}"
 
 
 @dataclass
@@ -119,7 +93,7 @@ class Worker:
                                  self.daemon.step_timeout_seconds, self.bot.max_reply_chars,
                                  self.answers, CodeReader(self.daemon.step_timeout_seconds))
         self.slots = Slots("reply-job", "worker_error", self.daemon.max_concurrent_jobs,
-                           self._trouble, _describe, self.idle_wait_seconds)
+                           self._trouble, failure.describe, self.idle_wait_seconds)
 
     # -- scheduling -------------------------------------------------------------------
     def kick(self) -> None:
@@ -209,7 +183,7 @@ class Worker:
             self._rest(job)
         except Exception as exc:  # noqa: BLE001 - e.g. the row vanished: say it, never loop
             self._rest(job)
-            log.error("job_unrecordable", job_id=job.id, error=_describe(exc))
+            log.error("job_unrecordable", job_id=job.id, error=failure.describe(exc))
 
     async def _end(self, job: ReplyJob, state: JobState, reason: str, host_type: str,
                    outcome: str = "") -> None:
@@ -220,7 +194,7 @@ class Worker:
     async def _retry_later(self, job: ReplyJob, exc: Exception, bound: FilteringBoundLogger,
                            host_type: str) -> None:
         current = await self.store.run(jobs.get, job.id)
-        attempts, cause, reason = current.attempts + 1, _cause(exc), _describe(exc)
+        attempts, cause, reason = current.attempts + 1, failure.cause(exc), failure.describe(exc)
         if attempts >= self.daemon.max_attempts:
             bound.error("job_failed", reason=reason, cause=cause, attempts=attempts,
                         retry=False)
