@@ -8,10 +8,12 @@ summary, and the run's recorded state and cause.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 
 import pytest
 
+from livereview.cli import main
 from livereview.review.render import marked
 from livereview.sandbox.llm_server import LLMFault
 from tests.e2e.conftest import PROJECT, GitHubSandbox, Sandbox, write_config
@@ -95,6 +97,19 @@ def test_an_answer_never_readable_fails_the_run_with_its_cause_and_posts_nothing
     assert [n for n in sandbox.bot_notes() if marked(str(n["body"]))] == []
     assert sandbox.gitlab.approvers(PROJECT, sandbox.iid) == []
     assert len(sandbox.llm.llm.prompts) == 2  # bounded by review.max_attempts
+
+
+def test_the_command_line_says_in_one_line_why_there_is_no_verdict(
+        sandbox: Sandbox, capsys: pytest.CaptureFixture[str]) -> None:
+    sandbox.llm.llm.faults += [LLMFault(content="LGTM! Approve.") for _ in range(2)]
+    target = ["--config", str(sandbox.config), "review", f"gl:{PROJECT}!{sandbox.iid}"]
+    assert main(target) == 1
+    said = [line for line in capsys.readouterr().err.splitlines() if not line.startswith("{")]
+    assert said == ["livereview: the review is reviewing: the model's answer about 1 file(s) "
+                    "is not findings (the answer is not JSON)"]  # the log aside
+    assert main([*target, "--json"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert (out["state"], out["verdict"], out["findings"]) == ("reviewing", None, [])
 
 
 def test_every_fenced_block_is_read_so_the_critical_in_the_second_counts(
