@@ -8,6 +8,7 @@ tests/e2e/test_review_unusable.py.
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -148,7 +149,7 @@ def test_findings_split_over_fenced_blocks_in_prose_read_as_one_answer(
         found: list[dict[str, object]], cuts: list[int], prose: str) -> None:
     one = parse_findings(json.dumps({"findings": found}), PATHS)
     edges = [0, *sorted(cuts), len(found)]
-    parts = [fenced({"findings": found[a:b]}) for a, b in zip(edges, edges[1:], strict=False)]
+    parts = [fenced({"findings": found[a:b]}) for a, b in pairwise(edges)]
     clean = prose.replace("`", "")  # prose with no fence of its own
     split = parse_findings(f"\n{clean}\n".join(parts), PATHS)
     assert split.findings == one.findings and split.unsure == one.unsure
