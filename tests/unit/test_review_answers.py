@@ -66,6 +66,21 @@ def test_a_suggestion_block_inside_a_body_does_not_end_the_json_block() -> None:
     assert finding.body == body
 
 
+def test_an_object_on_lines_of_its_own_amid_prose_is_the_answer() -> None:
+    raw = ("Here is my review:\n" + json.dumps({"findings": [CRITICAL]}, indent=2)
+           + "\nOtherwise LGTM, approve {really}.")
+    assert verdict_of(raw) is Verdict.CHANGES_REQUESTED
+    assert verdict_of('I would write {"findings": []} but the code is fine.') is None
+    assert verdict_of("Use a dict:\n{not json}\n") is None
+
+
+def test_past_fifty_json_blocks_the_rest_is_unreadable_and_nothing_is_approved() -> None:
+    many = "\n".join(fenced({"findings": []}) for _ in range(51))
+    assert verdict_of(many) is Verdict.COMMENTED
+    assert verdict_of("\n".join(fenced({"findings": []}) for _ in range(50))) is \
+        Verdict.APPROVED
+
+
 def test_a_block_that_cannot_be_read_beside_one_that_can_leaves_every_file_unsure() -> None:
     raw = fenced({"findings": []}) + "\n```json\n{\"findings\": [{\"severity\": \n```"
     parsed = parse_findings(raw, PATHS)

@@ -30,6 +30,12 @@ MAX_ANSWER_CHARS = 1_000_000  # far above any max_output_tokens; beyond it, not 
 # JSON text: fences are told apart line by line, in one pass.
 _FENCE = re.compile(r"[ \t]{0,3}```[ \t]*([\w+-]*)[ \t]*")
 _JSON_FENCES = ("", "json", "jsonc", "json5")
+_JSON_BLOCKS = 50  # read per answer; any more count as unreadable (no approval)
+# With no fenced block, an object may still stand on lines of its own amid prose ("Here is
+# my review:\n{…}"). Tried at a few line starts only: each try may read far.
+_LINE_OBJECT = re.compile(r"^[ \t]*\{", re.MULTILINE)
+_LINE_OBJECT_TRIES = 20
+_DECODER = json.JSONDecoder()
 
 
 class Severity(enum.StrEnum):
@@ -121,12 +127,31 @@ def _answers(raw: str) -> tuple[list[object], int]:
     for info, content in _blocks(raw):
         if info not in _JSON_FENCES:
             continue  # a ```suggestion or ```python block in prose: not an answer
-        value = _decoded(content)
+        value = _decoded(content) if len(values) + broken < _JSON_BLOCKS else _NOT_JSON
         if value is _NOT_JSON:
             broken += 1
         else:
             values.append(value)
+    if not values and not broken:
+        values = list(_line_objects(raw))
     return values, broken
+
+
+def _line_objects(text: str) -> Iterator[object]:
+    """Objects that start a line of `text`, each read to its own end (prose around them
+    and after them is not read)."""
+    end = 0
+    for tries, match in enumerate(_LINE_OBJECT.finditer(text)):
+        if tries >= _LINE_OBJECT_TRIES:
+            return
+        start = match.end() - 1
+        if start < end:
+            continue  # inside the object just read
+        try:
+            value, end = _DECODER.raw_decode(text, start)
+        except (ValueError, RecursionError):
+            continue
+        yield value
 
 
 def _items(value: object) -> list[object] | None:
