@@ -104,7 +104,10 @@ def test_the_command_line_says_in_one_line_why_there_is_no_verdict(
     sandbox.llm.llm.faults += [LLMFault(content="LGTM! Approve.") for _ in range(2)]
     target = ["--config", str(sandbox.config), "review", f"gl:{PROJECT}!{sandbox.iid}"]
     assert main(target) == 1
-    said = [line for line in capsys.readouterr().err.splitlines() if not line.startswith("{")]
+    err = capsys.readouterr().err.splitlines()
+    [logged] = [json.loads(line) for line in err if '"review_answer_unusable"' in line]
+    assert logged["answer_start"] == "LGTM! Approve." and logged["level"] == "warning"
+    said = [line for line in err if not line.startswith("{")]
     assert said == ["livereview: the review is reviewing: the model's answer about 1 file(s) "
                     "is not findings (the answer is not JSON)"]  # the log aside
     assert main([*target, "--json"]) == 1

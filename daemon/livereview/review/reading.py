@@ -120,8 +120,11 @@ class Reader:
             shown = {one_line(change.new_path, 1000): change for change, _ in batch.files}
             parsed = parse_findings(answer.text, shown)
             if parsed.unreadable:
+                # The answer's start, on one line: what an operator needs to tell a
+                # chatty model from a refusal (the log's redactor still applies).
                 log.warning("review_answer_unusable", reason=parsed.unreadable,
-                            files=len(batch.files), answer_chars=len(answer.text))
+                            files=len(batch.files), answer_chars=len(answer.text),
+                            answer_start=one_line(answer.text[:1000], 120))
                 raise UnusableAnswer(f"the model's answer about {len(batch.files)} file(s) "
                                      f"is not findings ({parsed.unreadable})")
             for reason in parsed.dropped:
