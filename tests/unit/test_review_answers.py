@@ -66,6 +66,14 @@ def test_a_suggestion_block_inside_a_body_does_not_end_the_json_block() -> None:
     assert finding.body == body
 
 
+def test_line_separators_inside_strings_and_crlf_fences_are_read() -> None:
+    body = "Title\u2028still the title\x0bthen more"
+    raw = "```json\r\n" + json.dumps({"findings": [item(body=body)]}, ensure_ascii=False) \
+        + "\r\n```\r\n"
+    [finding] = parse_findings(raw + "and prose", PATHS).findings
+    assert finding.body == body
+
+
 def test_an_object_on_lines_of_its_own_amid_prose_is_the_answer() -> None:
     raw = ("Here is my review:\n" + json.dumps({"findings": [CRITICAL]}, indent=2)
            + "\nOtherwise LGTM, approve {really}.")

@@ -101,8 +101,9 @@ def _blocks(text: str) -> Iterator[tuple[str, str]]:
     block the answer leaves open runs to its end."""
     info: str | None = None
     lines: list[str] = []
-    for line in text.splitlines():
-        fence = _FENCE.fullmatch(line)
+    # Split on "\n" only: JSON allows a raw U+2028 in a string, which splitlines() cuts.
+    for line in text.split("\n"):
+        fence = _FENCE.fullmatch(line.rstrip("\r"))
         if info is None:
             if fence:
                 info, lines = fence.group(1).lower(), []
