@@ -39,13 +39,13 @@ def test_a_well_formed_answer_in_a_code_fence() -> None:
 
 
 def test_bad_items_are_dropped_each_with_its_reason() -> None:
-    bad = [42, item(severity="blocker"), item(path="etc/passwd"), item(path=["x"]),
+    bad = [42, item(severity="high"), item(path="etc/passwd"), item(path=["x"]),
            item(line=True), item(line=-1), item(line="3a"), item(side="middle"),
            item(body="   "), item(body=7)]
     parsed = parse_findings(json.dumps({"findings": [*bad, item()]}), PATHS)
     assert len(parsed.findings) == 1
     reasons = " | ".join(parsed.dropped)
-    for fragment in ("not an object", "unknown severity 'blocker'", "'etc/passwd' is not a file",
+    for fragment in ("not an object", "unknown severity 'high'", "'etc/passwd' is not a file",
                      "'list' is not a file", "True", "-1", "'3a'", "neither new nor old",
                      "has no text"):
         assert fragment in reasons, fragment
@@ -53,8 +53,9 @@ def test_bad_items_are_dropped_each_with_its_reason() -> None:
 
 
 def test_not_json_or_the_wrong_shape_is_no_finding() -> None:
-    assert parse_findings("LGTM!", PATHS).dropped == ("the answer is not a JSON object",)
-    assert parse_findings('{"findings": "none"}', PATHS).dropped == ("`findings` is not a list",)
+    assert parse_findings("LGTM!", PATHS).unreadable == "the answer is not JSON"
+    assert parse_findings('{"findings": "none"}', PATHS).unreadable == \
+        "the answer's JSON has no `findings` list"
     assert parse_findings(json.dumps([item()]), PATHS).findings  # a bare list is fine
     assert parse_findings("[" * 100_000, PATHS).findings == ()  # no RecursionError
 
@@ -65,6 +66,7 @@ def test_long_bodies_are_cut_and_floods_are_capped() -> None:
     flood = [item(line=n) for n in range(1, MAX_FINDINGS + 11)]
     parsed = parse_findings(json.dumps({"findings": flood}), PATHS)
     assert len(parsed.findings) == MAX_FINDINGS and len(parsed.dropped) == 10
+    assert parsed.unsure == {"src/a.py"}  # what the cap left out may have mattered
 
 
 json_values = st.recursive(

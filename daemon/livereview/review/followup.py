@@ -5,20 +5,26 @@ line number (lines move when code is added above). An earlier finding whose thre
 resolved, or in which the bot conceded (a lesson or a concession), is never raised again.
 An earlier finding still open is not posted a second time either: its thread is there. An
 open earlier finding in a file the new commits changed that the model does not raise again
-is taken as fixed: its thread is resolved with a one-line note.
+is taken as fixed: its thread is resolved with a one-line note — but only when the model's
+answer about that file was read in full. A file not read this time (skipped, gone from the
+diff) or read unsure (an item about it was dropped, see findings.ParsedReview) proves
+nothing: "not raised again" there may just be "not readable".
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from livereview.model import Identity, Thread
 from livereview.review.findings import Finding, Severity
 
 _WORD = re.compile(r"[^\W_]+")
+# The change digest stored for a file whose findings may be incomplete: it equals no real
+# digest, so the next follow-up reads the file again, and this run resolves nothing in it.
+UNSURE = ""
 
 
 def fingerprint(path: str, body: str) -> str:
@@ -74,6 +80,19 @@ def fixed(earlier: Iterable[Earlier], raised: Collection[str],
     """Earlier open findings in files the new commits changed that were not raised again."""
     return tuple(e for e in earlier if not e.settled and e.path in changed_paths
                  and e.fingerprint not in raised)
+
+
+def read_in_full(now: Mapping[str, str], before: Mapping[str, str]) -> set[str]:
+    """Paths whose change differs from the last reviewed one and whose findings this run
+    read in full (`now`, `before`: path → change digest of this run and the last one):
+    the only files where an earlier finding not raised again can be fixed."""
+    return {path for path, digest in now.items()
+            if digest != UNSURE and before.get(path) != digest}
+
+
+def unsure(now: Mapping[str, str]) -> list[str]:
+    """The files of this run whose findings may be incomplete."""
+    return sorted(path for path, digest in now.items() if digest == UNSURE)
 
 
 def follow_up(found: Iterable[Finding], earlier: Iterable[Earlier],

@@ -4,6 +4,13 @@ batch's findings stored with the cursor before the next batch is read.
 Memory is bounded by one batch (`batch_chars` of diff text, plus one file the host allows up
 to `max_file_bytes`): a 3 000-file or 50 MB diff is never held whole. A crash resumes after
 the last batch stored (`files_done`), so no file's findings are stored twice.
+
+A batch is stored only on an answer that is findings: on one that is not (prose, "LGTM",
+JSON of another shape) the batch is not reviewed, and the run retries it later
+(`UnusableAnswer` is an `LLMError`: backoff, then failure after `review.max_attempts`) —
+a verdict is never decided on findings nobody could read. A file the answer lost an item
+about is stored with the UNSURE digest: no approval, nothing in it resolved as fixed, and
+the next follow-up reads it again.
 """
 
 from __future__ import annotations
@@ -19,9 +26,10 @@ from structlog.typing import FilteringBoundLogger
 from livereview.hosts.base import Host
 from livereview.model import FileChange, FileDiff, Lesson, MergeRequest, ReviewRun
 from livereview.reply.context import Reference
-from livereview.reply.llm import Answerer
+from livereview.reply.llm import Answerer, LLMError
 from livereview.review import placement, prompt
 from livereview.review.findings import parse_findings
+from livereview.review.followup import UNSURE
 from livereview.review.followup import of as fingerprint_of
 from livereview.sanitize import one_line
 from livereview.settings import ReviewSettings
@@ -29,7 +37,10 @@ from livereview.store import reviews
 from livereview.store.db import Store
 
 T = TypeVar("T")
-UNCHANGED = ""  # a file whose change equals the last reviewed one: read, not sent
+
+
+class UnusableAnswer(LLMError):
+    """The model's answer about a batch is not findings: the batch is read again later."""
 
 
 @dataclass
@@ -108,8 +119,23 @@ class Reader:
             answer = await bounded(self.answerer.answer(built), self.step_timeout_seconds)
             shown = {one_line(change.new_path, 1000): change for change, _ in batch.files}
             parsed = parse_findings(answer.text, shown)
+            if parsed.unreadable:
+                # The answer's start, on one line: what an operator needs to tell a
+                # chatty model from a refusal (the log's redactor still applies).
+                log.warning("review_answer_unusable", reason=parsed.unreadable,
+                            files=len(batch.files), answer_chars=len(answer.text),
+                            answer_start=one_line(answer.text[:1000], 120))
+                raise UnusableAnswer(f"the model's answer about {len(batch.files)} file(s) "
+                                     f"is not findings ({parsed.unreadable})")
             for reason in parsed.dropped:
                 log.info("review_finding_dropped", reason=reason)
+            unsure = {shown[path].new_path for path in parsed.unsure}
+            if unsure:
+                log.warning("review_files_unsure", files=sorted(unsure)[:20],
+                            count=len(unsure))
+                for row in batch.rows:
+                    if row["path"] in unsure and not row["skipped"]:
+                        row["digest"] = UNSURE
             maps = {path: placement.LineMap.of(diff) for path, diff in
                     ((one_line(c.new_path, 1000), d) for c, d in batch.files)}
             for finding in parsed.findings:
@@ -126,7 +152,7 @@ class Reader:
                     "placement": "inline" if comment else "outside"})
             note = parsed.summary
             log.info("review_batch_read", files=len(batch.files), chars=batch.chars,
-                     findings=len(findings), dropped=len(parsed.dropped))
+                     findings=len(findings), dropped=len(parsed.dropped), unsure=len(unsure))
         if not batch.rows and index == run.files_done:
             return run
         return await self.store.run(

@@ -67,6 +67,7 @@ class Summary:
     fixed: int = 0  # earlier findings the new commits fixed
     previous_head: str = ""  # set for a follow-up review
     notes: Sequence[str] = ()  # the model's own summaries, a few
+    unsure: Sequence[str] = ()  # files the model's answer lost findings about
 
 
 def counts(findings: Sequence[Finding]) -> str:
@@ -93,6 +94,14 @@ def summary_body(token: str, s: Summary) -> str:
                   f"{one_line(f.body, 600)}" for f in ranked[:LISTED]]
         if len(ranked) > LISTED:
             lines.append(f"- … and {len(ranked) - LISTED} more")
+    if s.unsure:
+        lines += ["", f"#### Not fully reviewed ({len(s.unsure)})",
+                  "The model's answer about these files had items that could not be read "
+                  "(invalid, or beyond the cap of findings per answer; the log names each): "
+                  "not approved, and they are read again by the next review."]
+        lines += [f"- `{one_line(path)}`" for path in s.unsure[:LISTED]]
+        if len(s.unsure) > LISTED:
+            lines.append(f"- … and {len(s.unsure) - LISTED} more")
     if s.skipped_total:
         lines += ["", f"#### Skipped files ({s.skipped_total})"]
         lines += [f"- `{one_line(path)}` — {one_line(reason)}" for path, reason in

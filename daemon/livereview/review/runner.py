@@ -295,7 +295,8 @@ class ReviewRunner:
         now_digests = await self.store.run(reviews.digests, run.id)
         before = await self.store.run(reviews.digests, run.previous_run_id) \
             if run.previous_run_id is not None else {}
-        changed = {p for p in {*now_digests, *before} if now_digests.get(p) != before.get(p)}
+        changed = followup.read_in_full(now_digests, before)
+        unsure = followup.unsure(now_digests)
         kinds = followup.classify([f.fingerprint for f in found], earlier)
         placements = {f.id: kind for f, kind in zip(found, kinds, strict=True)
                       if kind != "new"}
@@ -309,10 +310,10 @@ class ReviewRunner:
         standing = [f.severity for f, k in zip(found, kinds, strict=True) if k == "new"]
         standing += [row.severity for row, e in zip(earlier_rows, earlier, strict=True)
                      if not e.settled and row.id not in fixed_ids]
-        verdict = decide((Severity(s) for s in standing), self.policy)
+        verdict = decide((Severity(s) for s in standing), self.policy, complete=not unsure)
         bound.info("review_decided", verdict=verdict.value, findings=len(found),
                    not_raised_again=kinds.count("settled"), already_open=kinds.count("open"),
-                   fixed=len(fixed))
+                   fixed=len(fixed), unsure=len(unsure))
         return await self.store.run(reviews.decided, run.id, self.clock(),
                                     placements=placements, fixed=[e.id for e in fixed],
                                     verdict=verdict.value,
@@ -322,6 +323,7 @@ class ReviewRunner:
         found: list[StoredFinding] = await self.store.run(reviews.findings, run.id)
         skipped = await self.store.run(reviews.skipped_files, run.id, render.LISTED)
         fixed = await self.store.run(reviews.fixing, run.id)
+        unsure = followup.unsure(await self.store.run(reviews.digests, run.id))
         return render.summary_body(run.token, render.Summary(
             verdict=Verdict(run.verdict), head_sha=run.head_sha,
             files_reviewed=run.files_reviewed,
@@ -329,7 +331,7 @@ class ReviewRunner:
             outside=[as_finding(f) for f in found if f.placement == "outside"],
             skipped=skipped, skipped_total=run.skipped_total,
             not_raised_again=run.not_raised_again, fixed=len(fixed),
-            previous_head=run.previous_head_sha, notes=notes(run)))
+            previous_head=run.previous_head_sha, notes=notes(run), unsure=unsure))
 
 
 def result(run: ReviewRun, found: Sequence[StoredFinding]) -> dict[str, object]:

@@ -1,7 +1,9 @@
 """The verdict, decided from the findings. Pure.
 
 Any finding of a severity in `changes_requested_on` (critical, by default) requests
-changes; an MR with nothing at or above `approve_below` is approved (if allowed);
+changes; an MR with nothing but `approve_despite` severities is approved (if allowed),
+and only when the review read every file's findings in full (`complete`): a review whose
+model answer lost items — invalid, or beyond the cap — cannot know the MR is fine;
 anything else is a comment.
 """
 
@@ -21,10 +23,11 @@ class VerdictPolicy:
     approve_despite: frozenset[Severity] = frozenset({Severity.SUGGESTION})
 
 
-def decide(severities: Iterable[Severity], policy: VerdictPolicy = VerdictPolicy()) -> Verdict:
+def decide(severities: Iterable[Severity], policy: VerdictPolicy = VerdictPolicy(),
+           complete: bool = True) -> Verdict:
     seen = set(severities)
     if seen & policy.changes_requested_on:
         return Verdict.CHANGES_REQUESTED
-    if policy.approve and seen <= policy.approve_despite:
+    if policy.approve and complete and seen <= policy.approve_despite:
         return Verdict.APPROVED
     return Verdict.COMMENTED
