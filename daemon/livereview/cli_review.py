@@ -17,7 +17,8 @@ from typing import TextIO
 from livereview.app import App
 from livereview.conversation import UnknownMR, parse_url
 from livereview.hosts.base import HostError, NotFound
-from livereview.model import MRKey, ReviewRequest, ReviewState, ReviewTrigger
+from livereview.model import MRKey
+from livereview.model_runs import ReviewRequest, ReviewState, ReviewTrigger
 from livereview.review.runner import result
 from livereview.sanitize import one_line
 from livereview.settings import Settings

@@ -26,11 +26,10 @@ from livereview.model import (
     Message,
     Policy,
     ReplyRequest,
-    ReviewRequest,
-    ReviewTrigger,
     Snapshot,
     Thread,
 )
+from livereview.model_runs import ReviewRequest, ReviewTrigger
 
 PROSE_CHARS = 65_536  # of a comment searched for a mention (GitLab allows 1 MB notes)
 _MARKER = "<!-- livereview:reply-to={} -->"

@@ -5,15 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import timedelta
 
-from livereview.model import (
-    Event,
-    EventKind,
-    JobReason,
-    Policy,
-    ReplyRequest,
-    ReviewTrigger,
-    Snapshot,
-)
+from livereview.model import Event, EventKind, JobReason, Policy, ReplyRequest, Snapshot
+from livereview.model_runs import ReviewTrigger
 from livereview.triggers import asks_to_review, is_draft, review_requests
 from tests.factories import KEY, T0, msg, snapshot, thread
 

@@ -28,13 +28,11 @@ from livereview.model import (
     MergeRequest,
     Message,
     MRKey,
-    ReviewRun,
-    ReviewState,
     Side,
     Snapshot,
-    StoredFinding,
     Verdict,
 )
+from livereview.model_runs import ReviewRun, ReviewState, StoredFinding
 from livereview.review import render
 from livereview.review.findings import Finding, Severity
 from livereview.review.notify import Json, Notifier

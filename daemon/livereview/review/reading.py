@@ -24,7 +24,8 @@ from typing import Any, TypeVar
 from structlog.typing import FilteringBoundLogger
 
 from livereview.hosts.base import Host
-from livereview.model import FileChange, FileDiff, Lesson, MergeRequest, ReviewRun
+from livereview.model import FileChange, FileDiff, Lesson, MergeRequest
+from livereview.model_runs import ReviewRun
 from livereview.reply.context import Reference
 from livereview.reply.llm import Answerer, LLMError
 from livereview.review import placement, prompt

@@ -26,14 +26,8 @@ from livereview.hosts.base import Host, HostError, RateLimited, Unsupported
 from livereview.lessons import applicable
 from livereview.logging import FailureLog
 from livereview.metrics import Metrics
-from livereview.model import (
-    Identity,
-    ReviewRun,
-    ReviewState,
-    Snapshot,
-    StoredFinding,
-    Verdict,
-)
+from livereview.model import Identity, Snapshot, Verdict
+from livereview.model_runs import ReviewRun, ReviewState, StoredFinding
 from livereview.reply import failure
 from livereview.reply.knowledge import Knowledge
 from livereview.reply.llm import Answerer

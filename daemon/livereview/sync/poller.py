@@ -26,7 +26,8 @@ from livereview.hosts.base import AuthFailed, Forbidden, Host, HostError, NotFou
 from livereview.lessons import turned_down
 from livereview.logging import FailureLog
 from livereview.metrics import Metrics
-from livereview.model import Event, Identity, MRKey, Policy, ReplyRequest, ReviewRequest, Snapshot
+from livereview.model import Event, Identity, MRKey, Policy, ReplyRequest, Snapshot
+from livereview.model_runs import ReviewRequest
 from livereview.settings import DaemonSettings
 from livereview.store import jobs, reviews, snapshots, state, sync_failures
 from livereview.store import lessons as lesson_rows
