@@ -12,8 +12,8 @@ Two ways a test runs on PostgreSQL:
 
       eval "$(bash .ci/postgres start)"
       export LIVEREVIEW_TEST_BACKEND=postgresql
-      .venv/bin/python -m pytest tests/e2e tests/unit/test_store.py
-          tests/unit/test_leases.py tests/unit/test_snapshot_save.py   # (one line)
+      .venv/bin/python -m pytest tests/e2e tests/unit/test_store.py tests/unit/test_leases.py
+          tests/unit/test_snapshot_save.py tests/unit/test_tools_replied.py   # (one line)
       bash .ci/postgres stop
 
 The PostgreSQL server is the one named by LIVEREVIEW_TEST_POSTGRES_URL (`.ci/postgres
