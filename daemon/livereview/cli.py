@@ -33,6 +33,7 @@ from livereview import (
 from livereview import logging as logs
 from livereview.app import App
 from livereview.check import check, render
+from livereview.cli_types import seconds
 from livereview.demo import DemoError, DemoInterrupted, run_demo
 from livereview.metrics import ListenError, Metrics
 from livereview.model import JobState
@@ -111,7 +112,7 @@ def parser() -> argparse.ArgumentParser:
     cli_local.add_parser(sub)  # `review VERB|MR …`: local verbs, else a hosted review
     health = sub.add_parser("health", help="exit 0 if every host was polled recently "
                                            "(container HEALTHCHECK)")
-    health.add_argument("--max-age", type=float, default=None, metavar="SECONDS",
+    health.add_argument("--max-age", type=seconds, default=None, metavar="SECONDS",
                         help="oldest acceptable successful poll (default: 5 cold cycles, "
                              "at least 300 s)")
     return p

@@ -17,6 +17,8 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from livereview.settings import ConfigError, Settings
+from livereview.settings.errors import Invalid
+from livereview.settings.rules import database_url
 from livereview.store import copy as copying
 from livereview.store.db import Store
 from livereview.store.engine import StoreError
@@ -94,7 +96,10 @@ def _copy(source_url: str, target_url: str, stream: TextIO) -> int:
 
 def _bad_url(url: str, option: str) -> int | None:
     try:
-        backend = make_url(url).get_backend_name()
+        backend = make_url(database_url(url)).get_backend_name()
+    except Invalid as exc:
+        print(f"livereview: db: {option}: {exc.message}", file=sys.stderr)
+        return EXIT_USAGE
     except ArgumentError:
         backend = ""
     if backend not in ("sqlite", "postgresql"):

@@ -21,6 +21,7 @@ from typing import NoReturn
 import structlog
 
 from livereview import logging as logs
+from livereview.cli_types import row_id, seconds
 from livereview.hosts.base import HostError
 from livereview.local_model import (
     Feedback,
@@ -48,7 +49,7 @@ def add_verbs(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     def verb(name: str, text: str, *, review_id: bool = True) -> argparse.ArgumentParser:
         one = verbs.add_parser(name, help=text)
         if review_id:
-            one.add_argument("id", type=int, help="the review's id")
+            one.add_argument("id", type=row_id, help="the review's id")
         one.add_argument("--repo", type=Path, default=Path(),
                          help="the repository (default: the current directory)")
         one.add_argument("--json", action="store_true", help="machine-readable output")
@@ -60,18 +61,18 @@ def add_verbs(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     request.add_argument("--title", required=True)
     request.add_argument("--description", help="free-form JSON kept with the review")
     reply = verb("reply", "answer in a thread (the AI answers back when configured)")
-    reply.add_argument("thread", type=int)
+    reply.add_argument("thread", type=row_id)
     reply.add_argument("text")
     verb("approve", "approve the review")
     changes = verb("request-changes", "request changes, with an optional general comment")
     changes.add_argument("--comment", default="")
     wait = verb("wait", "block until a person's new feedback, print it as JSON")
-    wait.add_argument("--timeout", type=float, default=600.0, metavar="SECONDS")
+    wait.add_argument("--timeout", type=seconds, default=600.0, metavar="SECONDS")
     update = verb("update", "re-review after new commits (threads follow their code)")
     update.add_argument("--range", required=True, dest="range")
     verb("show", "files with stats, threads with their code")
     resolve = verb("resolve", "mark a thread resolved (--reopen: open again)")
-    resolve.add_argument("thread", type=int)
+    resolve.add_argument("thread", type=row_id)
     resolve.add_argument("--reopen", action="store_true")
 
 

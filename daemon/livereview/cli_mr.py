@@ -2,7 +2,9 @@
 
 Parsing and rendering only: each operation is one call into `livereview.tools`. Text on a
 terminal, `--json` for scripts; exit 2 for bad input (or a write the host does not allow
-agents), 1 when the host or the database fails; one line on stderr, never a traceback.
+agents, or a comment already answered — by the daemon, or by another call, even one
+posting right now), 1 when the host or the database fails; one line on stderr, never a
+traceback.
 """
 
 from __future__ import annotations
@@ -109,29 +111,36 @@ async def _diff(box: Toolbox, args: argparse.Namespace, out: TextIO) -> None:
     out.write('], "omitted": [], "note": ""}\n')
 
 
-async def _main(settings: Settings, args: argparse.Namespace, out: TextIO) -> None:
+async def _main(settings: Settings, args: argparse.Namespace, out: TextIO) -> int:
     box = Toolbox.open(settings)
     try:
         if args.operation == "diff":
             await _diff(box, args, out)
-            return
+            return EXIT_OK
         result = await _call(box, args)
-        out.write(json.dumps(results.as_json(result), indent=2) + "\n" if args.json
-                  else render(result))
+        if args.json:
+            out.write(json.dumps(results.as_json(result), indent=2) + "\n")
+        if isinstance(result, results.Posted) and result.already_answered:
+            # Refused as before the race was closed (exit 2, one line); `--json` also
+            # gets the document saying by whom, and the reply's id.
+            print(f"livereview: mr {args.operation}: {result.note}", file=sys.stderr)
+            return EXIT_USAGE
+        if not args.json:
+            out.write(render(result))
+        return EXIT_OK
     finally:
         await box.close()
 
 
 def run(settings: Settings, args: argparse.Namespace) -> int:
     try:
-        asyncio.run(_main(settings, args, sys.stdout))
+        return asyncio.run(_main(settings, args, sys.stdout))
     except ToolError as exc:
         print(f"livereview: mr {args.operation}: {exc}", file=sys.stderr)
         return exc.exit_code
     except OSError as exc:  # stdin unreadable, stdout closed under us
         print(f"livereview: mr {args.operation}: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    return EXIT_OK
 
 
 # ---- text on a terminal (other people's text is cleaned of escapes first) ----------------

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import tomli_w
 
+from livereview.cli_types import row_id
 from livereview.lessons import STATUSES
 from livereview.model import Lesson
 from livereview.settings import Settings
@@ -33,7 +34,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     for verb, status in (("show", None), *VERBS.items()):
         one = verbs.add_parser(verb, help=f"mark a lesson {status}" if status else
                                "one lesson in full")
-        one.add_argument("id", type=int)
+        one.add_argument("id", type=row_id)
     export = verbs.add_parser("export", help="every lesson as TOML or JSON (for git review)")
     export.add_argument("--format", choices=["toml", "json"], default="toml")
     export.add_argument("--output", type=Path, help="file to write (default: stdout)")

@@ -148,6 +148,9 @@ def _as_tool_errors() -> Iterator[None]:
         yield
     except (ToolError, HostError, StoreError, OSError) as exc:
         raise McpToolError(str(exc)) from exc
+    except Exception as exc:  # a bug: one line for the agent, as the CLI says it
+        raise McpToolError(f"internal error: {type(exc).__name__}: {exc} (a bug, please "
+                           "report it)") from exc
 
 
 async def _with_code(ws: ops.Workspace, review: LocalReview) -> dict[str, Any]:

@@ -62,6 +62,9 @@ class Tools:
             return await step
         except ToolError as exc:
             raise McpToolError(str(exc)) from exc
+        except Exception as exc:  # a bug: one line for the agent, as the CLI says it
+            raise McpToolError(f"internal error: {type(exc).__name__}: {exc} (a bug, "
+                               "please report it)") from exc
 
     async def comments(self, mr: MR, include_replied: Annotated[bool, Field(description=(
             "Also return comments already answered (by the daemon or a reply tool call) "
@@ -79,7 +82,9 @@ class Tools:
                     ) -> results.Posted:
         """Reply in the thread of one comment, and record it as answered. Safe to retry:
         a call repeated after a lost response adopts the reply already posted instead of
-        posting it twice. A comment already answered is refused."""
+        posting it twice. A comment already answered — by the daemon or another call, or
+        being answered by one right now (in_progress) — gets no second reply: the result
+        says already_answered, answered_by, and the other reply's id when known."""
         return await self._call(writing.reply(self.box, mr, comment_id, body))
 
     async def diffstat(self, mr: MR, paths: PATHS | None = None) -> results.Diffstat:

@@ -130,7 +130,7 @@ class Metrics:
             self.time_to_ack.labels(host_type)
             self.time_to_reply.labels(host_type)
             self.rate_limited.labels(host_type)
-            for outcome in ("posted", "retry", "failed", "skipped"):
+            for outcome in ("posted", "retry", "failed", "skipped", "superseded"):
                 self.replies.labels(host_type, outcome)
             for cause in ("auth", "host", "rate_limited", "llm", "timeout", "unexpected"):
                 self.job_retries.labels(host_type, cause)

@@ -92,8 +92,22 @@ _GITLAB_QUOTE_LINE = re.compile(r">>>[ \t]*")
 # (hosts strip them, text and all) or that swallow the rest of the post.
 _HIDDEN = re.compile(
     r"<(?=[!?]|/(?![A-Za-z])|/?(?:script|style|textarea|template|noscript|iframe|object|embed"
-    r"|title|xmp|plaintext|noembed|noframes|select|svg|math|pre)(?![A-Za-z0-9]))", re.IGNORECASE)
+    r"|title|xmp|plaintext|noembed|noframes|select|svg|math|pre"
+    # …and what loads from elsewhere when shown (a tracking pixel sees every reader) or
+    # folds text away under a harmless summary
+    r"|img|picture|video|audio|source|image|details|summary)(?![A-Za-z0-9]))", re.IGNORECASE)
+# A reference to an issue or MR (`#12`, `!12`, `&12`, `group/project#12`, `GH-12`) makes
+# the host link it and write "mentioned in" on the other side, notifying its watchers: a
+# commenter could have the bot touch any issue of any project. A word joiner after the
+# sigil reads the same and links nothing. So does one inside `![`: an image would load
+# from wherever the text says, for every reader.
+_REFERENCE = re.compile(r"(?:[#!&]|(?<![A-Za-z0-9])GH-)(?=[0-9])|!(?=\[)")
 _AT_ENTITY = re.compile(r"&(?:#0*64|#x0*40|commat);?", re.IGNORECASE)  # hosts decode them
+# GitLab runs a line that starts with `/command` as a quick action (`/merge`, `/approve`,
+# `/close`, `/assign`…) under the permissions of whoever posts it — the bot — and other
+# hosts' bots (Prow's `/lgtm`) read the same. An escaped slash reads the same and runs
+# nothing. https://docs.gitlab.com/user/project/quick_actions/
+_COMMAND = re.compile(r"^([ \t]*)/(?=[A-Za-z])")
 
 
 _BROADCASTS = frozenset({"all", "here", "channel", "everyone"})
@@ -113,6 +127,7 @@ def _defuse_line(line: str, allow: Sequence[str]) -> str:
     line = _AT_ENTITY.sub("@", line)
     if _GITLAB_QUOTE_LINE.fullmatch(line):  # GitLab's multi-line quote: shown, not parsed
         return "\\" + line
+    line = _COMMAND.sub(r"\1\\/", line)
     out, last = [], 0
     for match in _MENTION.finditer(line):
         if _allowed(line, match.start(), allow):
@@ -120,7 +135,8 @@ def _defuse_line(line: str, allow: Sequence[str]) -> str:
         out.append(line[last: match.end()] + WORD_JOINER)
         last = match.end()
     out.append(line[last:])
-    return _HIDDEN.sub("&lt;", "".join(out))
+    line = _REFERENCE.sub(lambda m: m.group() + WORD_JOINER, "".join(out))
+    return _HIDDEN.sub("&lt;", line)
 
 
 def _defuse(lines: list[str], allow: Sequence[str]) -> list[str]:
@@ -132,8 +148,10 @@ def _defuse(lines: list[str], allow: Sequence[str]) -> list[str]:
 def outgoing(text: str, allow_mentions: Sequence[str] = ()) -> str:
     """`text` as the bot may post it: invisible characters dropped; outside code blocks
     every `@mention` not in `allow_mentions` (usernames, without `@`) is defused with a
-    word joiner (it shows the same, notifies nobody) and HTML comments are shown, not
-    hidden. In code blocks only broadcast mentions (`@all`, `@here`) are defused.
+    word joiner (it shows the same, notifies nobody), HTML comments are shown, not hidden,
+    a line starting with `/command` has its slash escaped (no quick action runs), and
+    issue and MR references and images link and load nothing. In code blocks only
+    broadcast mentions (`@all`, `@here`) are defused.
 
     Defusing a line can change what the lines after it are (a defused HTML block turns an
     indented "code" line into paragraph text), so it repeats until nothing changes; if that

@@ -3,6 +3,7 @@ MCP tool of the same name agree, and what they did is what a person sees on the 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -96,9 +97,15 @@ def test_a_reply_is_posted_once_and_then_left_out(side: ToolSide) -> None:
 
     again = side.cli("reply", side.mr, first, "--body", "To share it.", "--json").json()
     assert again["adopted"] and again["id"] == posted["id"]  # a retry: nothing posted
-    other = side.cli("reply", side.mr, first, "--body", "Something else.")
+    other = side.cli("reply", side.mr, first, "--body", "Something else.", "--json")
     assert other.code == 2 and "already answered" in other.err
     assert len(other.err.strip().splitlines()) == 1
+    said = json.loads(other.out)  # scripts learn by whom, and which reply
+    assert (said["already_answered"], said["answered_by"], said["id"]) == (
+        True, "tool", posted["id"])
+    error, via_mcp = side.mcp("reply", mr=side.mr, comment_id=second, body="Once more.")
+    assert not error and via_mcp["already_answered"] and not via_mcp["in_progress"]
+    assert via_mcp["id"] == marks[second][1]
     final = side.cli("comments", side.mr, "--include-replied", "--json").json()
     assert len([c for c in final["comments"] if c["author_kind"] == "self"]) == 2
 

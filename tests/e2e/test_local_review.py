@@ -118,6 +118,8 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path,
         # Not a local verb: an MR reference, for the hosted review, which needs a config.
         (["https://gitlab.example/g/p/-/merge_requests/7"], "config error"),
         (["request", "HEAD~1", "--repo", str(repo.path)], "required: --title"),
+        (["request", "HEAD~1", "--repo", str(repo.path), "--title", " "],
+         "the review needs a title"),
     ]
     for args, said in cases:
         code, _, err = run(capsys, *args)
@@ -127,6 +129,8 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path,
     code, _, err = run(capsys, "reply", "1", "99", "hi", "--repo", str(repo.path))
     assert code == 2
     assert "review 1 has no thread 99" in err
+    code, _, err = run(capsys, "reply", "1", "1", " \n", "--repo", str(repo.path))
+    assert code == 2 and "the reply is empty" in err, err
 
 
 def test_wait_in_another_process_gets_a_person_s_reply(

@@ -86,3 +86,12 @@ def test_bad_input_is_a_tool_error(tmp_path: Path) -> None:
     assert failed and "no local review 3" in said
     failed, said = call(config, "request_review", title="T", repo=str(tmp_path))
     assert failed and "not a git repository" in said
+    # Out of the database's range, blank: one line, not the SDK's bare "Error executing
+    # tool" with a traceback on stderr (found by an attack session).
+    failed, said = call(config, "show_review", review_id=10**23, repo=str(repo.path))
+    assert failed and said.endswith(f": no local review {10**23}"), said
+    failed, said = call(config, "request_review", title=" ", range="HEAD~1",
+                        repo=str(repo.path))
+    assert failed and said.endswith(": the review needs a title"), said
+    failed, said = call(config, "replied", since="0001-01-01")
+    assert failed and "expected an ISO 8601 date or time from 1970 on" in said

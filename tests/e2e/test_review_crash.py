@@ -50,12 +50,14 @@ def run_state(db: Path | str) -> str:
     return str(query(db, "SELECT state FROM review_runs")[0][0])
 
 
-DISCUSSIONS = r"/merge_requests/\d+/discussions$"  # findings, summary and notice alike
+DISCUSSIONS = r"/merge_requests/\d+/discussions$"  # the findings: threads to resolve
+NOTES = r"/merge_requests/\d+/notes$"  # the summary and the notice: notes, blocking nothing
 
 
-@pytest.mark.parametrize("skip", [0, 1, 2, 3])  # finding 1, finding 2, summary, notice
-def test_gitlab_lost_response_at_each_post_is_adopted(sandbox: Sandbox, skip: int) -> None:
-    path = DISCUSSIONS
+@pytest.mark.parametrize(("path", "skip"), [(DISCUSSIONS, 0), (DISCUSSIONS, 1), (NOTES, 0),
+                                            (NOTES, 1)])  # findings 1, 2, summary, notice
+def test_gitlab_lost_response_at_each_post_is_adopted(sandbox: Sandbox, path: str, skip: int
+                                                      ) -> None:
     write_config(sandbox.config, sandbox.gitlab_server.url, sandbox.llm.url, sandbox.db,
                  retry_base_seconds=0.05)
     sandbox.llm.llm.review_findings = FINDINGS

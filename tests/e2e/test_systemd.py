@@ -139,7 +139,7 @@ def test_the_unit_bounds_start_and_stop_and_makes_the_ai_key_optional() -> None:
                     if "=" in line and not line.startswith("#"))
     # READY comes within the identity bound (plus a migration); stop within the grace.
     assert float(settings["TimeoutStartSec"]) > IDENTITY_TIMEOUT_SECONDS * 3
-    grace = DaemonSettings(database_url="sqlite://").shutdown_grace_seconds
+    grace = DaemonSettings(database_url="sqlite:////var/lib/livereview/livereview.db").shutdown_grace_seconds
     assert float(settings["TimeoutStopSec"]) >= grace + 10
     # A SetCredential= of the same name makes a missing LoadCredential= file non-fatal
     # (systemd.exec(5), "Credentials"): keyless local models start without the file.

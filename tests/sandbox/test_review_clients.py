@@ -17,6 +17,7 @@ from github import Auth, Github, GithubException
 from livereview.hosts.connect import connect
 from livereview.metrics import Metrics
 from livereview.model import MRKey
+from livereview.review.posting import PostsNotes
 from livereview.sandbox.bitbucket_cloud_server import FakeBitbucketCloudServer
 from livereview.sandbox.bitbucket_cloud_state import FakeBitbucketCloud
 from livereview.sandbox.bitbucket_server_http import FakeBitbucketDCServer
@@ -93,6 +94,51 @@ def test_python_gitlab_approves_comments_on_lines_and_reads_diffs(
         finally:
             await host.close()
     asyncio.run(ours())
+
+
+def test_python_gitlab_sees_notes_never_block_a_strict_project_and_threads_do(
+        gl: tuple[FakeGitLab, FakeGitLabServer]) -> None:
+    fake, server = gl
+    iid = fake.add_mr(REPO, title="Lock", author="bob", files=FILES)
+    client = gitlab.Gitlab(server.url, private_token=TOKEN)
+    project = client.projects.get(REPO)
+    assert project.only_allow_merge_if_all_discussions_are_resolved is False
+    project.only_allow_merge_if_all_discussions_are_resolved = True
+    project.save()  # PUT /projects/:id, "All threads must be resolved"
+
+    def mergeable() -> bool:
+        return bool(project.mergerequests.get(iid).blocking_discussions_resolved)
+
+    mr = project.mergerequests.get(iid)
+    note = mr.notes.create({"body": "a summary: nothing to answer"})  # POST …/notes
+    assert note.type is None and note.resolvable is False
+    assert mergeable()
+    thread = mr.discussions.create({"body": "a question"})  # POST …/discussions
+    assert thread.attributes["notes"][0]["type"] == "DiscussionNote"
+    assert thread.attributes["notes"][0]["resolvable"] is True
+    assert not mergeable()
+    thread.resolved = True
+    thread.save()  # PUT …/discussions/:id?resolved=true
+    assert mergeable()
+    [lone] = [d for d in mr.discussions.list(get_all=True) if d.individual_note]
+    lone.notes.create({"body": "a reply to the summary"})  # the note becomes a thread
+    replied = mr.discussions.get(lone.id)
+    assert replied.individual_note is False and len(replied.attributes["notes"]) == 2
+    assert not mergeable()  # a conversation someone started: GitLab's rule, not ours
+
+    async def ours() -> None:  # our adapter's note is the same kind as python-gitlab's
+        host = connect(HostSettings(name="gl", type="gitlab", url=server.url,
+                                    token=Secret(TOKEN)), Metrics())
+        try:
+            assert isinstance(host, PostsNotes)  # what the review's poster asks of a host
+            posted = await host.note(MRKey("gl", REPO, iid), "our summary")
+            snap = await host.fetch_mr(REPO, iid)
+            [mine] = [t for t in snap.threads if t.root and t.root.id == posted.id]
+            assert mine.individual and not mine.resolvable
+        finally:
+            await host.close()
+    asyncio.run(ours())
+    assert not mergeable()  # still only the reply's thread
 
 
 # ---- GitHub: PyGithub ---------------------------------------------------------------------

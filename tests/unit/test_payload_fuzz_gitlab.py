@@ -92,6 +92,9 @@ ROUTES = [
     Route("POST", r"/merge_requests/\d+/approve$", FAKE["approval"], 201),
     Route("GET", r"/merge_requests/\d+/approvals$", FAKE["approvals"]),  # 20
     Route("POST", r"/merge_requests/\d+/unapprove$", FAKE["approval"], 201),
+    # a review's summary and notice: individual notes (not resolvable), as recorded
+    Route("POST", r"/merge_requests/\d+/notes$", recorded(
+        "danger-js_getMergeRequestNotes.json")[0], 201),  # 22
 ]
 NOTE = str(DISCUSSIONS[0]["notes"][0]["id"])
 REFS = DiffRefs("a" * 40, "a" * 40, "b" * 40)
@@ -119,9 +122,10 @@ CALLS: dict[str, tuple[list[int], Call, type | tuple[type, ...]]] = {
     "resolve": ([18], lambda h: h.resolve(KEY, "0a1b2c"), type(None)),
     "diffstat": ([12], lambda h: h.diffstat(KEY), list),
     "diff_files": ([12], lambda h: collect(h.diff_files(KEY)), list),
-    "post_review": ([16, 19], lambda h: h.post_review(KEY, REFS, [FINDING], "Summary.",
+    "note": ([22], lambda h: h.note(KEY, "A statement."), Message),
+    "post_review": ([16, 22, 19], lambda h: h.post_review(KEY, REFS, [FINDING], "Summary.",
                                                       Verdict.APPROVED), PostedReview),
-    "request_changes": ([16, 21], lambda h: h.request_changes(KEY, "Why."), Message),
+    "request_changes": ([22, 21], lambda h: h.request_changes(KEY, "Why."), Message),
     "reviews_posted": ([0, 6], lambda h: h.reviews_posted(KEY), list),
 }
 

@@ -106,3 +106,24 @@ async def test_probe_says_unreachable_or_a_rejected_key_and_accepts_any_other_an
         "ai.api_key_env or ai.api_key_file")
     assert await probe(key, reply_with(200, {"object": "list", "data": []})) is None
     assert await probe(key, reply_with(404, {"detail": "Not Found"})) is None  # no /models
+
+
+async def test_an_endpoint_that_echoes_the_api_key_does_not_get_it_stored() -> None:
+    """The error becomes the job's last_error (shown by `pending`, kept in the database),
+    out of the logs' redaction: a server that repeats the key in its 401 must not put it
+    there (found by an attack session)."""
+    key = "sk-live-" + "k" * 32
+    echo = httpx2.MockTransport(lambda request: httpx2.Response(
+        401, headers={"content-type": "application/json"}, content=json.dumps({"error": {
+            "message": f"Incorrect API key provided: {request.headers['authorization']}"}})
+        .encode()))
+    answerer = OpenAIAnswerer(settings("https://llm.example/v1", key), Metrics(), echo)
+    try:
+        with pytest.raises(LLMError) as failed:
+            await answerer.answer(PROMPT)
+    finally:
+        await answerer.close()
+    assert key not in str(failed.value)
+    assert str(failed.value).startswith("LLM endpoint https://llm.example/v1 answered HTTP 401 "
+                                        "(the API key was rejected")
+    assert "Incorrect API key provided: Bearer ***" in str(failed.value)

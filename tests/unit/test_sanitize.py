@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from livereview.markdown import code_lines
 from livereview.sanitize import WORD_JOINER, clean, fence_id, fenced, one_line, outgoing
-from tests.render_oracles import HOSTS, hidden_comments, live_mentions
+from tests.render_oracles import HOSTS, hidden_comments, live_mentions, read
 
 MARKDOWN_ATOMS = [
     "@bob", "@all", "text", "```", "~~~", "````", "```python", "    ", "\t", "> ", ">>>", "- ",
@@ -181,3 +182,65 @@ def test_a_reply_cut_to_any_length_or_a_quote_pings_and_hides_nothing(text: str,
     assert live_mentions(posted) == {}
     assert all(found == [" livereview:reply-to=7 "] for found in hidden_comments(posted).values())
     assert live_mentions(quote(text)) == {} and hidden_comments(quote(text)) == {}
+
+
+# ---- quick actions: GitLab runs `/command` lines under the poster's permissions ---------------
+COMMAND_LINE = re.compile(r"[ \t]*/[A-Za-z]")
+QUICK_ACTIONS = ["/merge", "/approve", "/close", "  /assign_reviewer me", "/label ~security",
+                 "\t/unapprove", "/shrug"]
+
+
+def commands_outside_code(body: str) -> list[str]:
+    code = code_lines(body)
+    return [line for i, line in enumerate(body.split("\n"))
+            if i not in code and COMMAND_LINE.match(line)]
+
+
+@pytest.mark.parametrize("command", QUICK_ACTIONS)
+def test_no_quick_action_survives_and_it_reads_the_same(command: str) -> None:
+    posted = outgoing(f"Sure, done.\n{command}\nThanks.")
+    assert commands_outside_code(posted) == []
+    for render in HOSTS.values():  # the slash is still shown, as the model wrote it
+        assert command.strip() in "".join(read(render(posted)).text)
+
+
+def test_a_slash_inside_a_line_or_a_code_block_is_left_alone() -> None:
+    body = "use a/b or /path/ later\n\n```\n/merge\n```"
+    assert outgoing(body) == body
+
+
+@given(markdown_soup(), st.sampled_from(QUICK_ACTIONS))
+def test_any_markdown_posted_runs_no_quick_action(text: str, command: str) -> None:
+    posted = outgoing(f"{text}\n{command}\n{text}")
+    assert commands_outside_code(posted) == []
+
+
+# ---- references and what loads from elsewhere --------------------------------------------------
+REFERENCE = re.compile(r"(?:(?<![A-Za-z0-9])GH-|[#!&])[0-9]")
+
+
+@pytest.mark.parametrize("body", [
+    "fixes #12", "see other-group/other-project#1", "like !34", "epic &5", "GH-6 too",
+    "(#7)", "#8.", "[#9](x)",
+])
+def test_no_issue_or_mr_reference_is_linked_and_it_reads_the_same(body: str) -> None:
+    posted = outgoing(body)
+    assert not REFERENCE.search(posted), posted
+    assert posted.replace(WORD_JOINER, "") == body
+
+
+@pytest.mark.parametrize("body", [
+    "![pixel](http://attacker.example/p.png)", '<img src="http://attacker.example/p.png">',
+    "<picture><source srcset=x></picture>", "<details><summary>fine</summary>@all</details>",
+    "<video src=x></video>",
+])
+def test_nothing_loads_from_elsewhere_or_folds_text_away(body: str) -> None:
+    posted = outgoing(body)
+    for render in HOSTS.values():
+        html = render(posted).lower()
+        assert "<img" not in html and "<details" not in html and "<video" not in html, html
+
+
+def test_references_in_code_are_left_alone() -> None:
+    body = "text\n\n```\nissue #12, x != !1\n```"
+    assert outgoing(body) == body

@@ -61,3 +61,17 @@ def test_a_rule_across_keys_waits_for_each_key_to_be_valid() -> None:
     assert error(config(daemon={"hot_poll_interval_seconds": 60,
                                 "poll_interval_seconds": "often"})) == (
         "daemon.poll_interval_seconds: expected float, got 'often'")
+
+
+@pytest.mark.parametrize("url", ["file:///etc/passwd", "htp://hooks.internal/x", "hooks"])
+def test_a_notify_url_that_is_not_http_is_refused_by_check(url: str) -> None:
+    """It used to pass `check`, and every run with changes requested then stayed in
+    `notifying` for good (found by an attack session)."""
+    message = error(config(review={"notify_url": url}))
+    assert message.startswith("review.notify_url: expected an http(s) URL, got ")
+
+
+def test_no_notify_url_and_an_http_one_are_fine() -> None:
+    assert parse(config(), ENV).review.notify_url == ""
+    assert parse(config(review={"notify_url": "https://hooks.internal/lr"}), ENV
+                 ).review.notify_url == "https://hooks.internal/lr"

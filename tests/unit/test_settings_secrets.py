@@ -78,7 +78,7 @@ def error(data: dict[str, Any], env: dict[str, str] = ENV) -> str:
     (config(ai={"base_url": f"ftp://key:{PASSWORD}@llm.example"}),
      "ai.base_url: expected an http(s) URL, got 'ftp://llm.example'"),
     (config(daemon={"database_url": f"mysql://root:{PASSWORD}@db/livereview"}),
-     "daemon.database_url: expected sqlite:/// or postgresql+psycopg://, got "
+     "daemon.database_url: expected sqlite:///PATH or postgresql+psycopg://USER@HOST/DB, got "
      "'mysql://db/livereview'"),
 ])
 def test_no_error_shows_a_secret(data: dict[str, Any], expected: str) -> None:

@@ -39,7 +39,7 @@ from livereview.hosts.bitbucket_cloud_budget import Budget, Use
 from livereview.hosts.bitbucket_cloud_review import BitbucketCloudReview
 from livereview.hosts.http import HttpClient
 from livereview.hosts.payload import JsonObject, json_object
-from livereview.hosts.revalidate import Revalidate, revalidated
+from livereview.hosts.revalidate import Keep, Revalidate, keeping, revalidated
 from livereview.model import Anchor, ChangedMR, Identity, Message, MRKey, Snapshot, Thread
 
 log = structlog.get_logger("livereview.bitbucket_cloud")
@@ -118,13 +118,13 @@ class BitbucketCloud(BitbucketCloudReview, OverHttp):
 
     async def _pages(self, path: str, params: dict[str, Any] | None = None,
                      use: Use = Use.READ, *, conditional: Revalidate = False,
-                     ) -> AsyncGenerator[list[JsonObject], None]:
+                     keep: Keep = None) -> AsyncGenerator[list[JsonObject], None]:
         """Each page's `values`, following `next` (its query only, on our path)."""
         query: dict[str, Any] = {"pagelen": PAGELEN, **(params or {})}
         asked: set[str] = set()
         for number in range(MAX_PAGES):
             page = await self._one("GET", path, use, conditional=revalidated(conditional, number),
-                                   params=query)
+                                   keep=keep, params=query)
             yield page.objects("values")
             link = page.text_or("next")
             if not link:
@@ -233,7 +233,8 @@ class BitbucketCloud(BitbucketCloudReview, OverHttp):
             params["q"] = f"updated_on >= {stable.astimezone(UTC).isoformat()}"
         found: list[ChangedMR] = []
         pages = self._pages(f"{self._repo(repo)}/pullrequests", params, use,
-                            conditional="first")
+                            conditional="first", keep=keeping("id", "updated_on",
+                                                              items="values"))
         async for page in pages:
             listed = [ChangedMR(repo, pr.number("id"), pr.time("updated_on"), "opened")
                       for pr in page]

@@ -32,7 +32,7 @@ from livereview.hosts.diffs import (
     too_large,
 )
 from livereview.hosts.payload import JsonObject
-from livereview.hosts.revalidate import Revalidate
+from livereview.hosts.revalidate import Keep, Revalidate
 from livereview.model import (
     Anchor,
     DiffRefs,
@@ -89,7 +89,7 @@ class BitbucketCloudReview:
 
         def _pages(self, path: str, params: dict[str, Any] | None = None,
                    use: Use = Use.READ, *, conditional: Revalidate = False,
-                   ) -> AsyncGenerator[list[JsonObject], None]: ...
+                   keep: Keep = None) -> AsyncGenerator[list[JsonObject], None]: ...
 
         def _forget(self, key: MRKey) -> None: ...
 

@@ -54,6 +54,7 @@ from livereview.hosts.github_payloads import (
 from livereview.hosts.github_review import GitHubReview
 from livereview.hosts.http import HttpClient
 from livereview.hosts.payload import JsonObject, json_objects
+from livereview.hosts.revalidate import keeping
 from livereview.model import (
     Anchor,
     ChangedMR,
@@ -153,7 +154,8 @@ class GitHub(GitHubReview, OverHttp):
     async def _changed_in(self, repo: str, since: datetime | None) -> list[ChangedMR]:
         changed: dict[int, ChangedMR] = {}
         pages = self.http.items(f"{self._repo(repo)}/pulls", {
-            "state": "open", "sort": "updated", "direction": "desc"}, conditional="first")
+            "state": "open", "sort": "updated", "direction": "desc"}, conditional="first",
+            keep=keeping("number", "updated_at"))
         async with aclosing(pages):
             async for page in pages:
                 listed = [ChangedMR(repo, p.number("number"), p.time("updated_at"), "opened")

@@ -6,6 +6,15 @@ renamed_file, deleted_file, generated_file), https://docs.gitlab.com/api/discuss
 #create-a-new-thread-in-the-merge-request-diff, https://docs.gitlab.com/api/
 merge_request_approvals/#approve-merge-request (approving twice answers 401:
 https://gitlab.com/gitlab-org/gitlab/-/issues/526532; unapproving without an approval 404).
+
+The summary and the notice are notes, not threads: GitLab makes every thread opened with
+POST …/discussions resolvable (a DiscussionNote, or a DiffNote with a position), and a
+project with "All threads must be resolved" (`only_allow_merge_if_all_discussions_are_
+resolved`) cannot merge until someone resolves it. POST …/notes makes an individual note,
+which is never resolvable (gitlabhq: app/models/individual_note_discussion.rb), and can be
+replied to: the reply turns it into a thread with the same discussion id
+(https://docs.gitlab.com/api/discussions/#add-note-to-existing-merge-request-thread).
+Findings stay resolvable DiffNotes: they are questions for the author.
 """
 
 from __future__ import annotations
@@ -22,7 +31,6 @@ from livereview.hosts.base import AuthFailed, Forbidden, NotFound
 from livereview.hosts.diffs import count_lines, looks_binary, too_large
 from livereview.hosts.payload import JsonObject, json_objects
 from livereview.model import (
-    Anchor,
     DiffRefs,
     FileChange,
     FileDiff,
@@ -96,9 +104,6 @@ class GitLabReview:
 
         async def whoami(self) -> Identity: ...
 
-        async def comment(self, key: MRKey, body: str,
-                          anchor: Anchor | None = None) -> Message: ...
-
     async def _pages(self, key: MRKey) -> AsyncGenerator[list[JsonObject], None]:
         path = f"{_mr(key)}/diffs"
         async with aclosing(self.http.pages(path, per_page=DIFF_PAGE)) as pages:
@@ -115,9 +120,17 @@ class GitLabReview:
                 for entry in page:
                     yield file_diff(entry, max_file_bytes)
 
+    async def note(self, key: MRKey, body: str) -> Message:
+        """A general note that asks nothing of anyone (a review's summary, a notice): not
+        resolvable, so it never holds up a merge. GitLab's note entity carries no
+        discussion id, so the message's thread id is empty; the MR's discussions list the
+        note as an individual discussion, where polling and adoption find it."""
+        posted = await self.http.one("POST", f"{_mr(key)}/notes", json={"body": body})
+        return payloads.message(posted, "")
+
     async def post_review(self, key: MRKey, refs: DiffRefs, comments: Sequence[InlineComment],
                           body: str, verdict: Verdict) -> PostedReview:
-        """One discussion per finding, then the summary thread, then the approval: GitLab
+        """One discussion per finding, then the summary note, then the approval: GitLab
         has no batch, and never an approval when changes are requested."""
         posted = []
         for c in comments:
@@ -127,7 +140,7 @@ class GitLabReview:
             if root is None:
                 raise discussion.error("notes", "empty")
             posted.append(root)
-        summary = await self.comment(key, body)
+        summary = await self.note(key, body)
         applied = verdict
         if verdict is Verdict.APPROVED:
             try:
@@ -164,7 +177,7 @@ class GitLabReview:
     async def request_changes(self, key: MRKey, body: str = "") -> Message | None:
         """GitLab's REST API has no "request changes": withdraw the approval and say why."""
         await self.unapprove(key)
-        return await self.comment(key, body) if body else None
+        return await self.note(key, body) if body else None
 
     async def reviews_posted(self, key: MRKey) -> list[Message]:
         me = self._me or await self.whoami()

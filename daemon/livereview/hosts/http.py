@@ -16,7 +16,6 @@ import time
 from collections.abc import AsyncGenerator, Mapping
 from contextlib import aclosing
 from dataclasses import dataclass
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx2
@@ -24,18 +23,13 @@ import structlog
 import truststore
 
 from livereview.hosts.base import (
-    AuthFailed,
     BadResponse,
-    Conflict,
-    Forbidden,
-    HostError,
-    NotFound,
-    RateLimited,
     TLSFailed,
     Transient,
 )
+from livereview.hosts.http_status import host_error, limit_header, rate_limited, retry_after
 from livereview.hosts.payload import JsonObject, json_object, json_objects
-from livereview.hosts.revalidate import Revalidate, ValidatorCache, revalidated
+from livereview.hosts.revalidate import Keep, Revalidate, ValidatorCache, revalidated
 from livereview.metrics import Metrics, status_class
 from livereview.reachability import cause
 
@@ -62,44 +56,6 @@ def ssl_context(ca_bundle: str | None) -> ssl.SSLContext:
     return truststore.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
 
 
-def _header(response: httpx2.Response, name: str) -> str:
-    """GitLab's `RateLimit-*` or GitHub's `X-RateLimit-*` header, stripped ('' if absent)."""
-    return (response.headers.get(f"RateLimit-{name}")
-            or response.headers.get(f"X-RateLimit-{name}") or "").strip()
-
-
-def rate_limited(response: httpx2.Response) -> bool:
-    """A 429, or a 403 that is GitHub's way of saying "slow down": the primary limit spent
-    (`X-RateLimit-Remaining: 0`) or a secondary limit (`Retry-After`, or a message saying so).
-    https://docs.github.com/en/rest/using-the-rest-api/rate-limits-for-the-rest-api#exceeding-the-rate-limit
-    """
-    if response.status_code == 429:
-        return True
-    if response.status_code != 403:
-        return False
-    if response.headers.get("Retry-After") or _header(response, "Remaining") == "0":
-        return True
-    return "rate limit" in response.text.lower()
-
-
-def retry_after(response: httpx2.Response, now: float) -> float | None:
-    """Seconds to wait, from `Retry-After` (seconds or HTTP date) or, once a rate limit is
-    spent, `RateLimit-Reset` / `X-RateLimit-Reset` (epoch seconds)."""
-    value = response.headers.get("Retry-After")
-    if value:
-        if value.strip().isdigit():
-            return float(value)
-        try:
-            return max(0.0, parsedate_to_datetime(value).timestamp() - now)
-        except (TypeError, ValueError):
-            pass
-    reset = _header(response, "Reset")
-    spent = response.status_code == 429 or _header(response, "Remaining") == "0"
-    if reset.isdigit() and spent and rate_limited(response):
-        return max(0.0, float(reset) - now)
-    return None
-
-
 def _ssl_error(exc: BaseException) -> ssl.SSLError | None:
     seen: BaseException | None = exc
     while seen is not None:
@@ -107,30 +63,6 @@ def _ssl_error(exc: BaseException) -> ssl.SSLError | None:
             return seen
         seen = seen.__cause__ or seen.__context__
     return None
-
-
-def _error(method: str, path: str, response: httpx2.Response, wait: float | None) -> HostError:
-    status = response.status_code
-    what = f"{method} {path}: HTTP {status}"
-    if status == 401 and "AuthorisationException" in response.text[:2000]:
-        # Bitbucket Data Center answers a missing permission with 401 and this exception (a
-        # rejected token names an authentication exception): its REST reference lists 401
-        # "insufficient permissions" for every resource, and no 403.
-        # https://developer.atlassian.com/server/bitbucket/rest/v906/api-group-pull-requests/
-        return Forbidden(f"{what} (the token may not do this)")
-    if status == 401:
-        return AuthFailed(f"{what} (token rejected or expired)")
-    if rate_limited(response):
-        return RateLimited(what, wait if wait is not None else 60.0)
-    if status == 403:
-        return Forbidden(f"{what} (the token may not do this)")
-    if status == 404:
-        return NotFound(what)
-    if status in (409, 422):
-        return Conflict(what)
-    if status >= 500:
-        return Transient(what)
-    return HostError(what)
 
 
 class HttpClient:
@@ -182,13 +114,13 @@ class HttpClient:
         # bitbucket.org/blog/introducing-scaled-rate-limits-for-bitbucket-cloud-api
         if response.headers.get("X-RateLimit-Resource", "core") != "graphql":
             for name in ("Remaining", "Limit", "Reset"):
-                value = _header(response, name)
+                value = limit_header(response, name)
                 if value.isdigit():
                     self._rate_limit[name] = int(value)
-            if _header(response, "Remaining").isdigit():
+            if limit_header(response, "Remaining").isdigit():
                 self.metrics.rate_limit_remaining.labels(self.host_type).set(
                     self._rate_limit["Remaining"])
-            near = _header(response, "NearLimit").lower()
+            near = limit_header(response, "NearLimit").lower()
             if near in ("true", "false"):
                 self._near_limit = near == "true"
         if status in (403, 429) and rate_limited(response):
@@ -261,16 +193,16 @@ class HttpClient:
                                content=b"".join(chunks), request=response.request)
 
     async def request(self, method: str, path: str, *, conditional: bool = False,
-                      **kwargs: Any) -> httpx2.Response:
+                      keep: Keep = None, **kwargs: Any) -> httpx2.Response:
         """Send one request, retrying temporary failures; raise a typed HostError.
 
         `conditional` GETs revalidate the last response for the same URL with its ETag: a
         304 returns the remembered response (on GitHub a 304 costs no rate limit; on any
-        host it saves the body and its parsing).
+        host it saves the body and its parsing) — or what `keep` made of it.
         """
         if not conditional or method != "GET":
             return await self._request(method, path, **kwargs)
-        key = f"{path}?{sorted((kwargs.get('params') or {}).items())}"
+        key = self.validated.key(path, kwargs.get("params"))
         cached = self.validated.get(key)
         if cached is not None:
             kwargs["headers"] = {**kwargs.get("headers", {}),
@@ -280,7 +212,7 @@ class HttpClient:
             self.not_modified += 1
             return cached
         if response.headers.get("ETag"):
-            self.validated.remember(key, response)
+            self.validated.remember(key, response if keep is None else keep(response))
         return response
 
     async def _request(self, method: str, path: str, **kwargs: Any) -> httpx2.Response:
@@ -319,7 +251,7 @@ class HttpClient:
                 retryable = (response.status_code in RETRY_STATUS or limited) and (
                     safe_to_repeat or rejected)
                 if not retryable or last or (hint is not None and hint > self.retry.max_delay):
-                    raise _error(method, path, response, hint)
+                    raise host_error(method, path, response, hint)
                 wait = hint if hint is not None else self.retry.backoff(attempt)
                 log.info("host_retry", host_type=self.host_type, method=method, path=path,
                          status=response.status_code, wait_seconds=round(wait, 2))
@@ -340,34 +272,35 @@ class HttpClient:
 
     async def pages(
         self, path: str, params: Mapping[str, Any] | None = None, per_page: int = 100,
-        *, conditional: Revalidate = False,
+        *, conditional: Revalidate = False, keep: Keep = None,
     ) -> AsyncGenerator[list[object], None]:
         """Yield every page of a paginated list: GitLab's `X-Next-Page`, else the `Link`
         header's rel="next" (GitHub; its query may hold a page number or a cursor). The next
         request keeps `path` and takes the link's query, so URLs stay stable for ETags."""
-        async with aclosing(self._pages(path, params, per_page, conditional)) as pages:
+        async with aclosing(self._pages(path, params, per_page, conditional, keep)) as pages:
             async for _, items in pages:
                 yield items
 
     async def items(
         self, path: str, params: Mapping[str, Any] | None = None, *,
-        conditional: Revalidate = False,
+        conditional: Revalidate = False, keep: Keep = None,
     ) -> AsyncGenerator[list[JsonObject], None]:
         """`pages`, each item a JSON object read with typed accessors; a wrong item names
         its page and index."""
-        async with aclosing(self._pages(path, params, 100, conditional)) as pages:
+        async with aclosing(self._pages(path, params, 100, conditional, keep)) as pages:
             async for number, items in pages:
                 where = f"GET {path}" + (f" (page {number})" if number > 1 else "")
                 yield json_objects(items, where)
 
     async def _pages(self, path: str, params: Mapping[str, Any] | None, per_page: int,
-                     conditional: Revalidate
+                     conditional: Revalidate, keep: Keep = None
                      ) -> AsyncGenerator[tuple[int, list[object]], None]:
         query: dict[str, Any] = {**(params or {}), "per_page": per_page, "page": 1}
         number = 0
         while True:
             response = await self.request("GET", path, params=dict(query),
-                                          conditional=revalidated(conditional, number))
+                                          conditional=revalidated(conditional, number),
+                                          keep=keep)
             items = await _decoded(response, f"GET {path}")
             if not isinstance(items, list):
                 raise BadResponse(f"GET {path}: expected a JSON list")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -56,12 +57,19 @@ def _clear_cut(text: str, limit: int) -> str:
     return head.rstrip()
 
 
+# A review's verdict is a heading the bot writes (review/render.py); an answer or a tool
+# reply that wrote one — a parroted comment, a steered model — would show a forged verdict
+# under the bot's name. Escaped, it reads as the text it is.
+_VERDICT_HEADING = re.compile(r"^( {0,3})(#{1,6}[ \t]+livereview review\b)",
+                              re.IGNORECASE | re.MULTILINE)
+
+
 def postable(text: str, message_id: str, max_chars: int,
              allow_mentions: Sequence[str] = ()) -> str:
     """`text` as the bot may post it, within `max_chars`, ending with the marker for
     `message_id`. A code block left open (by the model, or by the cut) is closed, so the
-    marker stays a hidden last line."""
-    safe = outgoing(text, allow_mentions)
+    marker stays a hidden last line; no line poses as a review's verdict."""
+    safe = outgoing(_VERDICT_HEADING.sub(r"\1\\\2", text), allow_mentions)
     shortened = len(safe) > max_chars
     if shortened:  # a cut can leave a construct of its own (`</` at the end opens a comment)
         safe = outgoing(_clear_cut(safe, max_chars), allow_mentions)

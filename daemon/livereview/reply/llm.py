@@ -55,6 +55,14 @@ def _excerpt(text: str, limit: int = 160) -> str:
     return one_line if len(one_line) <= limit else one_line[: limit - 1] + "…"
 
 
+def _said(settings: AISettings, text: str) -> str:
+    """The endpoint's own words without our API key: a server may echo it in its 401
+    ("Incorrect API key provided: sk-…"), and these words are stored in the job's
+    last_error and shown by `pending`, where the logs' redaction does not reach."""
+    key = settings.api_key.reveal()
+    return _excerpt(text.replace(key, "***") if len(key) >= 6 else text)
+
+
 def failure(settings: AISettings, exc: openai.APIError) -> str:
     """One line naming the endpoint and the cause, for the job's last_error and the logs."""
     where = f"LLM endpoint {settings.base_url}"
@@ -67,8 +75,8 @@ def failure(settings: AISettings, exc: openai.APIError) -> str:
                 403: " (the API key may not use this model)",
                 404: f" (no model {settings.model!r} there, or base_url lacks /v1)"
                 }.get(exc.status_code, "")
-        return f"{where} answered HTTP {exc.status_code}{hint}: {_excerpt(exc.message)}"
-    return f"{where} failed: {type(exc).__name__}: {_excerpt(str(exc))}"
+        return f"{where} answered HTTP {exc.status_code}{hint}: {_said(settings, exc.message)}"
+    return f"{where} failed: {type(exc).__name__}: {_said(settings, str(exc))}"
 
 
 async def probe(settings: AISettings, transport: httpx2.AsyncBaseTransport | None = None

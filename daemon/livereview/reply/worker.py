@@ -3,7 +3,8 @@
 Each transition is committed before the next I/O step. The one step that cannot be made
 atomic — the POST of the reply — is bracketed: `post_started_at` is committed first, and a
 job that finds it set re-reads the thread and adopts a reply carrying its hidden marker
-instead of posting a second one.
+instead of posting a second one. It posts only under the comment's claim, which an agent's
+tool reply takes too (reply/claims.py): of the two, one answers.
 
 Whatever a step raises, the job ends its run in a recorded state — retried later with
 backoff, or skipped or failed with the reason — and one log line says why. If even that
@@ -17,7 +18,6 @@ import asyncio
 import contextlib
 import json
 import random
-import traceback
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -27,7 +27,6 @@ import structlog
 from structlog.typing import FilteringBoundLogger
 
 from livereview.hosts.base import (
-    AuthFailed,
     Forbidden,
     Host,
     HostError,
@@ -38,15 +37,17 @@ from livereview.lessons import repo_scope
 from livereview.logging import FailureLog
 from livereview.metrics import Metrics
 from livereview.model import Identity, JobState, Lesson, Policy, ReplyJob, Snapshot, Thread
+from livereview.reply import failure
 from livereview.reply.answer import StructuredAnswer
+from livereview.reply.claims import AnsweredElsewhere, ClaimedElsewhere, JobClaims
 from livereview.reply.code_reader import CodeReader
 from livereview.reply.compose import Composer, JobSkipped
 from livereview.reply.knowledge import Knowledge
-from livereview.reply.llm import Answerer, LLMError
+from livereview.reply.llm import Answerer
 from livereview.reply.slots import Slots
 from livereview.sanitize import outgoing, quote
 from livereview.settings import AnswerSettings, BotSettings, DaemonSettings, LessonsSettings
-from livereview.store import jobs, snapshots
+from livereview.store import jobs, reply_claims, snapshots
 from livereview.store.db import Store
 from livereview.store.engine import StoreError
 from livereview.store.leases import LeaseLost, Leases
@@ -61,31 +62,6 @@ STORE_REST_SECONDS = 30.0  # a job whose outcome could not be recorded waits thi
 
 class JobFailed(Exception):
     """The job cannot succeed, now or later; the message says why."""
-
-
-def _cause(exc: BaseException) -> str:
-    """A bounded label for why a run did not finish (metrics, logs)."""
-    if isinstance(exc, AuthFailed | Forbidden):
-        return "auth"
-    if isinstance(exc, RateLimited):
-        return "rate_limited"
-    if isinstance(exc, HostError):
-        return "host"
-    if isinstance(exc, LLMError):
-        return "llm"
-    if isinstance(exc, TimeoutError):
-        return "timeout"
-    return "unexpected"
-
-
-def _describe(exc: BaseException) -> str:
-    """One line: the error, and for an unexpected one where it was raised."""
-    text = str(exc) or type(exc).__name__
-    if _cause(exc) != "unexpected":
-        return text
-    frames = traceback.extract_tb(exc.__traceback__)
-    where = f" at {frames[-1].filename.rsplit('/', 1)[-1]}:{frames[-1].lineno}" if frames else ""
-    return f"unexpected {type(exc).__name__}: {text}{where}"
 
 
 @dataclass
@@ -108,13 +84,16 @@ class Worker:
     _trouble: FailureLog = field(default_factory=lambda: FailureLog(log))
     composer: Composer = field(init=False)
     slots: Slots = field(init=False)
+    claims: JobClaims = field(init=False)  # shared with the tools' replies: one answer
 
     def __post_init__(self) -> None:
+        self.claims = JobClaims(self.store, reply_claims.claim_seconds(
+            self.daemon.lease_seconds, self.daemon.step_timeout_seconds))
         self.composer = Composer(self.store, self.answerer, self.knowledge,
                                  self.daemon.step_timeout_seconds, self.bot.max_reply_chars,
                                  self.answers, CodeReader(self.daemon.step_timeout_seconds))
         self.slots = Slots("reply-job", "worker_error", self.daemon.max_concurrent_jobs,
-                           self._trouble, _describe, self.idle_wait_seconds)
+                           self._trouble, failure.describe, self.idle_wait_seconds)
 
     # -- scheduling -------------------------------------------------------------------
     def kick(self) -> None:
@@ -166,6 +145,13 @@ class Worker:
             self._rest(job)
         except StoreError:
             self._rest(job)
+        except ClaimedElsewhere as exc:  # not an attempt: the other side is posting now
+            bound.info("reply_claimed_elsewhere", reason=str(exc), recheck_at=exc.recheck_at)
+            await self._record(job, self._set(job, next_attempt_at=exc.recheck_at))
+        except AnsweredElsewhere as exc:
+            bound.info("job_superseded", reason=str(exc), by=exc.claim.source)
+            await self._record(job, self._end(job, JobState.SKIPPED, str(exc), host_type,
+                                              "superseded"))
         except JobSkipped as exc:
             bound.info("job_skipped", reason=str(exc))
             await self._record(job, self._end(job, JobState.SKIPPED, str(exc), host_type))
@@ -189,7 +175,7 @@ class Worker:
         """The store refused (and said so, once): the job waits before it is tried again."""
         self.slots.rest(job.id, STORE_REST_SECONDS)
 
-    async def _record(self, job: ReplyJob, outcome: Awaitable[None]) -> None:
+    async def _record(self, job: ReplyJob, outcome: Awaitable[object]) -> None:
         """Record a run's outcome; if the store refuses, let the job rest in memory."""
         try:
             await outcome
@@ -197,17 +183,18 @@ class Worker:
             self._rest(job)
         except Exception as exc:  # noqa: BLE001 - e.g. the row vanished: say it, never loop
             self._rest(job)
-            log.error("job_unrecordable", job_id=job.id, error=_describe(exc))
+            log.error("job_unrecordable", job_id=job.id, error=failure.describe(exc))
 
-    async def _end(self, job: ReplyJob, state: JobState, reason: str, host_type: str) -> None:
+    async def _end(self, job: ReplyJob, state: JobState, reason: str, host_type: str,
+                   outcome: str = "") -> None:
         current = await self.store.run(jobs.get, job.id)
         await self._set(job, state=state, attempts=current.attempts + 1, last_error=reason)
-        self.metrics.replies.labels(host_type, state.value).inc()
+        self.metrics.replies.labels(host_type, outcome or state.value).inc()
 
     async def _retry_later(self, job: ReplyJob, exc: Exception, bound: FilteringBoundLogger,
                            host_type: str) -> None:
         current = await self.store.run(jobs.get, job.id)
-        attempts, cause, reason = current.attempts + 1, _cause(exc), _describe(exc)
+        attempts, cause, reason = current.attempts + 1, failure.cause(exc), failure.describe(exc)
         if attempts >= self.daemon.max_attempts:
             bound.error("job_failed", reason=reason, cause=cause, attempts=attempts,
                         retry=False)
@@ -251,6 +238,7 @@ class Worker:
             job = await self._set(job, state=JobState.ACKED, acked_at=self.clock())
         if job.state is JobState.ACKED:
             await self._fence(job)
+            await self.claims.check(job, self.clock())  # no answer that will not be posted
             answer, meta, lessons_used = await self.composer.compose(job, host, stored,
                                                                      identity, bound)
             job = await self._set(job, state=JobState.ANSWERED, answer=answer,
@@ -324,7 +312,8 @@ class Worker:
         question = stored.messages().get(job.message_id)
         asked_by = question.author.username if question else ""
         meta = StructuredAnswer.from_meta("", json.loads(job.answer_meta or "{}"))
-        if job.post_started:
+        claim = await self.claims.take(job, self.clock())
+        if job.post_started or claim.maybe_posted:  # this job's, or a dead claimant's POST
             adopted = await self._own_message(job, host, replied_to)
             if adopted is not None:
                 bound.info("reply_adopted", posted_message_id=adopted)
@@ -332,12 +321,14 @@ class Worker:
                 return
         await self._set(job, post_started_at=self.clock())
         try:
-            message = await self._step(host.reply(job.mr, job.thread_id, job.answer))
+            message = await self.claims.within(claim, self.clock(),
+                                               host.reply(job.mr, job.thread_id, job.answer))
         except NotFound:
             # The thread or its parent note was deleted: answer on the MR, quoting it.
             quoted = quote(question.body) + "\n\n" if question else ""
             bound.info("parent_gone", fallback="general_comment")
-            message = await self._step(host.comment(job.mr, quoted + job.answer))
+            message = await self.claims.within(claim, self.clock(),
+                                               host.comment(job.mr, quoted + job.answer))
         await self._posted(job, host, message.id, bound, asked_by, meta)
         await self._resolve_if_asked(job, host, stored, bound, meta)
 

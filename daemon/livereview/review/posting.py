@@ -16,7 +16,7 @@ import json
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from structlog.typing import FilteringBoundLogger
 
@@ -27,6 +27,7 @@ from livereview.model import (
     InlineComment,
     MergeRequest,
     Message,
+    MRKey,
     ReviewRun,
     ReviewState,
     Side,
@@ -43,6 +44,22 @@ from livereview.store.db import Store
 from livereview.store.leases import Leases
 
 T = TypeVar("T")
+
+
+@runtime_checkable
+class PostsNotes(Protocol):
+    """A host with two kinds of general comment (GitLab): a thread, which someone must
+    resolve before a strict project merges, and a note, which asks nothing of anyone."""
+
+    async def note(self, key: MRKey, body: str) -> Message: ...
+
+
+def statement(host: Host, key: MRKey, body: str) -> Awaitable[Message]:
+    """The bot's own word on the MR — a summary, a notice — that is no question for anyone:
+    a note where the host tells notes from threads (it must never block a merge), else
+    the host's general comment. Replies still reach the bot: on GitLab, replying to a note
+    makes it a thread with the same id."""
+    return host.note(key, body) if isinstance(host, PostsNotes) else host.comment(key, body)
 
 
 def as_finding(stored: StoredFinding) -> Finding:
@@ -181,7 +198,7 @@ class Poster:
         if message is None:
             await self._fence(run)
             run = await self._set(run, post_started_at=self.clock())
-            message = await self._step(host.comment(run.mr, summary))
+            message = await self._step(statement(host, run.mr, summary))
         log.info("review_posted", review_id=message.id,
                  findings=sum(1 for f in found if f.placement == "inline"))
         return await self._set(run, review_id=message.id, summary_message_id=message.id,
@@ -248,7 +265,7 @@ class Poster:
                 run = await self._set(run, notify_started_at=self.clock())
                 body = render.notice_body(run.token, mr.author.username, Verdict(run.verdict),
                                           [as_finding(f) for f in found])
-                message = await self._step(host.comment(run.mr, body))
+                message = await self._step(statement(host, run.mr, body))
             run = await self._set(run, notice_message_id=message.id)
             log.info("author_notified", message_id=message.id)
         done = set(run.notifiers_done.split())

@@ -22,7 +22,7 @@ from typing import Any
 import structlog
 from structlog.typing import FilteringBoundLogger
 
-from livereview.hosts.base import AuthFailed, Forbidden, Host, HostError, RateLimited, Unsupported
+from livereview.hosts.base import Host, HostError, RateLimited, Unsupported
 from livereview.lessons import applicable
 from livereview.logging import FailureLog
 from livereview.metrics import Metrics
@@ -34,8 +34,9 @@ from livereview.model import (
     StoredFinding,
     Verdict,
 )
+from livereview.reply import failure
 from livereview.reply.knowledge import Knowledge
-from livereview.reply.llm import Answerer, LLMError
+from livereview.reply.llm import Answerer
 from livereview.reply.slots import Slots
 from livereview.review import followup, render
 from livereview.review.findings import Severity
@@ -65,18 +66,17 @@ class RunFailed(Exception):
     """The run cannot succeed, now or later; says why."""
 
 
+# The reply worker's causes, and a notifier that did not confirm delivery.
+CAUSES: failure.Causes = (*failure.CAUSES, (NotifyFailed, "notifier"))
+
+
 def _cause(exc: BaseException) -> str:
-    for kind, label in ((AuthFailed, "auth"), (Forbidden, "auth"),
-                        (RateLimited, "rate_limited"), (HostError, "host"), (LLMError, "llm"),
-                        (NotifyFailed, "notifier"), (TimeoutError, "timeout")):
-        if isinstance(exc, kind):
-            return label
-    return "unexpected"
+    return failure.cause(exc, CAUSES)
 
 
 def _describe(exc: BaseException) -> str:
-    text = str(exc) or type(exc).__name__
-    return text if _cause(exc) != "unexpected" else f"unexpected {type(exc).__name__}: {text}"
+    """One line, as for a failed reply: for an unexpected error, the file:line it came from."""
+    return failure.describe(exc, CAUSES)
 
 
 @dataclass

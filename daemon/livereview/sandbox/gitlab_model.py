@@ -94,6 +94,8 @@ class Project:
     path: str
     created_at: datetime
     default_branch: str = "main"
+    # "All threads must be resolved": an unresolved resolvable note blocks merging
+    only_allow_merge_if_all_discussions_are_resolved: bool = False
     next_iid: int = 1
     branches: dict[str, str] = field(default_factory=dict)
     trees: dict[str, dict[str, str]] = field(default_factory=dict)  # commit sha -> files

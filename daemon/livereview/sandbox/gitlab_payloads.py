@@ -156,6 +156,8 @@ class GitLabPayloads:
             "http_url_to_repo": f"{web}.git",
             "ssh_url_to_repo": f"git@{self.base_url.split('//')[-1]}:{p.path}.git",
             "visibility": "private",
+            "only_allow_merge_if_all_discussions_are_resolved":
+                p.only_allow_merge_if_all_discussions_are_resolved,
             "namespace": {"name": ns.rsplit("/", 1)[-1], "path": ns.rsplit("/", 1)[-1],
                           "kind": "group", "full_path": ns},
         }
@@ -164,6 +166,10 @@ class GitLabPayloads:
         p, ref = mr.project, f"!{mr.iid}"
         by = self.user_json(mr.state_by) if mr.state_by else None
         draft = mr.title.lower().startswith(("draft:", "[draft]", "wip:"))
+        # MergeRequest#mergeable_discussions_state?: only the project setting makes an
+        # unresolved thread block; only resolvable notes (DiffNote, DiscussionNote) count.
+        unblocked = not p.only_allow_merge_if_all_discussions_are_resolved or all(
+            n.resolved for d in mr.discussions for n in d.notes if n.resolvable)
         out: JSON = {
             "id": mr.id, "iid": mr.iid, "project_id": p.id, "title": mr.title,
             "description": mr.description, "state": mr.state, "created_at": iso(mr.created_at),
@@ -179,7 +185,8 @@ class GitLabPayloads:
             "assignee": None, "reviewers": [], "source_project_id": p.id,
             "target_project_id": p.id, "labels": [], "draft": draft, "work_in_progress": draft,
             "milestone": None, "merge_when_pipeline_succeeds": False,
-            "merge_status": "can_be_merged", "detailed_merge_status": "mergeable",
+            "merge_status": "can_be_merged",
+            "detailed_merge_status": "mergeable" if unblocked else "discussions_not_resolved",
             "sha": mr.head_sha, "merge_commit_sha": None, "squash_commit_sha": None,
             "discussion_locked": None, "should_remove_source_branch": None,
             "force_remove_source_branch": False, "reference": ref,
@@ -189,8 +196,7 @@ class GitLabPayloads:
                            "human_time_estimate": None, "human_total_time_spent": None},
             "squash": False, "task_completion_status": {"count": 0, "completed_count": 0},
             "has_conflicts": False,
-            "blocking_discussions_resolved": all(
-                n.resolved for d in mr.discussions for n in d.notes if n.resolvable),
+            "blocking_discussions_resolved": unblocked,
         }
         if full:
             v = mr.versions[-1]

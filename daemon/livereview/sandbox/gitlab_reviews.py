@@ -5,9 +5,15 @@ lib/api/merge_request_approvals.rb (CE): POST …/approve answers 201 with the a
 526532; a `sha` that is not the head: 409), POST …/unapprove 201, or 404 when the user had
 not approved; GET …/approvals lists `approved_by`. https://docs.gitlab.com/api/
 merge_request_approvals/
+
+And the project setting that makes threads block a merge: PUT /projects/:id with
+`only_allow_merge_if_all_discussions_are_resolved` (https://docs.gitlab.com/api/projects/
+#edit-a-project); the MR then reports `blocking_discussions_resolved`.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from .gitlab_model import JSON, GitLabError, MergeRequest, iso
 from .gitlab_payloads import GitLabPayloads
@@ -15,6 +21,17 @@ from .loopback import locked
 
 
 class GitLabReviews(GitLabPayloads):
+
+    @locked
+    def edit_project(self, project: str, settings: dict[str, Any]) -> JSON:
+        """PUT /projects/:id: the merge-check setting is kept; other attributes are
+        accepted and ignored, as a fake that models only what the bot depends on."""
+        p = self.find_project(project)
+        key = "only_allow_merge_if_all_discussions_are_resolved"
+        if key in settings:
+            p.only_allow_merge_if_all_discussions_are_resolved = (
+                str(settings[key]).lower() in {"true", "1"})
+        return self.project_json(p)
 
     def approval_json(self, mr: MergeRequest) -> JSON:
         return {

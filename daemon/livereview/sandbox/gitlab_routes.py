@@ -149,6 +149,7 @@ def routes() -> list[Route]:
                                             "kas": {"enabled": False}, "enterprise": False}),
         r("GET", "/merge_requests", _list_mrs, paged=True),
         r("GET", _PROJECT, project),
+        r("PUT", _PROJECT, lambda f, q: f.edit_project(q["project"], q.params)),
         r("GET", _PROJECT + "/merge_requests", _list_mrs, paged=True),
         r("GET", _PROJECT + "/repository/tree",
           lambda f, q: f.tree(q["project"], q.query.get("path", ""), q.query.get("ref")),

@@ -84,6 +84,27 @@ class Fault:
     times: int
     after_handling: bool
     rewrite: Callable[[bytes], bytes] | None = None  # answer normally, with this body
+    held: Hold | None = None  # keep the request waiting until the test releases it
+
+
+@dataclass(eq=False)
+class Hold:
+    """A request the fake keeps waiting before it handles it: a host slow at the worst
+    moment (a POST in flight while another client races it). `arrived` is set when the
+    request comes; `release()` lets it go on (to any fault queued meanwhile, or to the
+    normal answer), and `answered` is set once it is done."""
+
+    arrived: threading.Event
+    released: threading.Event
+    answered: threading.Event  # handled (or dropped by a fault queued meanwhile) and sent
+    timeout: float
+
+    def release(self) -> None:
+        self.released.set()
+
+    def wait(self) -> None:
+        self.arrived.set()
+        self.released.wait(self.timeout)  # a test that forgets to release does not hang
 
 
 class LoopbackTraffic:
@@ -103,6 +124,14 @@ class LoopbackTraffic:
         data = body.encode() if isinstance(body, str) else body
         self._faults.append(Fault(method.upper(), re.compile(path_regex), status, data,
                                   dict(headers or {}), times, after_handling))
+
+    @locked
+    def hold(self, method: str, path_regex: str, *, timeout: float = 60.0) -> Hold:
+        """Keep the next matching request waiting until `release()` (or `timeout`)."""
+        held = Hold(threading.Event(), threading.Event(), threading.Event(), timeout)
+        self._faults.append(Fault(method.upper(), re.compile(path_regex), 200, b"", {}, 1,
+                                  after_handling=False, held=held))
+        return held
 
     @locked
     def rewrite_json(self, method: str, path_regex: str, change: Callable[[Any], Any], *,
@@ -194,6 +223,18 @@ class LoopbackHandler(BaseHTTPRequestHandler):
         if owner.latency_seconds:
             time.sleep(owner.latency_seconds)
         fault = owner.state.take_fault(self.command, path)
+        if fault is None or fault.held is None:
+            self._respond(fault, path, query, raw)
+            return
+        held = fault.held
+        held.wait()  # outside the state's lock: other requests go on meanwhile
+        try:
+            self._respond(owner.state.take_fault(self.command, path), path, query, raw)
+        finally:
+            held.answered.set()
+
+    def _respond(self, fault: Fault | None, path: str, query: Query, raw: bytes) -> None:
+        owner = self.server.owner
         if fault is None or fault.after_handling or fault.rewrite:
             # after_handling: the work is done, then lost; rewrite: done, answered changed
             headers = {k.lower(): v for k, v in self.headers.items()}

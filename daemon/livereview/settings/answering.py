@@ -9,7 +9,7 @@ from typing import Annotated
 from pydantic import AfterValidator, BeforeValidator, Field
 
 from livereview.settings.errors import Invalid, Rank, shown
-from livereview.settings.rules import Between, Required, TomlList, one_of
+from livereview.settings.rules import Between, Required, TomlList, http_url, one_of
 from livereview.settings.section import Section
 
 
@@ -100,6 +100,10 @@ def _severities(values: tuple[str, ...]) -> tuple[str, ...]:
     return values
 
 
+def _http_or_none(url: str) -> str:
+    return url and http_url(url)
+
+
 class LessonsSettings(Section):
     require_approval: bool = True  # a conceded lesson waits for `livereview lessons approve`
 
@@ -118,6 +122,7 @@ class ReviewSettings(Section):
     notify_author: bool = True  # a comment mentioning the author on changes requested
     notify_on: Annotated[TomlList[str], AfterValidator(_verdicts)] = ("changes_requested",)
     notify_command: TomlList[str] = ()  # argv; the event JSON on stdin
-    notify_url: str = ""  # an internal URL the event JSON is POSTed to
+    notify_url: Annotated[str, AfterValidator(_http_or_none)] = ""  # the event JSON is POSTed
+
     notify_timeout_seconds: Annotated[float, Between(1, 600)] = 30.0
     max_attempts: Annotated[int, Between(1, 100)] = 8

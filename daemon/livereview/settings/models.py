@@ -38,9 +38,9 @@ from livereview.settings.rules import (
     Required,
     TomlList,
     at_most,
+    database_url,
     http_url,
     one_of,
-    without_userinfo,
 )
 from livereview.settings.secret import Secret, resolve, variable_name
 from livereview.settings.section import Section, reading_of
@@ -96,10 +96,7 @@ class DaemonSettings(Section):
             state = (info.data.get("state_dir") or env.get("STATE_DIRECTORY")
                      or str(Path.home() / ".local/state/livereview"))
             return f"sqlite:///{Path(state) / 'livereview.db'}"
-        if not url.startswith(("sqlite:", "postgresql")):
-            raise Invalid("expected sqlite:/// or postgresql+psycopg://, got "
-                          f"{shown(without_userinfo(url))}")
-        return url
+        return database_url(url)
 
     @field_validator("metrics_listen", mode="after")
     @classmethod

@@ -103,3 +103,27 @@ def http_url(url: str) -> str:
 
 
 HttpUrl = Annotated[str, AfterValidator(http_url)]
+
+
+def database_url(url: str) -> str:
+    """A database the daemon can keep: a SQLite file (`sqlite:///PATH`) or PostgreSQL.
+    `sqlite://HOST/…` is no file SQLite can open, and an in-memory database (`sqlite://`,
+    `sqlite:///:memory:`) is gone when the process ends: a copy to it would report success
+    and keep nothing."""
+    expected = ("expected sqlite:///PATH or postgresql+psycopg://USER@HOST/DB, got "
+                f"{shown(without_userinfo(url))}")
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        raise Invalid(expected) from None
+    scheme = parts.scheme.lower()
+    if scheme.startswith("postgresql"):
+        return url
+    if scheme not in ("sqlite", "sqlite+pysqlite"):
+        raise Invalid(expected)
+    if parts.netloc:
+        raise Invalid(f"a SQLite database is a file, sqlite:///PATH (three slashes), got "
+                      f"{shown(without_userinfo(url))}")
+    if parts.path.lstrip("/") in ("", ":memory:") or "mode=memory" in parts.query:
+        raise Invalid(f"an in-memory SQLite database keeps nothing, got {shown(url)}")
+    return url

@@ -17,6 +17,7 @@ from sqlmodel import Session, col, select
 
 from livereview.model import JobReason, JobState, Lesson, MRKey, ReplyJob, ReplyRequest
 from livereview.store import lessons as lesson_rows
+from livereview.store import reply_claims
 from livereview.store.tables import ReplyJobRow
 
 
@@ -141,6 +142,8 @@ def mark_posted(session: Session, /, job_id: int, message_id: str, now: datetime
         JobState.POSTED, message_id, now, now)
     row.attempts += 1  # the run that posted it counts, as a failed or skipped one does
     session.add(row)
+    reply_claims.answer(session, MRKey(row.host, row.repo, row.iid), row.host_message_id,
+                        reply_claims.DAEMON, f"job:{row.id}", message_id, now)
     lesson_rows.cite(session, row.host, row.repo, message_id, citations, now)
     if lesson is None:
         return None

@@ -15,6 +15,7 @@ from datetime import datetime
 from sqlmodel import Session, col, select
 
 from livereview.model import JobState, MRKey
+from livereview.store import reply_claims
 from livereview.store.tables import ReplyJobRow, ToolReply
 
 DAEMON, TOOL = "daemon", "tool"
@@ -95,6 +96,11 @@ def history(session: Session, *, repo: str | None = None, since: datetime | None
     return rows[-limit:]
 
 
+def tool_holder(body_digest: str) -> str:
+    """A tool reply's claimant: the same body again is the same call retried."""
+    return f"tool:{body_digest}"
+
+
 def _row(session: Session, key: MRKey, comment_id: str) -> ToolReply | None:
     return session.exec(select(ToolReply).where(
         ToolReply.host == key.host, ToolReply.repo == key.repo,
@@ -128,3 +134,13 @@ def finish_tool_reply(session: Session, key: MRKey, comment_id: str, reply_id: s
         raise LookupError(f"no tool reply begun for comment {comment_id} of {key}")
     row.reply_id, row.replied_at = reply_id, now
     session.add(row)
+    reply_claims.answer(session, key, comment_id, reply_claims.TOOL,
+                        tool_holder(row.body_digest), reply_id, now)
+
+
+def adopt_tool_reply(session: Session, key: MRKey, comment_id: str, thread_id: str,
+                     body_digest: str, reply_id: str, now: datetime) -> None:
+    """A reply found on the host by its marker, recorded as this tool call's."""
+    if _row(session, key, comment_id) is None:  # a claim taken over, not our attempt
+        begin_tool_reply(session, key, comment_id, thread_id, body_digest, now)
+    finish_tool_reply(session, key, comment_id, reply_id, now)

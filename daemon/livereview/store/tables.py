@@ -311,6 +311,25 @@ class ToolReply(SQLModel, table=True):
     started_at: datetime  # committed before the POST: a reply may be on the host from here
     reply_id: str | None = None
     replied_at: datetime | None = Field(default=None, index=True)
+
+
+class ReplyClaim(SQLModel, table=True):
+    """Who answers a comment: the one exactly-once claim the daemon's reply jobs and the
+    tools' replies share (store/reply_claims.py). Unique per (host, repo, comment): of two
+    racing claimants one gets the row. `reply_id` set: answered, for good."""
+
+    __tablename__ = "reply_claims"
+    __table_args__ = (UniqueConstraint("host", "repo", "comment_id"),)
+    id: int | None = Field(default=None, primary_key=True)
+    host: str
+    repo: str
+    iid: int
+    comment_id: str
+    source: str  # "daemon" | "tool": who holds it (or answered)
+    holder: str  # "job:<id>" | "tool:<body digest>": the same claimant again resumes it
+    expires_at: datetime  # unanswered past this: its holder died, another may take it over
+    reply_id: str | None = None
+    answered_at: datetime | None = None
 # ---- local reviews (issue 17): a synthetic MR over a commit range of a local repository ----
 
 

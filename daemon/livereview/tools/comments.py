@@ -79,10 +79,12 @@ def parse_since(value: str | None) -> datetime | None:
         return None
     try:
         parsed = datetime.fromisoformat(value.strip())
-    except ValueError:
-        raise BadInput(f"--since {value}: expected an ISO 8601 date or time, e.g. "
-                       "2026-11-24 or 2026-11-24T08:00") from None
-    return parsed if parsed.tzinfo else parsed.astimezone()
+        if not 1970 <= parsed.year <= 9998:  # the zone shifts below would leave the calendar
+            raise ValueError(parsed.year)
+        return parsed if parsed.tzinfo else parsed.astimezone()
+    except (ValueError, OverflowError):
+        raise BadInput(f"--since {value}: expected an ISO 8601 date or time from 1970 on, "
+                       "e.g. 2026-11-24 or 2026-11-24T08:00") from None
 
 
 async def replied(box: Toolbox, *, repo: str | None = None, since: str | None = None,

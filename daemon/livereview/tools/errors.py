@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 EXIT_RUNTIME, EXIT_USAGE = 1, 2
+MAX_ID = 2**63 - 1  # the largest id SQLite and PostgreSQL's bigint store: none is larger
 
 
 class ToolError(Exception):

@@ -33,7 +33,7 @@ from livereview.local_model import (
 )
 from livereview.store.db import Store
 from livereview.store.local_book import RepoBooks, ReviewBook
-from livereview.tools.errors import BadInput
+from livereview.tools.errors import MAX_ID, BadInput
 
 PEOPLE = frozenset({AuthorKind.HUMAN})  # whose words `wait` hands out
 EXCLUDE_LINE = f"{STATE_DIR}/"
@@ -113,6 +113,8 @@ def _note_thread(note: local_notes.CodeNote, author: str) -> NewThread:
 
 async def request(ws: Workspace, spec: str, title: str, description: str = "") -> LocalReview:
     """A new review of `spec`: its files, and a thread for each marked comment."""
+    if not title.strip():
+        raise BadInput("the review needs a title")
     at = _resolve(ws.git, spec)
     state, notes = await asyncio.to_thread(_range_state, ws.git, at)
     return await ws.book.create(ws.top, title, description, state,
@@ -121,6 +123,8 @@ async def request(ws: Workspace, spec: str, title: str, description: str = "") -
 
 async def review_of(ws: Workspace, review_id: int) -> LocalReview:
     """The review as it stands now: `merged` once its branch's head is on a default branch."""
+    if not 1 <= review_id <= MAX_ID:  # the database holds 64-bit ids: no such review
+        raise LocalReviewError(f"no local review {review_id}")
     try:
         review = await ws.book.review(review_id)
     except LookupError as exc:
@@ -132,7 +136,11 @@ async def review_of(ws: Workspace, review_id: int) -> LocalReview:
 
 async def reply(ws: Workspace, review_id: int, thread_id: int, text: str,
                 kind: AuthorKind = AuthorKind.HUMAN) -> LocalMessage:
+    if not text.strip():
+        raise BadInput("the reply is empty")
     await review_of(ws, review_id)
+    if not 1 <= thread_id <= MAX_ID:
+        raise LocalReviewError(f"review {review_id} has no thread {thread_id}")
     try:
         return await ws.book.add_message(review_id, thread_id, ws.author, kind, text)
     except LookupError as exc:

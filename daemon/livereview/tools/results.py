@@ -90,10 +90,15 @@ class FileContent:
 @dataclasses.dataclass(frozen=True)
 class Posted:
     mr: str
-    id: str  # the posted message's id on the host
+    id: str  # the posted message's id on the host (already_answered: the other reply's)
     thread_id: str
     adopted: bool  # an earlier call had posted it (its response was lost): not posted again
     note: str
+    # Nothing posted: the comment is answered by another reply, or being answered right now
+    # (in_progress: its id is not known yet) — the daemon's, or another tool call's.
+    already_answered: bool = False
+    answered_by: str = ""  # "daemon" | "tool" when already_answered
+    in_progress: bool = False
 
 
 @dataclasses.dataclass(frozen=True)

@@ -2,25 +2,30 @@
 refused unless the host's `agent_writes` is on.
 
 `reply` keeps the daemon's exactly-once discipline: the body ends with the same hidden
-marker naming the comment it answers; the attempt is committed before the POST; a call
-that finds an attempt whose response was lost looks in the thread for its marker and adopts
-that reply instead of posting a second one. The comment is then recorded as replied.
+marker naming the comment it answers; it posts only while it holds the comment's claim,
+which the daemon's reply jobs take too (store/reply_claims.py), so the two never both
+answer one comment; the attempt is committed before the POST; a call that finds an attempt
+whose response was lost looks on the MR for its marker and adopts that reply instead of
+posting a second one. The comment is then recorded as replied.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 
 from livereview.model import Anchor, Identity, Message, MRKey, Snapshot, Thread
 from livereview.reply.compose import postable
 from livereview.sanitize import outgoing
 from livereview.store import replied as replied_rows
+from livereview.store import reply_claims
 from livereview.tools import results
 from livereview.tools.errors import BadInput
 from livereview.tools.toolbox import Toolbox
 from livereview.triggers import replied_to
 
 MAX_BODY_CHARS = 60_000  # under GitHub's 65 536 with the marker
+MAX_LINE = 10_000_000  # past any file a host shows a diff of (and 64-bit ids)
 
 
 def _body(body: str) -> str:
@@ -48,7 +53,23 @@ def _marked_reply(snapshot: Snapshot, identity: Identity, comment_id: str) -> Me
                  if identity.is_me(m.author) and replied_to(m.body) == comment_id), None)
 
 
+def _answered(key: MRKey, comment_id: str, by: str, reply_id: str, thread_id: str,
+              *, in_progress: bool = False) -> results.Posted:
+    """Nothing posted: the comment has its one answer already (or is getting it now)."""
+    who = "the daemon" if by == replied_rows.DAEMON else "another tool call"
+    note = (f"comment {comment_id} on {key} is already answered: {who} is posting its reply "
+            "now; nothing posted" if in_progress else
+            f"comment {comment_id} on {key} is already answered by {who} (reply "
+            f"{reply_id or '?'}); nothing posted")
+    return results.Posted(mr=str(key), id=reply_id, thread_id=thread_id, adopted=False,
+                          note=note, already_answered=True, answered_by=by,
+                          in_progress=in_progress)
+
+
 async def reply(box: Toolbox, mr: str, comment_id: str, body: str) -> results.Posted:
+    """Post `body` in the comment's thread, unless it is answered: a retried call adopts
+    its own reply; another's reply — the daemon's, or a tool call's — makes the result
+    `already_answered`, as does another claimant posting right now (the shared claim)."""
     key = box.mr(mr)
     box.require_writes(key, "reply")
     comment_id, digest = comment_id.strip(), hashlib.sha256(_body(body).encode()).hexdigest()
@@ -58,9 +79,8 @@ async def reply(box: Toolbox, mr: str, comment_id: str, body: str) -> results.Po
         if done.source == replied_rows.TOOL and attempt and attempt.body_digest == digest:
             return results.Posted(mr=str(key), id=done.reply_id, thread_id=attempt.thread_id,
                                   adopted=True, note="already posted by an earlier call")
-        raise BadInput(f"comment {comment_id} on {key} is already answered ({done.source} "
-                       f"reply {done.reply_id} at {done.replied_at:%Y-%m-%d %H:%M}): reply to "
-                       "a later comment of the thread, or add a comment")
+        return _answered(key, comment_id, done.source, done.reply_id,
+                         attempt.thread_id if attempt else "")
     identity = await box.identity(key)
     snapshot = await box.snapshot(key)
     thread, question = _find(snapshot, comment_id)
@@ -68,22 +88,43 @@ async def reply(box: Toolbox, mr: str, comment_id: str, body: str) -> results.Po
         raise BadInput(f"comment {comment_id} on {key} is the bot's own")
     posted = _marked_reply(snapshot, identity, comment_id)
     if posted is not None and attempt is not None:  # our POST landed, its response did not
-        await box.stored(replied_rows.finish_tool_reply, key, comment_id, posted.id,
-                         box.clock())
-        box.wrote(key, "reply", posted.id, adopted=True)
-        return results.Posted(mr=str(key), id=posted.id, thread_id=thread.id, adopted=True,
-                              note="an earlier call had posted it: adopted, not posted again")
-    if posted is not None:
-        raise BadInput(f"comment {comment_id} on {key} is already answered by the bot "
-                       f"(message {posted.id})")
+        return await _adopt(box, key, comment_id, thread.id, digest, posted.id)
+    if posted is not None:  # the daemon's POST landed; its job has not recorded it yet
+        return _answered(key, comment_id, replied_rows.DAEMON, posted.id, thread.id)
+    daemon = box.settings.daemon
+    claim = await box.stored(reply_claims.claim, key, comment_id, reply_claims.TOOL,
+                             replied_rows.tool_holder(digest), box.clock(),
+                             reply_claims.claim_seconds(daemon.lease_seconds,
+                                                        daemon.step_timeout_seconds))
+    if claim.outcome is not reply_claims.Outcome.MINE:
+        return _answered(key, comment_id, claim.source, claim.reply_id, thread.id,
+                         in_progress=claim.outcome is reply_claims.Outcome.BUSY)
+    if claim.maybe_posted:  # taken from a claimant that died: did its POST land?
+        landed = _marked_reply(await box.snapshot(key), identity, comment_id)
+        if landed is not None:
+            return await _adopt(box, key, comment_id, thread.id, digest, landed.id)
     text = postable(body, comment_id, MAX_BODY_CHARS, (question.author.username,))
     await box.stored(replied_rows.begin_tool_reply, key, comment_id, thread.id, digest,
                      box.clock())
-    message = await box.call(key, "reply", box.host(key).reply(key, thread.id, text))
+    # Over before the claim can lapse: no one takes it over while this POST may land.
+    step = asyncio.wait_for(box.host(key).reply(key, thread.id, text),
+                            claim.seconds_left(box.clock()))
+    message = await box.call(key, "reply", step)
     await box.stored(replied_rows.finish_tool_reply, key, comment_id, message.id, box.clock())
     box.wrote(key, "reply", message.id)
     return results.Posted(mr=str(key), id=message.id, thread_id=message.thread_id,
                           adopted=False, note="")
+
+
+async def _adopt(box: Toolbox, key: MRKey, comment_id: str, thread_id: str, digest: str,
+                 reply_id: str) -> results.Posted:
+    """A marked reply an earlier call posted (its response lost, or its process killed):
+    recorded as this call's, not posted again."""
+    await box.stored(replied_rows.adopt_tool_reply, key, comment_id, thread_id, digest,
+                     reply_id, box.clock())
+    box.wrote(key, "reply", reply_id, adopted=True)
+    return results.Posted(mr=str(key), id=reply_id, thread_id=thread_id, adopted=True,
+                          note="an earlier call had posted it: adopted, not posted again")
 
 
 async def comment(box: Toolbox, mr: str, body: str, path: str | None = None,
@@ -97,8 +138,8 @@ async def comment(box: Toolbox, mr: str, body: str, path: str | None = None,
     if (path is None) != (line is None):
         raise BadInput("comment: --path and --line go together (an inline comment)")
     if path is not None and line is not None:
-        if line < 1:
-            raise BadInput(f"--line {line}: line numbers start at 1")
+        if not 1 <= line <= MAX_LINE:
+            raise BadInput(f"--line {line}: expected a line number from 1 to {MAX_LINE}")
         anchor = await _anchor(box, key, path.strip().lstrip("/"), line, old)
     elif old:
         raise BadInput("comment: --old needs --path and --line")

@@ -1,0 +1,56 @@
+"""Nothing the bot posts on GitLab runs a quick action.
+
+GitLab runs a note's `/merge`, `/approve`, `/close`, `/assign …` lines under the permissions
+of whoever posts it: a commenter who got the bot to repeat such a line (in an answer, a
+review finding or an agent's reply) would merge, approve or close with the bot's rights.
+The fake GitLab does not run quick actions; these tests read what was posted the way
+GitLab's extractor would (a line starting with `/command`, outside code blocks).
+"""
+
+from __future__ import annotations
+
+import re
+
+from livereview.cli import main
+from livereview.sandbox.llm_server import LLMFault
+from tests.e2e.conftest import PROJECT, Sandbox
+from tests.e2e.test_tools_daemon import enable_writes
+
+QUICK_ACTIONS = "/merge\n/approve\n/close\n/assign_reviewer me\n/label ~security"
+
+
+def quick_action_lines(sandbox: Sandbox) -> list[str]:
+    return [line for note in sandbox.bot_notes() for line in str(note["body"]).splitlines()
+            if re.match(r"[ \t]*/[a-z_]+", line)]
+
+
+def test_a_parroted_comment_posts_no_quick_action(sandbox: Sandbox) -> None:
+    sandbox.llm.llm.parrot = True
+    sandbox.note(f"@livereview\n{QUICK_ACTIONS}")
+    assert sandbox.once() == 0
+    assert sandbox.bot_notes() and quick_action_lines(sandbox) == []
+
+
+def test_a_model_answer_posts_no_quick_action(sandbox: Sandbox) -> None:
+    sandbox.llm.llm.faults.append(LLMFault(content=(
+        '{"mode": "help", "answer": "Sure.\\n/approve\\n/merge", "citations": []}')))
+    sandbox.note("@livereview who knows?")
+    assert sandbox.once() == 0
+    assert sandbox.bot_notes() and quick_action_lines(sandbox) == []
+
+
+def test_a_review_finding_posts_no_quick_action(sandbox: Sandbox) -> None:
+    sandbox.llm.llm.review_findings = {"src/cache.py": [
+        {"severity": "suggestion", "path": "src/cache.py", "line": 8, "side": "new",
+         "body": f"fine\n{QUICK_ACTIONS}"}]}
+    sandbox.note("@livereview review")
+    assert sandbox.once() == 0
+    assert sandbox.bot_notes() and quick_action_lines(sandbox) == []
+
+
+def test_an_agent_reply_posts_no_quick_action(sandbox: Sandbox) -> None:
+    enable_writes(sandbox)
+    asked = sandbox.note("@livereview why?")
+    assert main(["--config", str(sandbox.config), "mr", "reply", f"gl:{PROJECT}!1",
+                 str(asked["id"]), "--body", "ok\n/merge"]) == 0
+    assert sandbox.bot_notes() and quick_action_lines(sandbox) == []

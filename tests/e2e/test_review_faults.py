@@ -1,0 +1,64 @@
+"""An error nobody expected in a review run is described as a failed reply is: its type,
+its text and the file:line where it was raised, in the log and in the run's recorded
+`last_error` — and a token the error happens to quote shows in neither.
+
+The fault comes from a stand-in for the model client the runner talks to, never from
+patching the runner's own functions."""
+
+from __future__ import annotations
+
+import inspect
+import io
+import sqlite3
+
+from livereview import logging as logs
+from livereview.reply.context import Prompt
+from livereview.reply.llm import Answer
+from tests.e2e.conftest import TOKEN, Sandbox
+from tests.e2e.test_worker_faults import app_for
+
+
+class LeakyModelClient:
+    """A model client that breaks with the bot's token in its message (as a misconfigured
+    client quoting its own request might)."""
+
+    async def answer(self, prompt: Prompt) -> Answer:
+        raise RuntimeError(f"request refused: Authorization: Bearer {TOKEN}")
+
+    async def close(self) -> None:
+        return None
+
+
+def raised_at() -> int:
+    """The line of this file that raises (what the description must point to)."""
+    lines, start = inspect.getsourcelines(LeakyModelClient.answer)
+    return start + next(i for i, text in enumerate(lines) if "raise RuntimeError" in text)
+
+
+def run_row(sandbox: Sandbox) -> tuple[str, int, str]:
+    with sqlite3.connect(sandbox.db) as db:
+        row = db.execute("SELECT state, attempts, last_error FROM review_runs").fetchone()
+    return str(row[0]), int(row[1]), str(row[2])
+
+
+async def test_an_unexpected_error_in_a_review_is_logged_and_recorded_with_its_file_line(
+        sandbox: Sandbox) -> None:
+    stream = io.StringIO()
+    logs.configure("json", [TOKEN], stream=stream)  # as `livereview run` does
+    app = app_for(sandbox)
+    app.reviewer.reader.answerer = LeakyModelClient()
+    sandbox.note("@livereview review")
+    try:
+        await app.once()
+    finally:
+        await app.close()
+    state, attempts, recorded = run_row(sandbox)
+    assert (state, attempts) == ("reviewing", 1)  # retried later, not lost
+    where = f" at test_review_faults.py:{raised_at()}"
+    assert recorded.startswith("unexpected RuntimeError: request refused")
+    assert recorded.endswith(where)
+    assert TOKEN not in recorded and logs.REDACTED in recorded
+    log = stream.getvalue()
+    [retry] = [line for line in log.splitlines() if '"review_retry"' in line]
+    assert where in retry and '"cause": "unexpected"' in retry
+    assert TOKEN not in log
