@@ -1,19 +1,37 @@
 """Both database back ends for the tests that must hold on each (issue 18).
 
-`database_url` is parametrized over SQLite and PostgreSQL. The PostgreSQL server is the one
-named by LIVEREVIEW_TEST_POSTGRES_URL (`.ci/postgres start` starts one and prints the
-export); each test gets a database of its own, copied from a template migrated once per
-session with whatever migrations exist (`CREATE DATABASE … TEMPLATE` takes milliseconds,
-migrating takes seconds). Outside CI a missing server skips with how to get one; under
-CI=true it fails: CI must run these suites on PostgreSQL.
+Two ways a test runs on PostgreSQL:
+- `database_url` is parametrized over SQLite and PostgreSQL: those tests run on both in
+  every test run.
+- LIVEREVIEW_TEST_BACKEND=postgresql switches a whole run: every config a test writes for
+  a SQLite path (`url_for(path)`: the e2e sandboxes, subprocess daemons, crash tests) points
+  at a fresh migrated PostgreSQL database of that test's own instead, dropped after it;
+  `database_url` then runs only its PostgreSQL param. Tests about SQLite itself carry
+  `@pytest.mark.sqlite_only("why")` and are skipped, with that reason. Locally (what
+  `.ci/run` runs after the README's command):
+
+      eval "$(bash .ci/postgres start)"
+      export LIVEREVIEW_TEST_BACKEND=postgresql
+      .venv/bin/python -m pytest tests/e2e tests/unit/test_store.py tests/unit/test_leases.py
+          tests/unit/test_snapshot_save.py tests/unit/test_tools_replied.py   # (one line)
+      bash .ci/postgres stop
+
+The PostgreSQL server is the one named by LIVEREVIEW_TEST_POSTGRES_URL (`.ci/postgres
+start` starts one and prints the export); each test gets a database of its own, copied from
+a template migrated once per session with whatever migrations exist (`CREATE DATABASE …
+TEMPLATE` takes milliseconds, migrating takes seconds). Outside CI a missing server skips
+with how to get one; under CI=true it fails: CI must run these suites on PostgreSQL.
 """
 
 from __future__ import annotations
 
 import itertools
 import os
+import threading
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import Engine, create_engine, inspect, text
@@ -28,6 +46,10 @@ HOW = (f"no PostgreSQL server for the tests: run `eval \"$(bash .ci/postgres sta
        f"(Debian's postgresql package; `bash .ci/postgres stop` ends it), or set {ENV}="
        "postgresql+psycopg://USER@HOST:PORT/postgres for a server where USER may create "
        "databases")
+BACKEND_ENV = "LIVEREVIEW_TEST_BACKEND"
+BACKENDS = ("sqlite", "postgresql")
+BACKEND = os.environ.get(BACKEND_ENV, "") or "sqlite"
+ON_POSTGRESQL = BACKEND == "postgresql"
 _serial = itertools.count()
 
 
@@ -87,18 +109,21 @@ def postgres_url(postgres: Postgres) -> Iterator[str]:
     postgres.drop(name)
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+@pytest.fixture(params=["postgresql"] if ON_POSTGRESQL else ["sqlite", "postgresql"])
 def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """The test runs once per back end; PostgreSQL's database is migrated already."""
+    """The test runs once per back end; PostgreSQL's database is migrated already. A
+    PostgreSQL run (LIVEREVIEW_TEST_BACKEND) runs only the PostgreSQL param: the SQLite one
+    ran in the SQLite pass already."""
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'db' / 'livereview.db'}"
     return str(request.getfixturevalue("postgres_url"))
 
 
-def job_rows(database_url: str) -> list[dict[str, object]]:
+def job_rows(database_url: str | Path) -> list[dict[str, object]]:
     """Every reply job as a dict, read with a connection of its own (on SQLite: read-only,
-    and nothing yet when the daemon was killed before creating or migrating the file)."""
-    url = make_url(database_url)
+    and nothing yet when the daemon was killed before creating or migrating the file); a
+    path stands for `url_for(path)`."""
+    url = make_url(url_for(database_url))
     if url.get_backend_name() == "sqlite":
         path = Path(str(url.database))
         if not path.exists():
@@ -111,5 +136,109 @@ def job_rows(database_url: str) -> list[dict[str, object]]:
                 return []  # killed before the first migration
             result = connection.execute(text("SELECT * FROM reply_jobs ORDER BY id"))
             return [dict(row._mapping) for row in result]
+    finally:
+        engine.dispose()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if BACKEND not in BACKENDS:
+        raise pytest.UsageError(f"{BACKEND_ENV}={BACKEND!r}: expected one of {BACKENDS}")
+    config.addinivalue_line(
+        "markers", "sqlite_only(reason): about SQLite itself (files, WAL, a full disk…); "
+        f"skipped, with that reason, when {BACKEND_ENV}=postgresql")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    marker = item.get_closest_marker("sqlite_only")
+    if ON_POSTGRESQL and marker is not None:
+        reason = marker.args[0] if marker.args else marker.kwargs.get("reason", "")
+        pytest.skip(f"SQLite only: {reason}")
+
+
+class Databases:
+    """This test's PostgreSQL databases, one per SQLite path its configs name."""
+
+    def __init__(self, server: Postgres) -> None:
+        self.server = server
+        self.by_path: dict[Path, tuple[str, str]] = {}
+        self.lock = threading.Lock()  # some tests set up their cases in threads
+
+    def url(self, path: Path) -> str:
+        with self.lock:
+            if path not in self.by_path:
+                self.by_path[path] = self.server.fresh()
+            return self.by_path[path][1]
+
+    def drop(self) -> None:
+        for name, _ in self.by_path.values():
+            self.server.drop(name)
+
+
+_databases: Databases | None = None
+
+
+@pytest.fixture(autouse=True)
+def _backend(request: pytest.FixtureRequest) -> Iterator[None]:
+    """In a PostgreSQL run, `url_for` hands out this test's databases; dropped after it."""
+    global _databases
+    if not ON_POSTGRESQL or request.node.get_closest_marker("sqlite_only") is not None:
+        yield
+        return
+    _databases = Databases(request.getfixturevalue("postgres"))
+    try:
+        yield
+    finally:
+        databases, _databases = _databases, None
+        databases.drop()
+
+
+def url_for(db: Path | str) -> str:
+    """The database URL a config names for the SQLite file `db` (a URL is kept as it is):
+    that file, or in a PostgreSQL run a database standing for it."""
+    if isinstance(db, str):
+        return db
+    if _databases is None:
+        return f"sqlite:///{db}"
+    return _databases.url(db)
+
+
+def query(db: Path | str, sql: str, **params: object) -> list[tuple[Any, ...]]:
+    """Rows of `sql` (`:name` parameters) in the database `url_for(db)` names, read with a
+    connection of its own so the test sees what another process committed. The values are
+    whatever raw SQL gives on that back end (as sqlite3's rows are): `Any`."""
+    engine = create_engine(url_for(db), poolclass=NullPool)
+    try:
+        with engine.connect() as connection:
+            return [tuple(row) for row in connection.execute(text(sql), params)]
+    finally:
+        engine.dispose()
+
+
+def execute(db: Path | str, sql: str, **params: object) -> None:
+    """Run one write statement in the database `url_for(db)` names, and commit it."""
+    engine = create_engine(url_for(db), poolclass=NullPool)
+    try:
+        with engine.begin() as connection:
+            connection.execute(text(sql), params)
+    finally:
+        engine.dispose()
+
+
+def instant(value: object) -> datetime:
+    """A timestamp column read with raw SQL: ISO text on SQLite, a datetime on PostgreSQL."""
+    moment = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def dump(db: Path | str) -> str:
+    """Every row of every table in the database `url_for(db)` names, as text: to check
+    what was stored (a secret must not be) on either back end."""
+    engine = create_engine(url_for(db), poolclass=NullPool)
+    try:
+        with engine.connect() as connection:
+            return "\n".join(
+                repr(tuple(row)) for table in inspect(connection).get_table_names()
+                for row in connection.execute(text(f'SELECT * FROM "{table}"')))  # noqa: S608
     finally:
         engine.dispose()

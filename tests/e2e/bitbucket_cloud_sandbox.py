@@ -20,6 +20,7 @@ from livereview.sandbox.bitbucket_cloud_server import FakeBitbucketCloudServer
 from livereview.sandbox.bitbucket_cloud_state import FakeBitbucketCloud
 from livereview.sandbox.llm_server import FakeLLMServer
 from livereview.triggers import acked_for, replied_to
+from tests.databases import url_for
 
 SECRET = "bbcloud-e2e-SECRET-token-4242"
 TOKEN_ENV = "LIVEREVIEW_E2E_BITBUCKET_TOKEN"
@@ -40,6 +41,10 @@ class BitbucketSandbox:
     db: Path
     number: int
     bot: str
+
+    @property
+    def database_url(self) -> str:
+        return url_for(self.db)
     started: list[subprocess.Popen[str]] = field(default_factory=list)
 
     def once(self) -> int:
@@ -84,7 +89,7 @@ def write_config(path: Path, url: str, llm_url: str, db: Path, *, auth: str,
                  **daemon: object) -> None:
     settings = {"hot_poll_interval_seconds": 1, "poll_interval_seconds": 5,
                 "metrics_listen": '""', "backfill_hours": 24, **daemon}
-    lines = ["[daemon]", f'database_url = "sqlite:///{db}"']
+    lines = ["[daemon]", f'database_url = "{url_for(db)}"']
     lines += [f"{k} = {v}" for k, v in settings.items()]
     lines += ["", "[ai]", f'base_url = "{llm_url}"', 'model = "sandbox"', 'api_key_env = ""',
               "timeout_seconds = 10", "", "[[hosts]]", 'name = "bb"',

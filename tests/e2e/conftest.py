@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -25,6 +24,7 @@ from livereview.sandbox.gitlab_server import FakeGitLabServer
 from livereview.sandbox.gitlab_state import FakeGitLab
 from livereview.sandbox.llm_server import FakeLLMServer
 from livereview.triggers import replied_to
+from tests.databases import ON_POSTGRESQL, instant, query, url_for
 
 TOKEN = "glpat-e2e-SECRET-token-4242"
 PROJECT = "acme/widgets"
@@ -44,6 +44,11 @@ class Sandbox:
     db: Path
     iid: int
 
+    @property
+    def database_url(self) -> str:
+        """The database the config names: `db`, or in a PostgreSQL run its stand-in."""
+        return url_for(self.db)
+
     def once(self, *extra: str) -> int:
         return main(["--config", str(self.config), *extra, "once"])
 
@@ -56,11 +61,11 @@ class Sandbox:
 
 def write_config(path: Path, gitlab_url: str, llm_url: str, db: Path | str, **daemon: object
                  ) -> None:
-    """`db`: the SQLite file, or a database URL (PostgreSQL)."""
+    """`db`: the SQLite file (in a PostgreSQL run: the database standing for it), or a
+    database URL."""
     settings = {"hot_poll_interval_seconds": 1, "poll_interval_seconds": 5,
                 "metrics_listen": "", "backfill_hours": 24, **daemon}
-    url = db if isinstance(db, str) else f"sqlite:///{db}"
-    lines = ["[daemon]", f'database_url = "{url}"']
+    lines = ["[daemon]", f'database_url = "{url_for(db)}"']
     lines += [f"{k} = {v!r}" if isinstance(v, str) else f"{k} = {v}"
               for k, v in settings.items()]
     lines += ["", "[ai]", f'base_url = "{llm_url}"', 'model = "sandbox"', 'api_key_env = ""',
@@ -88,9 +93,10 @@ def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sandbox
 @pytest.fixture
 def sandbox_database(sandbox: Sandbox, database_url: str) -> str:
     """Opt in (`pytestmark = pytest.mark.usefixtures("sandbox_database")`): the module's
-    tests run once on SQLite and once on PostgreSQL (issue 18); returns the URL."""
-    if database_url.startswith("sqlite"):
-        return f"sqlite:///{sandbox.db}"
+    tests run once on SQLite and once on PostgreSQL (issue 18); returns the URL. A
+    PostgreSQL run (LIVEREVIEW_TEST_BACKEND) has the sandbox on PostgreSQL already."""
+    if database_url.startswith("sqlite") or ON_POSTGRESQL:
+        return sandbox.database_url
     text = sandbox.config.read_text(encoding="utf-8")
     assert f"sqlite:///{sandbox.db}" in text
     sandbox.config.write_text(text.replace(f"sqlite:///{sandbox.db}", database_url),
@@ -136,16 +142,30 @@ def fill(disk: Path) -> Path:
     return filler
 
 
-def retries_due(db: Path) -> None:
+def retries_due(db: Path | str) -> None:
     """Wait until every open reply job's next attempt is due (a condition, not a nap)."""
     def due() -> bool:
-        with sqlite3.connect(db) as conn:
-            (latest,) = conn.execute(
-                "SELECT max(next_attempt_at) FROM reply_jobs WHERE state IN "
-                "('pending', 'acked', 'answered')").fetchone()
-        return latest is None or datetime.fromisoformat(latest).replace(
-            tzinfo=UTC) <= datetime.now(UTC)
+        [(latest,)] = query(db, "SELECT max(next_attempt_at) FROM reply_jobs WHERE state IN "
+                                "('pending', 'acked', 'answered')")
+        return latest is None or instant(latest) <= datetime.now(UTC)
     wait_for(due)
+
+
+# A daemon killed (or stopped at once by a second SIGTERM) keeps its leases on PostgreSQL
+# until they expire, a job killed in its POST window until the step timeout; on SQLite the
+# one process holds every lease without a row. Kill tests use short ones there, to stay
+# about crashes and not about waiting.
+TAKEOVER: dict[str, object] = (
+    {"lease_seconds": 1.0, "step_timeout_seconds": 3.0} if ON_POSTGRESQL else {})
+
+
+def leases_expired(db: Path | str) -> None:
+    """Wait until no job or review lease of a stopped daemon is live (none on SQLite)."""
+    def expired() -> bool:
+        rows = query(db, "SELECT expires_at FROM leases WHERE name LIKE 'job:%' "
+                         "OR name LIKE 'review:%'")
+        return all(instant(at) <= datetime.now(UTC) for (at,) in rows)
+    wait_for(expired)
 
 
 @dataclass
@@ -200,6 +220,11 @@ class GitHubSandbox:
     llm: FakeLLMServer
     config: Path
     number: int
+    db: Path
+
+    @property
+    def database_url(self) -> str:
+        return url_for(self.db)
 
     def once(self) -> int:
         return main(["--config", str(self.config), "once"])
@@ -217,11 +242,11 @@ class GitHubSandbox:
                 if replied_to(c["body"]) == message_id]
 
 
-def write_github_config(path: Path, url: str, llm_url: str, db: Path, **daemon: object
+def write_github_config(path: Path, url: str, llm_url: str, db: Path | str, **daemon: object
                         ) -> None:
     settings = {"hot_poll_interval_seconds": 1, "poll_interval_seconds": 5,
                 "metrics_listen": '""', "backfill_hours": 24, **daemon}
-    lines = ["[daemon]", f'database_url = "sqlite:///{db}"']
+    lines = ["[daemon]", f'database_url = "{url_for(db)}"']
     lines += [f"{k} = {v}" for k, v in settings.items()]
     lines += ["", "[ai]", f'base_url = "{llm_url}"', 'model = "sandbox"', 'api_key_env = ""',
               "timeout_seconds = 10", "", "[[hosts]]", 'name = "gh"', 'type = "github"',
@@ -240,5 +265,6 @@ def gh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[GitHubSandbo
                            files=GITHUB_FILES)
     with FakeGitHubServer(github) as server, FakeLLMServer() as llm:
         config = tmp_path / "livereview.toml"
-        write_github_config(config, server.enterprise_url, llm.url, tmp_path / "state" / "lr.db")
-        yield GitHubSandbox(github, server, llm, config, number)
+        db = tmp_path / "state" / "lr.db"
+        write_github_config(config, server.enterprise_url, llm.url, db)
+        yield GitHubSandbox(github, server, llm, config, number, db)

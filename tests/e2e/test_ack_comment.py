@@ -7,7 +7,6 @@ worker's side is what is tested here; each host's own adapter passes the contrac
 from __future__ import annotations
 
 import dataclasses
-import sqlite3
 from collections.abc import Callable
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
@@ -20,6 +19,7 @@ from livereview.settings import load
 from livereview.store import jobs
 from livereview.store.db import Store
 from livereview.triggers import acked_for, replied_to
+from tests.databases import execute
 from tests.e2e.conftest import PROJECT, Sandbox
 
 P = ParamSpec("P")
@@ -90,8 +90,7 @@ async def test_a_crash_after_the_ack_comment_never_posts_a_second_one(
         store = CrashAfterAck(app.store)
         app.store = app.worker.store = app.worker.composer.store = store
         await app.worker.drain()  # acked on the host, the state not recorded
-        with sqlite3.connect(sandbox.db) as db:
-            db.execute("UPDATE reply_jobs SET next_attempt_at = created_at")
+        execute(sandbox.db, "UPDATE reply_jobs SET next_attempt_at = created_at")
         await app.worker.drain()  # the job resumes: it finds its ack and answers
     finally:
         await app.close()

@@ -9,7 +9,6 @@ made to parrot whatever it was asked, the worst case for what the bot posts.
 from __future__ import annotations
 
 import re
-import sqlite3
 from datetime import datetime, timedelta
 
 import pytest
@@ -19,6 +18,7 @@ from hypothesis import strategies as st
 from livereview.cli import main
 from livereview.sandbox.llm_server import LLMFault
 from livereview.triggers import replied_to
+from tests.databases import query
 from tests.e2e.conftest import PROJECT, GitHubSandbox, Sandbox
 from tests.render_oracles import HOSTS, hidden_comments, live_mentions
 from tests.unit.test_sanitize import FENCE_ESCAPES
@@ -132,9 +132,8 @@ def test_a_slow_bot_that_keeps_answering_is_capped(sandbox: Sandbox) -> None:
                                 reply_to_discussion=discussion,
                                 created_at=last + timedelta(minutes=2))
         sandbox.once()
-    with sqlite3.connect(sandbox.db) as db:
-        skipped = [r for (r,) in db.execute(
-            "SELECT last_error FROM reply_jobs WHERE state = 'skipped'")]
+    skipped = [r for (r,) in query(
+        sandbox.db, "SELECT last_error FROM reply_jobs WHERE state = 'skipped'")]
     assert len(sandbox.bot_notes()) == 1 + 10  # alice's answer, then ten to the other bot
     assert skipped and "one counterpart" in skipped[0]
 
@@ -193,8 +192,7 @@ def test_a_gitlab_access_token_or_service_account_is_never_answered(sandbox: San
                                 body="@livereview please review this")
     assert sandbox.once() == 0
     assert sandbox.bot_notes() == []
-    with sqlite3.connect(sandbox.db) as db:
-        assert db.execute("SELECT count(*) FROM reply_jobs").fetchone() == (0,)
+    assert query(sandbox.db, "SELECT count(*) FROM reply_jobs") == [(0,)]
 
 
 def test_a_github_app_or_bot_account_is_never_answered(gh: GitHubSandbox) -> None:

@@ -5,7 +5,6 @@ acknowledging reply first, then the answer, both in its thread."""
 from __future__ import annotations
 
 import re
-import sqlite3
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from livereview.cli import main
+from tests.databases import query
 from tests.e2e.bitbucket_cloud_sandbox import REPO, SECRET, TOKEN_ENV, BitbucketSandbox, sandbox
 from tests.e2e.conftest import retries_due
 
@@ -116,8 +116,7 @@ def test_an_answer_posted_but_lost_is_adopted_not_posted_again(
     bb.once()
     assert len(bb.acks_of(question["id"])) == 1
     assert len(bb.answers_to(question["id"])) == 1
-    with sqlite3.connect(bb.db) as db:
-        assert db.execute("SELECT state FROM reply_jobs").fetchall() == [("posted",)]
+    assert query(bb.db, "SELECT state FROM reply_jobs") == [("posted",)]
 
 
 def test_an_access_token_answers_as_its_bot_user_once_across_restarts(

@@ -18,6 +18,7 @@ from livereview.sandbox.bitbucket_server_http import FakeBitbucketDCServer
 from livereview.sandbox.bitbucket_server_state import FakeBitbucketDC
 from livereview.sandbox.llm_server import FakeLLMServer
 from livereview.triggers import acked_for, replied_to
+from tests.databases import url_for
 from tests.e2e.conftest import retries_due
 
 TOKEN = "BBDC-e2e-SECRET-token-4242"
@@ -37,6 +38,10 @@ class BitbucketSandbox:
     config: Path
     db: Path
     pr: int
+
+    @property
+    def database_url(self) -> str:
+        return url_for(self.db)
 
     def once(self) -> int:
         return main(["--config", str(self.config), "once"])
@@ -62,7 +67,7 @@ class BitbucketSandbox:
 def write_config(path: Path, url: str, llm_url: str, db: Path, **daemon: object) -> None:
     settings = {"hot_poll_interval_seconds": 1, "poll_interval_seconds": 5,
                 "metrics_listen": '""', "backfill_hours": 24, **daemon}
-    lines = ["[daemon]", f'database_url = "sqlite:///{db}"']
+    lines = ["[daemon]", f'database_url = "{url_for(db)}"']
     lines += [f"{k} = {v}" for k, v in settings.items()]
     lines += ["", "[ai]", f'base_url = "{llm_url}"', 'model = "sandbox"', 'api_key_env = ""',
               "timeout_seconds = 10", "", "[[hosts]]", 'name = "bbs"',

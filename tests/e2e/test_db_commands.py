@@ -17,7 +17,7 @@ from tests.e2e.conftest import Sandbox
 
 def _use(sandbox: Sandbox, url: str) -> None:
     text_ = sandbox.config.read_text(encoding="utf-8")
-    sandbox.config.write_text(text_.replace(f"sqlite:///{sandbox.db}", url), encoding="utf-8")
+    sandbox.config.write_text(text_.replace(sandbox.database_url, url), encoding="utf-8")
 
 
 def _count(url: str, table: str) -> int:
@@ -29,6 +29,7 @@ def _count(url: str, table: str) -> int:
         engine.dispose()
 
 
+@pytest.mark.sqlite_only("`db copy` from a SQLite file (to PostgreSQL in the SQLite pass)")
 def test_copy_to_postgresql_keeps_history_and_answers_nothing_twice(
         sandbox: Sandbox, postgres: Postgres, capsys: pytest.CaptureFixture[str]) -> None:
     first = sandbox.note("@livereview is this lock needed?")
@@ -57,6 +58,7 @@ def test_copy_to_postgresql_keeps_history_and_answers_nothing_twice(
         postgres.drop(name)
 
 
+@pytest.mark.sqlite_only("`db copy` from a SQLite file (to PostgreSQL in the SQLite pass)")
 def test_copy_refuses_a_target_holding_other_data(
         sandbox: Sandbox, postgres_url: str, capsys: pytest.CaptureFixture[str]) -> None:
     sandbox.note("@livereview is this lock needed?")

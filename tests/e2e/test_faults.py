@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 import structlog
@@ -21,12 +22,15 @@ from livereview.metrics import Metrics
 from livereview.sandbox.llm_server import LLMFault
 from livereview.settings import load
 from livereview.triggers import replied_to
+from tests.databases import query
 from tests.e2e.conftest import (
     PROJECT,
+    TAKEOVER,
     TOKEN,
     Daemon,
     Sandbox,
     fill,
+    leases_expired,
     retries_due,
     wait_for,
     write_config,
@@ -42,9 +46,8 @@ def quick_retries(sandbox: Sandbox, **extra: object) -> None:
                  retry_base_seconds=0.05, **extra)
 
 
-def job_states(sandbox: Sandbox) -> list[tuple[str, str]]:
-    with sqlite3.connect(sandbox.db) as db:
-        return list(db.execute("SELECT state, last_error FROM reply_jobs ORDER BY id"))
+def job_states(sandbox: Sandbox) -> list[tuple[Any, ...]]:
+    return query(sandbox.db, "SELECT state, last_error FROM reply_jobs ORDER BY id")
 
 
 def test_a_truncated_answer_is_never_posted_and_is_retried(sandbox: Sandbox) -> None:
@@ -124,6 +127,7 @@ def test_a_forbidden_repo_is_unhealthy_and_recovers_by_itself(
 
 def test_a_second_sigterm_exits_at_once_and_loses_nothing(
         sandbox: Sandbox, start_daemon: Callable[[], Daemon]) -> None:
+    quick_retries(sandbox, **TAKEOVER)
     sandbox.llm.llm.delay_seconds = 8.0  # the answer is slow: the job is in flight
     note = sandbox.note("@livereview is this lock needed?")
     daemon = start_daemon()
@@ -135,13 +139,15 @@ def test_a_second_sigterm_exits_at_once_and_loses_nothing(
     daemon.process.send_signal(signal.SIGTERM)
     assert daemon.process.wait(timeout=5) == 1
     assert time.monotonic() - started < 4  # did not wait for the 8 s answer
-    with sqlite3.connect(sandbox.db) as db:
-        assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    if sandbox.database_url.startswith("sqlite"):
+        assert query(sandbox.db, "PRAGMA integrity_check") == [("ok",)]
     sandbox.llm.llm.delay_seconds = 0.0
+    leases_expired(sandbox.db)
     assert sandbox.once() == 0
     assert len(answers(sandbox, note["id"])) == 1
 
 
+@pytest.mark.sqlite_only("SQLite's file write lock (busy_timeout)")
 def test_a_locked_database_is_one_clear_line_not_a_hang(sandbox: Sandbox) -> None:
     quick_retries(sandbox, busy_timeout_seconds=0.5)
     assert sandbox.once() == 0
@@ -181,6 +187,7 @@ async def test_a_broken_host_is_logged_once_not_every_cycle(sandbox: Sandbox,
 
 
 
+@pytest.mark.sqlite_only("the database file on a full disk")
 def test_a_full_disk_loses_nothing_and_posts_nothing_twice(
         sandbox: Sandbox, tiny_disk: Path, start_daemon: Callable[[], Daemon]) -> None:
     db = tiny_disk / "livereview.db"
@@ -208,6 +215,7 @@ def test_a_full_disk_loses_nothing_and_posts_nothing_twice(
         assert {s for (s,) in conn.execute("SELECT state FROM reply_jobs")} == {"posted"}
 
 
+@pytest.mark.sqlite_only("the database file on a read-only filesystem")
 def test_a_read_only_database_is_one_clear_line(sandbox: Sandbox, tiny_disk: Path) -> None:
     """As root, file modes do not stop writes: the database sits on a filesystem that is
     then remounted read-only, which stops everyone."""

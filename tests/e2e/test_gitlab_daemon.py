@@ -57,9 +57,12 @@ def test_daemon_acks_then_answers_in_thread_and_stops_cleanly_on_sigterm(
                              reply_to_discussion=str(discussion_id))
     wait_for(lambda: bool(answers(follow_up["id"])))
     assert len(sandbox.bot_notes()) == 2
+    # Counted once the post is recorded, a moment after GitLab has the note (longer on
+    # PostgreSQL under load): wait for it rather than race it.
+    posted = 'livereview_replies_total{host_type="gitlab",outcome="posted"} 2.0'
+    wait_for(lambda: posted in _scrape(port))
     metrics = _scrape(port)
     assert 'livereview_time_to_ack_seconds_count{host_type="gitlab"} 2.0' in metrics
-    assert 'livereview_replies_total{host_type="gitlab",outcome="posted"} 2.0' in metrics
     assert 'livereview_last_poll_success_timestamp_seconds{host="gl"}' in metrics
     # Pre-created at zero, so the first failure after a start is a visible increase.
     assert 'livereview_replies_total{host_type="gitlab",outcome="failed"} 0.0' in metrics

@@ -4,13 +4,13 @@ next prompts of that repo (and only that repo); export/import round-trips for re
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 import pytest
 
 from livereview.cli import main
 from livereview.sandbox.llm_server import LLMFault
+from tests.databases import query
 from tests.e2e.conftest import PROJECT, Sandbox
 
 CONCESSION = json.dumps({
@@ -50,11 +50,10 @@ def test_conceded_lesson_is_proposed_approved_and_used_only_in_its_repo(
     assert str(concession["body"]).startswith("**Style** (a suggestion): You are right")
     listed = lessons(sandbox, capsys, "list")
     assert "L1    proposed  repo:gl:acme/widgets  Locks around single dict reads" in listed
-    with sqlite3.connect(sandbox.db) as db:
-        assert db.execute("SELECT source_message_id, created_by FROM ai_memory").fetchone() \
-            == (str(concession["id"]), "alice")
-        assert db.execute("SELECT url FROM knowledge_refs WHERE host_message_id = ?",
-                          (str(concession["id"]),)).fetchall() == [("src/cache.py:9",)]
+    assert query(sandbox.db, "SELECT source_message_id, created_by FROM ai_memory") \
+        == [(str(concession["id"]), "alice")]
+    assert query(sandbox.db, "SELECT url FROM knowledge_refs WHERE host_message_id = :id",
+                 id=str(concession["id"])) == [("src/cache.py:9",)]
 
     sandbox.note("@livereview and the writes?")
     sandbox.once()
@@ -64,9 +63,8 @@ def test_conceded_lesson_is_proposed_approved_and_used_only_in_its_repo(
     sandbox.note("@livereview what about the cache eviction?")
     sandbox.once()
     assert "[L1] Locks around single dict reads" in sandbox.llm.llm.prompts[-1][-1]["content"]
-    with sqlite3.connect(sandbox.db) as db:
-        assert db.execute("SELECT lessons_used FROM reply_jobs ORDER BY id DESC").fetchone() \
-            == ("1",)
+    assert query(sandbox.db, "SELECT lessons_used FROM reply_jobs ORDER BY id DESC")[0] \
+        == ("1",)
 
     sandbox.gitlab.add_note("acme/gadgets", other, author="alice", body="@livereview lock?")
     sandbox.once()
@@ -119,6 +117,7 @@ def test_a_thumbs_down_on_the_concession_archives_its_proposed_lesson(
     assert "L1    archived" in lessons(sandbox, capsys, "list")
 
 
+@pytest.mark.sqlite_only("whether the database file exists before the first run")
 def test_lesson_verbs_other_than_import_never_create_a_database(
         sandbox: Sandbox, capsys: pytest.CaptureFixture[str]) -> None:
     """Before the first run (or with a mistyped database_url) `lessons list` said "no

@@ -13,6 +13,7 @@ import pytest
 from livereview.cli import main
 from livereview.sandbox.llm_server import LABEL, FakeLLMServer
 from livereview.tools import local_review as ops
+from tests.databases import url_for
 from tests.local_repo import review_repo
 
 
@@ -61,7 +62,7 @@ def test_a_watched_local_host_is_answered_by_the_daemon(
     db = tmp_path / "state" / "livereview.db"
     config = tmp_path / "livereview.toml"
     config.write_text(
-        f'[daemon]\ndatabase_url = "sqlite:///{db}"\nmetrics_listen = ""\n\n'
+        f'[daemon]\ndatabase_url = "{url_for(db)}"\nmetrics_listen = ""\n\n'
         f'[ai]\nbase_url = "{llm.url}"\nmodel = "sandbox"\napi_key_env = ""\n\n'
         '[[hosts]]\nname = "laptop"\ntype = "local"\n\n'
         f'[[repos]]\nhost = "laptop"\npath = "{repo.path}"\n', encoding="utf-8")
@@ -128,7 +129,7 @@ def test_check_reads_a_local_host_without_creating_anything(
     repo = review_repo(tmp_path / "r")
     config = tmp_path / "livereview.toml"
     config.write_text(
-        f'[daemon]\ndatabase_url = "sqlite:///{tmp_path / "state.db"}"\n\n'
+        f'[daemon]\ndatabase_url = "{url_for(tmp_path / "state.db")}"\n\n'
         f'[ai]\nbase_url = "{llm.url}"\nmodel = "sandbox"\napi_key_env = ""\n\n'
         '[[hosts]]\nname = "laptop"\ntype = "local"\n\n'
         f'[[repos]]\nhost = "laptop"\npath = "{repo.path}"\n\n'

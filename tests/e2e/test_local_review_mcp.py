@@ -15,13 +15,14 @@ from livereview.cli import main
 from livereview.mcp_server import build
 from livereview.settings import load
 from livereview.tools.toolbox import Toolbox
+from tests.databases import url_for
 from tests.local_repo import review_repo
 
 
 def _config(tmp_path: Path, repo: Path) -> Path:
     config = tmp_path / "livereview.toml"
     config.write_text(
-        f'[daemon]\ndatabase_url = "sqlite:///{tmp_path / "state.db"}"\nmetrics_listen = ""\n'
+        f'[daemon]\ndatabase_url = "{url_for(tmp_path / "state.db")}"\nmetrics_listen = ""\n'
         '\n[ai]\napi_key_env = ""\n\n[[hosts]]\nname = "laptop"\ntype = "local"\n\n'
         f'[[repos]]\nhost = "laptop"\npath = "{repo}"\n', encoding="utf-8")
     return config

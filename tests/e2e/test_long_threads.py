@@ -4,7 +4,6 @@ others, and the too-big one says why (issue 12.1)."""
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Concatenate, ParamSpec, TypeVar, cast
@@ -19,6 +18,7 @@ from livereview.settings import load
 from livereview.store import snapshots
 from livereview.store.db import Store
 from livereview.triggers import replied_to
+from tests.databases import query
 from tests.e2e.conftest import PROJECT, Sandbox, write_config
 
 P = ParamSpec("P")
@@ -121,13 +121,11 @@ def test_an_mr_whose_fetch_failed_is_synced_again_after_a_restart(sandbox: Sandb
                                 headers={"Content-Type": "text/html"})
     assert sandbox.once() == 0  # the fetch fails; the watermark moves on
     assert answers(sandbox, note["id"]) == []
-    with sqlite3.connect(sandbox.db) as db:
-        assert db.execute("SELECT repo, iid FROM mr_sync_failures").fetchall() == [
-            (PROJECT, sandbox.iid)]
+    assert query(sandbox.db, "SELECT repo, iid FROM mr_sync_failures") == [
+        (PROJECT, sandbox.iid)]
     assert sandbox.once() == 0  # a new process: the failure is in the store, not memory
     assert len(answers(sandbox, note["id"])) == 1
-    with sqlite3.connect(sandbox.db) as db:
-        assert db.execute("SELECT count(*) FROM mr_sync_failures").fetchone() == (0,)
+    assert query(sandbox.db, "SELECT count(*) FROM mr_sync_failures") == [(0,)]
 
 
 async def test_only_the_last_few_long_mrs_are_kept_in_memory(sandbox: Sandbox) -> None:

@@ -81,6 +81,7 @@ def tree(root: Path) -> dict[str, int]:
             for p in sorted(root.rglob("*"))}
 
 
+@pytest.mark.sqlite_only("no database file or directory appears; the default path under $HOME")
 def test_check_and_health_create_nothing_and_say_what_they_found(
         sandbox: Sandbox, tmp_path: Path) -> None:
     """Was: both created the database's directory and file (and `check` wrote a row)."""
@@ -104,6 +105,7 @@ def test_check_and_health_create_nothing_and_say_what_they_found(
     assert tree(tmp_path) == before
 
 
+@pytest.mark.sqlite_only("the database file's modification time")
 def test_check_reads_an_existing_database_without_writing_it(sandbox: Sandbox) -> None:
     assert sandbox.once() == 0
     before = sandbox.db.stat().st_mtime_ns, tree(sandbox.db.parent)
@@ -115,6 +117,7 @@ def test_check_reads_an_existing_database_without_writing_it(sandbox: Sandbox) -
     assert (sandbox.db.stat().st_mtime_ns, tree(sandbox.db.parent)) == before
 
 
+@pytest.mark.sqlite_only("file modes 0600/0700 of the database and its WAL files")
 def test_the_database_and_its_wal_files_are_private(
         sandbox: Sandbox, start_daemon: Callable[[], Daemon]) -> None:
     """Was: 0644 files in a 0755 directory, holding every comment the bot read."""

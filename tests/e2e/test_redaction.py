@@ -12,6 +12,7 @@ import structlog
 
 from livereview import logging as logs
 from livereview.sandbox.llm_server import LLMFault
+from tests.databases import dump
 from tests.e2e.conftest import TOKEN, Sandbox
 
 API_KEY = "sk-planted-API-key-0123456789"
@@ -36,8 +37,10 @@ def test_token_and_api_key_appear_nowhere(sandbox: Sandbox) -> None:
     assert "replied" in everything  # the run did real work
     for secret in (TOKEN, API_KEY):
         assert secret not in everything
-        for path in sandbox.db.parent.iterdir():
-            assert secret.encode() not in path.read_bytes()
+        assert secret not in dump(sandbox.db)
+        if sandbox.db.parent.exists():  # SQLite: its -wal and -shm files too
+            for path in sandbox.db.parent.iterdir():
+                assert secret.encode() not in path.read_bytes()
     assert all(TOKEN not in json.dumps(p) and API_KEY not in json.dumps(p)
                for p in sandbox.llm.llm.prompts)
 

@@ -4,18 +4,20 @@
 from __future__ import annotations
 
 import signal
-import sqlite3
 from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
 from livereview.review.render import marked
 from livereview.sandbox.llm_server import LLMFault
+from tests.databases import instant, query
 from tests.e2e.conftest import (
     GITHUB_REPO,
     PROJECT,
+    TAKEOVER,
     Daemon,
     GitHubSandbox,
     Sandbox,
@@ -36,20 +38,16 @@ def gitlab_parts(sandbox: Sandbox) -> Counter[str]:
     return review_parts([str(n["body"]) for n in sandbox.bot_notes()])
 
 
-def reviews_due(db: object) -> None:
+def reviews_due(db: Path | str) -> None:
     def due() -> bool:
-        with sqlite3.connect(str(db)) as conn:
-            (latest,) = conn.execute(
-                "SELECT max(next_attempt_at) FROM review_runs WHERE state IN "
-                "('pending', 'reviewing', 'posting', 'notifying')").fetchone()
-        return latest is None or datetime.fromisoformat(latest).replace(
-            tzinfo=UTC) <= datetime.now(UTC)
+        [(latest,)] = query(db, "SELECT max(next_attempt_at) FROM review_runs WHERE state IN "
+                                "('pending', 'reviewing', 'posting', 'notifying')")
+        return latest is None or instant(latest) <= datetime.now(UTC)
     wait_for(due)
 
 
-def run_state(db: object) -> str:
-    with sqlite3.connect(str(db)) as conn:
-        return str(conn.execute("SELECT state FROM review_runs").fetchone()[0])
+def run_state(db: Path | str) -> str:
+    return str(query(db, "SELECT state FROM review_runs")[0][0])
 
 
 DISCUSSIONS = r"/merge_requests/\d+/discussions$"  # the findings: threads to resolve
@@ -107,6 +105,8 @@ def test_kill_9_after_each_post_never_duplicates(sandbox: Sandbox,
                                                  kill_after: int) -> None:
     """The daemon dies the moment the k-th review body is on GitLab (its response may still
     be on the wire); the next start finishes the review without posting anything twice."""
+    write_config(sandbox.config, sandbox.gitlab_server.url, sandbox.llm.url, sandbox.db,
+                 **TAKEOVER)
     sandbox.llm.llm.review_findings = FINDINGS
     sandbox.gitlab_server.latency_seconds = 0.2  # so the kill lands inside the review
     sandbox.note("@livereview review")
@@ -142,9 +142,8 @@ def test_a_failure_while_reading_resumes_after_the_last_batch_stored(sandbox: Sa
                               *[LLMFault(status=500) for _ in range(3)]]
     calls_before = len(sandbox.llm.llm.prompts)
     sandbox.once()
-    with sqlite3.connect(sandbox.db) as conn:
-        (done,) = conn.execute("SELECT files_done FROM review_runs WHERE iid = ?",
-                               (iid,)).fetchone()
+    [(done,)] = query(sandbox.db, "SELECT files_done FROM review_runs WHERE iid = :iid",
+                      iid=iid)
     assert done == 2  # two files stored, their findings with them
     for _ in range(3):
         reviews_due(sandbox.db)
@@ -156,7 +155,5 @@ def test_a_failure_while_reading_resumes_after_the_last_batch_stored(sandbox: Sa
     # and by the run's retry): never one whose findings were stored.
     assert sorted(set(shown)) == sorted(files)
     assert [p for p in files if shown.count(p) > 1] == ["src/m2.py"]
-    with sqlite3.connect(sandbox.db) as conn:
-        rows = conn.execute("SELECT path FROM review_findings WHERE iid = ?",
-                            (iid,)).fetchall()
+    rows = query(sandbox.db, "SELECT path FROM review_findings WHERE iid = :iid", iid=iid)
     assert sorted(p for (p,) in rows) == sorted(files)

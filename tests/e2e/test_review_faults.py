@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import inspect
 import io
-import sqlite3
 
 from livereview import logging as logs
 from livereview.reply.context import Prompt
 from livereview.reply.llm import Answer
+from tests.databases import query
 from tests.e2e.conftest import TOKEN, Sandbox
 from tests.e2e.test_worker_faults import app_for
 
@@ -36,8 +36,7 @@ def raised_at() -> int:
 
 
 def run_row(sandbox: Sandbox) -> tuple[str, int, str]:
-    with sqlite3.connect(sandbox.db) as db:
-        row = db.execute("SELECT state, attempts, last_error FROM review_runs").fetchone()
+    [row] = query(sandbox.db, "SELECT state, attempts, last_error FROM review_runs")
     return str(row[0]), int(row[1]), str(row[2])
 
 

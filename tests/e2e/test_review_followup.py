@@ -3,11 +3,11 @@ human resolved, and resolves the threads of findings the new commits fixed."""
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 from typing import Any
 
 from livereview.review.render import marked
+from tests.databases import query
 from tests.e2e.conftest import PROJECT, Sandbox, write_config
 from tests.e2e.test_review_gitlab import FINDINGS
 
@@ -85,9 +85,9 @@ def test_an_unchanged_file_is_not_read_again(sandbox: Sandbox) -> None:
     # The critical finding's file did not change: its thread stays open, not re-posted.
     threads = finding_discussions(sandbox)
     assert list(threads) == ["The lock is never released on error"]
-    with sqlite3.connect(sandbox.db) as conn:  # still blocked by the open critical
-        assert [v for (v,) in conn.execute("SELECT verdict FROM review_runs ORDER BY id")] \
-            == ["changes_requested", "changes_requested"]
+    # still blocked by the open critical
+    assert [v for (v,) in query(sandbox.db, "SELECT verdict FROM review_runs ORDER BY id")] \
+        == ["changes_requested", "changes_requested"]
     assert not threads["The lock is never released on error"]["notes"][0]["resolved"]
 
 
@@ -96,7 +96,6 @@ def test_review_on_opened_reviews_new_mrs_but_not_drafts(sandbox: Sandbox) -> No
     draft = sandbox.gitlab.add_mr(PROJECT, title="Draft: not yet", author="bob",
                                   files=NEW_FILE)
     assert sandbox.once() == 0
-    with sqlite3.connect(sandbox.db) as conn:
-        rows = conn.execute("SELECT iid, trigger, state FROM review_runs").fetchall()
+    rows = query(sandbox.db, "SELECT iid, trigger, state FROM review_runs")
     assert rows == [(sandbox.iid, "opened", "done")]
     assert draft != sandbox.iid

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import re
-import sqlite3
 from typing import Any
 
 from livereview.review.render import marked
 from livereview.sanitize import WORD_JOINER
 from livereview.triggers import replied_to
+from tests.databases import query
 from tests.e2e.conftest import PROJECT, Sandbox
 
 # src/cache.py, new side: 4 `lock = threading.Lock()`, 8 `with lock:`; old side: 7 is the
@@ -36,10 +36,9 @@ def parts(sandbox: Sandbox) -> list[str]:
                                                                      or ("", "")])
 
 
-def runs(sandbox: Sandbox) -> list[tuple[str, str, str, str]]:
-    with sqlite3.connect(sandbox.db) as conn:
-        return conn.execute("SELECT state, verdict, verdict_applied, summary_message_id "
-                            "FROM review_runs ORDER BY id").fetchall()
+def runs(sandbox: Sandbox) -> list[tuple[Any, ...]]:
+    return query(sandbox.db, "SELECT state, verdict, verdict_applied, summary_message_id "
+                             "FROM review_runs ORDER BY id")
 
 
 def test_review_mention_posts_findings_at_their_lines_a_summary_and_a_notice(

@@ -5,11 +5,11 @@ the retry posts nothing twice; reviewer text reaches it without control characte
 from __future__ import annotations
 
 import json
-import sqlite3
 import sys
 from collections import Counter
 from pathlib import Path
 
+from tests.databases import query
 from tests.e2e.conftest import Sandbox
 from tests.e2e.test_review_crash import EXPECTED, gitlab_parts, reviews_due, run_state
 from tests.e2e.test_review_followup import with_review_config
@@ -47,8 +47,7 @@ def events(out: Path) -> list[dict[str, object]]:
 
 
 def token(sandbox: Sandbox) -> str:
-    with sqlite3.connect(sandbox.db) as conn:
-        return str(conn.execute("SELECT token FROM review_runs").fetchone()[0])
+    return str(query(sandbox.db, "SELECT token FROM review_runs")[0][0])
 
 
 def test_the_notifier_runs_once_with_the_review_id(sandbox: Sandbox, tmp_path: Path) -> None:

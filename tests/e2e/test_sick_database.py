@@ -50,6 +50,7 @@ def started(daemon: Daemon) -> bool:
     return "daemon_started" in events(daemon)
 
 
+@pytest.mark.sqlite_only("a damaged page of the database file")
 def test_a_damaged_page_stops_the_daemon_with_one_line_saying_what_to_do(
         sandbox: Sandbox, start_daemon: Callable[[], Daemon]) -> None:
     write_config(sandbox.config, sandbox.gitlab_server.url, sandbox.llm.url, sandbox.db,
@@ -70,6 +71,7 @@ def test_a_damaged_page_stops_the_daemon_with_one_line_saying_what_to_do(
     assert len(output.strip().splitlines()) <= 5  # was: 1 581 lines and 40 tracebacks in 21 s
 
 
+@pytest.mark.sqlite_only("a damaged database file")
 def test_a_damaged_file_at_start_is_one_line_saying_what_to_do(sandbox: Sandbox) -> None:
     assert sandbox.once() == 0
     damage(sandbox.db, "provider_identities")
@@ -83,6 +85,7 @@ def test_a_damaged_file_at_start_is_one_line_saying_what_to_do(sandbox: Sandbox)
     assert f"restore {sandbox.db} from a backup" in line
 
 
+@pytest.mark.sqlite_only("another program's SQLite file")
 @pytest.mark.parametrize("command", ["once", "pending"])
 def test_another_programs_database_is_refused_not_upgraded(sandbox: Sandbox,
                                                            command: str) -> None:
@@ -103,6 +106,7 @@ def test_another_programs_database_is_refused_not_upgraded(sandbox: Sandbox,
             "invoices"]
 
 
+@pytest.mark.sqlite_only("the database file deleted under the daemon")
 def test_a_database_deleted_under_the_daemon_stops_it(
         sandbox: Sandbox, start_daemon: Callable[[], Daemon]) -> None:
     daemon = start_daemon()
@@ -118,6 +122,7 @@ def test_a_database_deleted_under_the_daemon_stops_it(
 
 
 
+@pytest.mark.sqlite_only("the database file on a full disk")
 def test_a_full_disk_is_said_once_and_once_more_when_it_passes(
         sandbox: Sandbox, tiny_disk: Path, start_daemon: Callable[[], Daemon]) -> None:
     db = tiny_disk / "livereview.db"
@@ -151,6 +156,7 @@ def test_a_failure_log_says_a_failure_once_per_cause_and_once_when_it_ends() -> 
         ("store_unavailable_recovered", None)]
 
 
+@pytest.mark.sqlite_only("the database file after a fatal error")
 def test_after_a_fatal_error_the_store_does_not_touch_the_file_again(tmp_path: Path) -> None:
     db = tmp_path / "livereview.db"
     Store.open(f"sqlite:///{db}").close()

@@ -3,6 +3,7 @@ the new snapshot exactly — while an unchanged thread is not rewritten."""
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from livereview.model import Actor, Reaction, Snapshot, Thread
 from livereview.store import snapshots
 from livereview.store.db import Store
 from livereview.store.tables import MRMessage
+from tests.databases import url_for
 from tests.factories import ALICE, BOB, BOT, IDENTITY, KEY, msg, snapshot, thread
 
 PEOPLE = (ALICE, BOB, BOT, Actor("7", "ci", bot=True))
@@ -70,13 +72,17 @@ def evolution(draw: st.DrawFn) -> tuple[Snapshot, Snapshot]:
     return snapshot(*before), snapshot(*after, commits=commits, head=commits[0])
 
 
+_examples = itertools.count()
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                   HealthCheck.function_scoped_fixture])
 @given(evolution())
 def test_whatever_changed_loading_gives_the_new_snapshot(tmp_path: Path,
                                                          pair: tuple[Snapshot, Snapshot]) -> None:
     before, after = pair
-    store = Store.open(f"sqlite:///{tmp_path / 'x.db'}")
+    db = tmp_path / f"x{next(_examples)}.db"  # each example a database of its own
+    store = Store.open(url_for(db))
     try:
         store.transaction(snapshots.save, before, [], IDENTITY, before.mr.created_at)
         assert store.transaction(snapshots.load, KEY) == before
@@ -84,7 +90,7 @@ def test_whatever_changed_loading_gives_the_new_snapshot(tmp_path: Path,
         assert store.transaction(snapshots.load, KEY) == after
     finally:
         store.close()
-        (tmp_path / "x.db").unlink()
+        db.unlink(missing_ok=True)
 
 
 def _row_ids(session: Session) -> set[int]:

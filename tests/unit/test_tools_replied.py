@@ -12,13 +12,14 @@ from livereview.store import jobs
 from livereview.store import replied as replied_rows
 from livereview.store.db import Store
 from livereview.tools.comments import select_comments
+from tests.databases import url_for
 from tests.factories import ALICE, BOT, IDENTITY, KEY, T0, msg, snapshot, thread
 
 OTHER_REPO = MRKey(KEY.host, "group/other", KEY.iid)  # same host and iid, same comment ids
 
 
 def _open(tmp_path: Path) -> Store:
-    return Store.open(f"sqlite:///{tmp_path / 'state' / 'livereview.db'}")
+    return Store.open(url_for(tmp_path / "state" / "livereview.db"))
 
 
 def _daemon_replied(store: Store, key: MRKey, comment_id: str, reply_id: str) -> None:
