@@ -9,13 +9,13 @@ summary, and the run's recorded state and cause.
 from __future__ import annotations
 
 import json
-import sqlite3
 
 import pytest
 
 from livereview.cli import main
 from livereview.review.render import marked
 from livereview.sandbox.llm_server import LLMFault
+from tests.databases import query
 from tests.e2e.conftest import PROJECT, GitHubSandbox, Sandbox, write_config
 from tests.e2e.test_review_crash import reviews_due
 from tests.e2e.test_review_followup import CRITICAL, WARNING, finding_discussions
@@ -31,9 +31,8 @@ PUSHED = ("import threading\n\ncache = {}\nlock = threading.Lock()\n\n\ndef get(
 
 
 def runs(sandbox: Sandbox) -> list[tuple[str, str, str]]:
-    with sqlite3.connect(sandbox.db) as conn:
-        return conn.execute("SELECT state, verdict, last_error FROM review_runs "
-                            "ORDER BY id").fetchall()
+    return [tuple(row) for row in query(
+        sandbox.db, "SELECT state, verdict, last_error FROM review_runs ORDER BY id")]
 
 
 def summaries(sandbox: Sandbox) -> list[str]:
