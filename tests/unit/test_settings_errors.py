@@ -75,3 +75,8 @@ def test_no_notify_url_and_an_http_one_are_fine() -> None:
     assert parse(config(), ENV).review.notify_url == ""
     assert parse(config(review={"notify_url": "https://hooks.internal/lr"}), ENV
                  ).review.notify_url == "https://hooks.internal/lr"
+
+
+def test_a_notify_url_is_kept_as_written() -> None:
+    url = "https://hooks.internal/services/T0/B1/"
+    assert parse(config(review={"notify_url": url}), ENV).review.notify_url == url

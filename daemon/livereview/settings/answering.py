@@ -101,7 +101,10 @@ def _severities(values: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _http_or_none(url: str) -> str:
-    return url and http_url(url)
+    """No URL (empty), or an http(s) URL kept as written (a hook may need its trailing /)."""
+    if url:
+        http_url(url)
+    return url
 
 
 class LessonsSettings(Section):
