@@ -128,6 +128,10 @@ def test_deleted_parent_gets_a_general_comment_quoting_the_question(sandbox: San
     [reply] = replies_to(sandbox, note["id"])
     # The quote reads the same, but its mention is defused: quoting pings nobody.
     assert str(reply["body"]).startswith("> @\u2060livereview is this lock needed?")
+    # A note, not a new thread: it holds up no project that merges only when all threads
+    # are resolved (the fallback used to open a resolvable discussion).
+    assert discussion_of(sandbox, reply["id"])["individual_note"] is True
+    assert reply["resolvable"] is False
 
 
 def test_a_note_that_did_not_bump_updated_at_is_still_seen(sandbox: Sandbox) -> None:

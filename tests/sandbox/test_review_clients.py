@@ -14,10 +14,10 @@ from atlassian import Bitbucket
 from atlassian.bitbucket import Cloud
 from github import Auth, Github, GithubException
 
+from livereview.hosts.base import PostsNotes
 from livereview.hosts.connect import connect
 from livereview.metrics import Metrics
 from livereview.model import MRKey
-from livereview.review.posting import PostsNotes
 from livereview.sandbox.bitbucket_cloud_server import FakeBitbucketCloudServer
 from livereview.sandbox.bitbucket_cloud_state import FakeBitbucketCloud
 from livereview.sandbox.bitbucket_server_http import FakeBitbucketDCServer

@@ -6,7 +6,7 @@ method it pretends to have (docs/DESIGN.md §3).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
@@ -202,3 +202,19 @@ class OverHttp:
 
     async def close(self) -> None:
         await self.http.close()
+
+
+@runtime_checkable
+class PostsNotes(Protocol):
+    """A host with two kinds of general comment (GitLab): a thread, which someone must
+    resolve before a strict project merges, and a note, which asks nothing of anyone."""
+
+    async def note(self, key: MRKey, body: str) -> Message: ...
+
+
+def statement(host: Host, key: MRKey, body: str) -> Awaitable[Message]:
+    """The bot's own word on the MR — a review's summary, a notice, an answer whose thread
+    was deleted — that is no question for anyone: a note where the host tells notes from
+    threads (it must never block a merge), else the host's general comment. Replies still
+    reach the bot: on GitLab, replying to a note makes it a thread with the same id."""
+    return host.note(key, body) if isinstance(host, PostsNotes) else host.comment(key, body)

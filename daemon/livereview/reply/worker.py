@@ -32,6 +32,7 @@ from livereview.hosts.base import (
     HostError,
     NotFound,
     RateLimited,
+    statement,
 )
 from livereview.lessons import repo_scope
 from livereview.logging import FailureLog
@@ -324,11 +325,12 @@ class Worker:
             message = await self.claims.within(claim, self.clock(),
                                                host.reply(job.mr, job.thread_id, job.answer))
         except NotFound:
-            # The thread or its parent note was deleted: answer on the MR, quoting it.
+            # The thread or its parent note was deleted: answer on the MR, quoting it, in a
+            # note where the host has notes (a new thread would hold up a strict merge).
             quoted = quote(question.body) + "\n\n" if question else ""
             bound.info("parent_gone", fallback="general_comment")
             message = await self.claims.within(claim, self.clock(),
-                                               host.comment(job.mr, quoted + job.answer))
+                                               statement(host, job.mr, quoted + job.answer))
         await self._posted(job, host, message.id, bound, asked_by, meta)
         await self._resolve_if_asked(job, host, stored, bound, meta)
 

@@ -16,18 +16,17 @@ import json
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import Any, TypeVar
 
 from structlog.typing import FilteringBoundLogger
 
-from livereview.hosts.base import Conflict, Host, NotFound, Unsupported
+from livereview.hosts.base import Conflict, Host, NotFound, Unsupported, statement
 from livereview.model import (
     Anchor,
     DiffRefs,
     InlineComment,
     MergeRequest,
     Message,
-    MRKey,
     Side,
     Snapshot,
     Verdict,
@@ -42,22 +41,6 @@ from livereview.store.db import Store
 from livereview.store.leases import Leases
 
 T = TypeVar("T")
-
-
-@runtime_checkable
-class PostsNotes(Protocol):
-    """A host with two kinds of general comment (GitLab): a thread, which someone must
-    resolve before a strict project merges, and a note, which asks nothing of anyone."""
-
-    async def note(self, key: MRKey, body: str) -> Message: ...
-
-
-def statement(host: Host, key: MRKey, body: str) -> Awaitable[Message]:
-    """The bot's own word on the MR — a summary, a notice — that is no question for anyone:
-    a note where the host tells notes from threads (it must never block a merge), else
-    the host's general comment. Replies still reach the bot: on GitLab, replying to a note
-    makes it a thread with the same id."""
-    return host.note(key, body) if isinstance(host, PostsNotes) else host.comment(key, body)
 
 
 def as_finding(stored: StoredFinding) -> Finding:
