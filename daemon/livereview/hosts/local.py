@@ -18,7 +18,16 @@ from pathlib import Path
 from typing import Protocol
 
 from livereview.hosts.base import Capabilities, NotFound, Unsupported
-from livereview.hosts.local_git import Git, GitError, GitRange
+from livereview.hosts.local_git import Git, GitError
+from livereview.hosts.local_view import (
+    BOT,
+    STATE,
+    actor,
+    file_change,
+    git_range,
+    snapshot_of,
+    thread_of,
+)
 from livereview.local_model import (
     DATABASE_NAME,
     STATE_DIR,
@@ -32,31 +41,21 @@ from livereview.local_model import (
     ThreadKind,
 )
 from livereview.model import (
-    Actor,
     Anchor,
     ChangedMR,
-    Commit,
     DiffRefs,
     FileChange,
     FileDiff,
-    FileStatus,
     Identity,
     InlineComment,
-    MergeRequest,
     Message,
     MRKey,
     PostedReview,
-    Reaction,
     Side,
     Snapshot,
     Thread,
     Verdict,
 )
-
-BOT = Actor(id="livereview", username="livereview", name="livereview")
-_STATUS = {"added": FileStatus.ADDED, "deleted": FileStatus.REMOVED,
-           "renamed": FileStatus.RENAMED, "modified": FileStatus.MODIFIED}
-_STATE = {ReviewStatus.MERGED: "merged"}  # every other status is an open MR
 
 
 class LocalBook(Protocol):
@@ -91,14 +90,6 @@ class LocalBooks(Protocol):
     async def close(self) -> None: ...
 
 
-def actor(message: LocalMessage) -> Actor:
-    if message.author_kind is AuthorKind.BOT:
-        return BOT
-    # An agent is automated: the bot answers people, not another program (no loops).
-    return Actor(id=f"{message.author_kind.value}:{message.author}", username=message.author,
-                 name=message.author, bot=message.author_kind is AuthorKind.AGENT)
-
-
 async def merged(git: Git, book: LocalBook, review: LocalReview) -> LocalReview:
     """The review, `merged` once a default branch holds its head commit; only a review
     recorded with a branch (`Git.branch_of`) can be: work on main itself is no merge."""
@@ -108,45 +99,6 @@ async def merged(git: Git, book: LocalBook, review: LocalReview) -> LocalReview:
         return review
     await book.set_status(review.id, ReviewStatus.MERGED)
     return await book.review(review.id)
-
-
-def git_range(review: LocalReview) -> GitRange:
-    return GitRange(review.range, review.base_sha, review.head_sha, review.worktree)
-
-
-def file_change(path: str, old_path: str, status: str, additions: int, deletions: int,
-                binary: bool) -> FileChange:
-    return FileChange(new_path=path, old_path=old_path, status=_STATUS[status],
-                      additions=additions, deletions=deletions, binary=binary)
-
-
-def snapshot_of(key: MRKey, review: LocalReview, commits: Sequence[Commit] = ()) -> Snapshot:
-    threads = tuple(_thread(review, t) for t in review.threads)
-    opener = next((m for t in review.threads for m in t.messages
-                   if m.author_kind is AuthorKind.HUMAN), None)
-    author = actor(opener) if opener else Actor(id="human:you", username="you")
-    mr = MergeRequest(
-        key=key, title=review.title, description=review.description, author=author,
-        source_branch=review.range, target_branch=review.base_sha[:12],
-        state=_STATE.get(review.status, "opened"), head_sha=review.head_sha,
-        base_sha=review.base_sha, start_sha=review.base_sha, web_url=f"file://{review.repo}",
-        created_at=review.created_at, updated_at=review.updated_at)
-    return Snapshot(mr=mr, threads=threads, commits=tuple(commits))
-
-
-def _thread(review: LocalReview, thread: LocalThread) -> Thread:
-    anchor = None
-    if thread.path and (thread.line is not None or thread.old_line is not None):
-        anchor = Anchor(new_path=thread.path, old_path=thread.path, new_line=thread.line,
-                        old_line=thread.old_line, base_sha=review.base_sha,
-                        start_sha=review.base_sha, head_sha=review.head_sha)
-    messages = tuple(
-        Message(id=str(m.id), thread_id=str(thread.id), author=actor(m), body=m.body,
-                created_at=m.created_at, updated_at=m.created_at,
-                reactions=tuple(Reaction(name=r, user=BOT) for r in m.reactions))
-        for m in thread.messages)
-    return Thread(id=str(thread.id), messages=messages, anchor=anchor, resolvable=True,
-                  resolved=thread.resolved, individual=not thread.path)
 
 
 class LocalHost:
@@ -232,7 +184,7 @@ class LocalHost:
                 review = await merged(self.git(repo), book, listed)  # a merge is a change
                 if since is None or review.updated_at >= since:
                     changed.append(ChangedMR(repo, review.id, review.updated_at,
-                                             _STATE.get(review.status, "opened")))
+                                             STATE.get(review.status, "opened")))
         return changed
 
     async def fetch_mr(self, repo: str, iid: int,
@@ -251,7 +203,7 @@ class LocalHost:
         thread = review.thread(_id(thread_id))
         if thread is None:
             raise NotFound(f"{key}: no thread {thread_id}")
-        return _thread(review, thread)
+        return thread_of(review, thread)
 
     async def diff(self, key: MRKey, head_sha: str | None = None) -> str:
         review = await self._review(key)
