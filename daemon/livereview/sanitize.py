@@ -28,12 +28,14 @@ WORD_JOINER = "\u2060"
 
 
 def _invisible(char: str) -> bool:
-    return unicodedata.category(char) == "Cf"
+    # Cf: format characters (bidi overrides, zero-width); Cs: lone surrogates, which JSON's
+    # "\ud800" escapes can carry and no database or UTF-8 writer takes.
+    return unicodedata.category(char) in ("Cf", "Cs")
 
 
 def clean(text: str) -> str:
-    """`text` without ANSI escapes, control characters (newlines and tabs stay) and
-    invisible format characters."""
+    """`text` without ANSI escapes, control characters (newlines and tabs stay), invisible
+    format characters and lone surrogates."""
     text = _ANSI.sub("", text)
     text = _CONTROL.sub("", text)
     text = _SELECTORS.sub("", text)

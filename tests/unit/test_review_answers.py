@@ -71,7 +71,16 @@ def test_line_separators_inside_strings_and_crlf_fences_are_read() -> None:
     raw = "```json\r\n" + json.dumps({"findings": [item(body=body)]}, ensure_ascii=False) \
         + "\r\n```\r\n"
     [finding] = parse_findings(raw + "and prose", PATHS).findings
-    assert finding.body == body
+    assert finding.body == body.replace("\x0b", "")  # read whole; control characters dropped
+
+
+def test_a_body_with_nul_or_a_lone_surrogate_is_stored_without_them() -> None:
+    """PostgreSQL's text refuses NUL, and no UTF-8 writer takes a lone surrogate: a body the
+    model wrote with either ("\\u0000" in its JSON) made the run fail to store its batch."""
+    raw = '{"findings": [{"severity": "warning", "path": "src/a.py", "line": 1, ' \
+          '"side": "new", "body": "a\\u0000b\\ud800c"}], "summary": "s\\u0000t"}'
+    parsed = parse_findings(raw, PATHS)
+    assert [f.body for f in parsed.findings] == ["abc"] and parsed.summary == "st"
 
 
 def test_an_object_on_lines_of_its_own_amid_prose_is_the_answer() -> None:

@@ -34,6 +34,17 @@ def _kind(value: object) -> str:
     return "an object" if isinstance(value, dict) else type(value).__name__
 
 
+# What no database can store: NUL (PostgreSQL's text refuses it) and lone surrogates (JSON's
+# "\ud800" escapes; neither back end encodes them as UTF-8). One comment carrying either
+# made its whole MR fail to sync, for good: every mention on it was lost.
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def storable(value: str) -> str:
+    """`value` with what no database can store replaced by U+FFFD."""
+    return _UNSTORABLE.sub("\ufffd", value) if _UNSTORABLE.search(value) else value
+
+
 # Where a value sits: a field name, an index in a top-level list, or (field, index).
 Key = str | int | tuple[str, int]
 
@@ -84,14 +95,14 @@ class JsonObject:
     def text(self, key: str) -> str:
         value = self._data.get(key)
         if isinstance(value, str):
-            return value
+            return storable(value)
         raise self._wrong(key, "a string")
 
     def text_or(self, key: str, default: str = "") -> str:
         """A string, or `default` when the field is missing or null."""
         value = self._data.get(key)
         if isinstance(value, str):
-            return value
+            return storable(value)
         if value is None:
             return default
         raise self._wrong(key, "a string")
@@ -169,7 +180,7 @@ class JsonObject:
         if value is None:
             return ()
         if isinstance(value, list) and all(isinstance(v, str) for v in value):
-            return tuple(value)
+            return tuple(storable(v) for v in value)
         raise self._wrong(key, "an array of strings")
 
 

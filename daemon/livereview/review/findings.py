@@ -20,6 +20,7 @@ from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 
 from livereview.model import Side
+from livereview.sanitize import clean
 
 MAX_FINDINGS = 50  # per answer: a model that lists 10 000 "findings" is not reviewing
 MAX_BODY_CHARS = 4000
@@ -165,7 +166,7 @@ def _items(value: object) -> list[object] | None:
 
 
 def _summary(values: list[object]) -> str:
-    texts = [text.strip() for value in values if isinstance(value, dict)
+    texts = [clean(text).strip() for value in values if isinstance(value, dict)
              for text in [value.get("summary")] if isinstance(text, str) and text.strip()]
     return " ".join(texts)[:MAX_SUMMARY_CHARS]
 
@@ -207,7 +208,7 @@ def _finding(item: object, paths: Collection[str]) -> Finding | str:
     body = item.get("body")
     if not isinstance(body, str) or not body.strip():
         return f"finding at {path}:{line} has no text"
-    text = body.strip()
+    text = clean(body).strip()  # shown to people, and stored: no NUL, no invisible text
     if len(text) > MAX_BODY_CHARS:
         text = text[:MAX_BODY_CHARS].rstrip() + "…"
     return Finding(severity, path, line, Side(side), text)
