@@ -86,3 +86,15 @@ def test_only_a_humans_thumbs_down_on_a_watched_concession_counts() -> None:
                            replace(msg("5", BOT), reactions=(Reaction("-1", ALICE),))))
     assert turned_down(snap, frozenset({"2", "3", "4", "5"}), IDENTITY) == {"2", "5"}
     assert turned_down(snap, frozenset({"3"}), IDENTITY) == set()
+
+
+def test_a_model_answer_with_nul_or_a_lone_surrogate_can_be_stored() -> None:
+    """PostgreSQL's text refuses NUL and no UTF-8 writer takes a lone surrogate: what the
+    model writes (its answer, a lesson, a citation) is stored, so neither may survive."""
+    raw = ('{"mode": "disagreement", "concede": true, "answer": "You are\\u0000 right\\ud800",'
+           ' "lesson": {"key": "k\\u0000", "value": "v\\ud800"},'
+           ' "citations": [{"ref": "r\\u0000", "title": "t\\ud800"}]}')
+    parsed = parse(raw, "why not?")
+    assert parsed.text == "You are right" and parsed.lesson == ("k", "v")
+    assert [(c.ref, c.title) for c in parsed.citations] == [("r", "t")]
+    assert parse("plain\x00 text", "why?").text == "plain text"

@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from livereview.sanitize import clean
+
 MODES = ("clarification", "disagreement", "help")
 SEVERITIES = ("correctness", "style", "none")
 _JSON_BLOCK = re.compile(r"```(?:json)?\s*(\{.*\})\s*```", re.DOTALL)
@@ -79,10 +81,16 @@ def _json_object(raw: str) -> dict[str, Any] | None:
     return None
 
 
+def _text(value: object) -> str:
+    """A string the model wrote, as it may be shown and stored: no control characters (a
+    JSON "\\u0000" is a NUL PostgreSQL refuses), no invisible ones, no lone surrogates."""
+    return clean(str(value)).strip()
+
+
 def _lesson(value: Any) -> tuple[str, str] | None:
     if not isinstance(value, dict):
         return None
-    key, rule = str(value.get("key") or "").strip(), str(value.get("value") or "").strip()
+    key, rule = _text(value.get("key") or ""), _text(value.get("value") or "")
     return (key[:200], rule[:500]) if key and rule else None
 
 
@@ -91,22 +99,22 @@ def _citations(value: Any) -> tuple[Citation, ...]:
         return ()
     found = []
     for item in value[:10]:
-        if isinstance(item, dict) and str(item.get("ref") or "").strip():
-            found.append(Citation(str(item["ref"]).strip()[:500],
-                                  str(item.get("title") or "").strip()[:200]))
+        if isinstance(item, dict) and _text(item.get("ref") or ""):
+            found.append(Citation(_text(item["ref"])[:500],
+                                  _text(item.get("title") or "")[:200]))
     return tuple(found)
 
 
 def parse(raw: str, question: str) -> StructuredAnswer:
     data = _json_object(raw)
     if data is None:
-        return StructuredAnswer(text=raw.strip(), mode=heuristic_mode(question),
+        return StructuredAnswer(text=_text(raw), mode=heuristic_mode(question),
                                 structured=False)
     mode = data.get("mode") if data.get("mode") in MODES else heuristic_mode(question)
     severity = data.get("severity") if data.get("severity") in SEVERITIES else "none"
     concede = bool(data.get("concede")) and mode == "disagreement"
     return StructuredAnswer(
-        text=str(data["answer"]).strip(), mode=str(mode), severity=str(severity),
+        text=_text(data["answer"]), mode=str(mode), severity=str(severity),
         concede=concede, lesson=_lesson(data.get("lesson")) if concede else None,
         citations=_citations(data.get("citations")), resolve=bool(data.get("resolve")))
 
