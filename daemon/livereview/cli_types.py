@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import math
 import re
-from collections.abc import Callable
 
 from livereview.tools.errors import MAX_ID
 
@@ -34,19 +33,6 @@ def seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(
             f"expected seconds from 0 to {366 * 86_400}, got {text[:40]!r}")
     return value
-
-
-def bounded(low: int, high: int, what: str) -> Callable[[str], int]:
-    """An integer from `low` to `high` (a line number, a count of lines)."""
-    def check(text: str) -> int:
-        value = _integer(text)
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"expected {what} from {low} to {high}, "
-                                             f"got {text[:40]!r}")
-        return value
-
-    check.__name__ = what
-    return check
 
 
 _INTEGER = re.compile(r"[+-]?[0-9]{1,30}")
