@@ -95,7 +95,7 @@ class Git:
         return self.run("hash-object", "-t", "tree", "--stdin", stdin=b"").decode().strip()
 
     def resolve(self, spec: str) -> GitRange:
-        """A range as a person writes it (see README, "Local reviews"):
+        """A range as a person writes it (see docs/local-reviews.md, "Ranges"):
         `HEAD` the working tree and index against HEAD; `A..B` and `A...B` as git reads
         them; a branch name its commits since it left the default branch; a commit sha
         that one commit; any other revision (`HEAD~3`, a tag) everything since it."""
