@@ -41,7 +41,10 @@ and exit code 2; the line never shows a table, a list, or the value of a token-l
 
 Secrets never live in the file: tokens and the model's API key come from an environment
 variable (`token_env`, `api_key_env`) or a file (`token_file`, `api_key_file`; systemd
-credentials), and never appear in logs, errors, metrics, the store or `check` output.
+credentials), and never appear in logs, errors, metrics, the store or `check` output (a
+test plants one and greps for it everywhere). Only the commands that talk to a host or the
+model read them: `health`, `pending`, `conversation` and `lessons` need no token variable,
+and `demo --llm` reads only the `[ai]` section and its key.
 """
 
 HEADER = "| key | type | default | range | meaning |\n|---|---|---|---|---|"
