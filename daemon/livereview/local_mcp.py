@@ -10,6 +10,7 @@ are tools/local_review.py's, this module only shapes arguments and results.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -119,7 +120,8 @@ class LocalReviewTools:
             result: dict[str, Any] = {}
             if wait_for_feedback:
                 feedback = await ops.wait(ws, review_id, wait_for_feedback,
-                                          between=responder.answer)
+                                          between=functools.partial(
+                                              responder.answer, review_id))
                 result["feedback"] = [message_dict(m) for m in feedback.messages]
                 result["status_changed"] = feedback.status is not None
                 result["timed_out"] = feedback.empty

@@ -1,0 +1,149 @@
+"""Local reviews tell the truth (issue 24): their AI runs live in the repository's own
+store, the AI reviews only the review a command names (once, and never a closed one), an
+empty range is not approved, and a working-tree review sees the files git does not track
+yet."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from livereview.cli import main
+from livereview.sandbox.llm_server import FakeLLMServer
+from tests.databases import query
+from tests.e2e.conftest import Sandbox
+from tests.local_repo import Repo, review_repo
+
+
+def store_of(repo: Repo) -> str:
+    """The repository's own store, as a URL: SQLite on every back end (`url_for` keeps a
+    URL as it is)."""
+    return f"sqlite:///{repo.path / '.livereview' / 'livereview.db'}"
+
+
+def runs(db: Path | str, host: str = "local") -> list[tuple[object, ...]]:
+    return query(db, "SELECT iid, state, last_error FROM review_runs WHERE host = :host "
+                     "ORDER BY id", host=host)
+
+
+def test_a_local_review_s_ai_run_lives_in_the_repository_s_store_not_the_config_s(
+        tmp_path: Path, sandbox: Sandbox, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("LIVEREVIEW_CONFIG", raising=False)
+    repo = review_repo(tmp_path / "r")
+    assert main(["--config", str(sandbox.config), "review", "request", "HEAD~1", "--repo",
+                 str(repo.path), "--title", "T", "--json"]) == 0
+    review = json.loads(capsys.readouterr().out)
+    assert review["status"] != "pending"  # the AI reviewed it
+    assert [(iid, state) for iid, state, _ in runs(store_of(repo))] == [(1, "done")]
+    # The daemon on that config polls its own hosts, and finds nothing of the local review
+    # to run (or to fail: its configuration has no host "local").
+    assert sandbox.once() == 0
+    assert runs(sandbox.database_url) == []
+    failed = query(sandbox.database_url,
+                   "SELECT key, last_error FROM reply_jobs WHERE state = 'failed' UNION ALL "
+                   "SELECT key, last_error FROM review_runs WHERE state = 'failed'")
+    assert failed == []
+
+
+@pytest.fixture
+def llm(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeLLMServer]:
+    for name in ("OPENAI_API_KEY", "LIVEREVIEW_CONFIG", "LIVEREVIEW_AI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    with FakeLLMServer() as server:
+        yield server
+
+
+def ai_on(monkeypatch: pytest.MonkeyPatch, llm: FakeLLMServer) -> None:
+    monkeypatch.setenv("LIVEREVIEW_AI_BASE_URL", llm.url)
+    monkeypatch.setenv("LIVEREVIEW_AI_MODEL", "sandbox")
+
+
+def review(capsys: pytest.CaptureFixture[str], repo: Repo, *args: str
+           ) -> dict[str, object]:
+    code = main(["review", *args, "--repo", str(repo.path), "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    answer: dict[str, object] = json.loads(out)
+    return answer
+
+
+def review_prompts(llm: FakeLLMServer) -> int:
+    return sum("reviewing a merge request" in p[0]["content"] for p in llm.llm.prompts)
+
+
+def bot_threads(state: dict[str, object]) -> list[object]:
+    return [t["id"] for t in state["threads"]  # type: ignore[attr-defined]
+            if t["messages"][0]["author_kind"] == "bot"]
+
+
+def test_a_request_runs_the_ai_for_its_own_review_once_and_later_commands_start_none(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], llm: FakeLLMServer,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = review_repo(tmp_path / "r")
+    review(capsys, repo, "request", "HEAD~1", "--title", "first")
+    review(capsys, repo, "request", "HEAD~1", "--title", "second")
+    review(capsys, repo, "approve", "1")
+    ai_on(monkeypatch, llm)
+    third = review(capsys, repo, "request", "HEAD~1", "--title", "third")
+    assert review_prompts(llm) == 1
+    assert bot_threads(third)  # its summary
+    assert [(iid, state) for iid, state, _ in runs(store_of(repo))] == [(3, "done")]
+    for number in (1, 2):
+        shown = review(capsys, repo, "show", str(number))
+        assert bot_threads(shown) == []
+    assert review(capsys, repo, "show", "1")["status"] == "approved"
+    # Later commands, on any of the three, start no review: not of the approved one, not of
+    # the one requested without AI, not of the third again.
+    for number in (2, 1):
+        question = next(t["id"] for t in review(capsys, repo, "show", str(number))["threads"]  # type: ignore[attr-defined]
+                        if t["kind"] == "question")
+        answered = review(capsys, repo, "reply", str(number), str(question),
+                          "@livereview is it?")["thread"]
+        assert answered["messages"][-1]["author_kind"] == "bot"  # type: ignore[index]
+    assert main(["review", "wait", "3", "--timeout", "0", "--repo", str(repo.path)]) in (0, 124)
+    capsys.readouterr()
+    review(capsys, repo, "show", "3")
+    assert review_prompts(llm) == 1
+    assert [(iid, state) for iid, state, _ in runs(store_of(repo))] == [(3, "done")]
+
+
+NOTHING = "livereview: review 1: the range has no textual change: there is nothing to review"
+
+
+def _empty_review_is_not_judged(capsys: pytest.CaptureFixture[str], repo: Repo,
+                                llm: FakeLLMServer, spec: str) -> None:
+    code = main(["review", "request", spec, "--repo", str(repo.path), "--title", "T",
+                 "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    state = json.loads(out)
+    assert state["files"] == []
+    assert state["status"] == "pending"  # neither approved nor changes requested
+    assert err.splitlines() == [NOTHING]
+    said = [t["messages"][0]["body"] for t in state["threads"]
+            if t["messages"][0]["author_kind"] == "bot"]
+    assert len(said) == 1 and said[0].startswith("Nothing to review: no textual change")
+    assert review_prompts(llm) == 0
+    assert runs(store_of(repo)) == []
+
+
+def test_an_empty_commit_range_is_not_approved_and_the_request_warns(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], llm: FakeLLMServer,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    ai_on(monkeypatch, llm)
+    _empty_review_is_not_judged(capsys, review_repo(tmp_path / "r"), llm, "HEAD..HEAD")
+
+
+def test_a_working_tree_whose_edit_was_reverted_is_not_approved_and_the_request_warns(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], llm: FakeLLMServer,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    ai_on(monkeypatch, llm)
+    repo = review_repo(tmp_path / "r")
+    original = (repo.path / "geo.py").read_text(encoding="utf-8")
+    repo.write("geo.py", original + "# an edit\n")
+    repo.write("geo.py", original)  # reverted
+    _empty_review_is_not_judged(capsys, repo, llm, "HEAD")
