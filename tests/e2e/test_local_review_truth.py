@@ -6,6 +6,7 @@ yet."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -147,3 +148,37 @@ def test_a_working_tree_whose_edit_was_reverted_is_not_approved_and_the_request_
     repo.write("geo.py", original + "# an edit\n")
     repo.write("geo.py", original)  # reverted
     _empty_review_is_not_judged(capsys, repo, llm, "HEAD")
+
+
+def test_a_working_tree_review_holds_the_untracked_files_git_does_not_ignore(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], llm: FakeLLMServer,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = review_repo(tmp_path / "r")
+    repo.commit("ignore build output", **{"_DOT_gitignore": "build/\n*.log\n"})
+    repo.write("tools/new_tool.py", "def run():\n    return 42  # TODO: read the config\n")
+    repo.write("tools/icon.bin", b"\x00\x01\x02binary\x00")
+    repo.write("tools/huge.txt", "HUGE line of text, again and again\n" * 40_000)  # > 1 MB
+    repo.write("build/out.py", "GENERATED = 'ignored'\n")
+    repo.write("debug.log", "ignored too\n")
+    ai_on(monkeypatch, llm)
+    state = review(capsys, repo, "request", "HEAD", "--title", "agent's work")
+    files = {f["path"]: f for f in state["files"]}  # type: ignore[attr-defined]
+    assert sorted(files) == ["tools/huge.txt", "tools/icon.bin", "tools/new_tool.py"]
+    assert (files["tools/new_tool.py"]["status"], files["tools/new_tool.py"]["additions"],
+            files["tools/new_tool.py"]["deletions"]) == ("added", 2, 0)
+    assert files["tools/icon.bin"]["binary"] is True
+    todo = [(t["path"], t["line"], t["code"]) for t in state["threads"]  # type: ignore[attr-defined]
+            if t["kind"] == "todo"]
+    assert todo == [("tools/new_tool.py", 2, "    return 42  # TODO: read the config")]
+    # The AI review read the new file as an added file, its content as the diff; not the
+    # ignored ones, and not the binary one.
+    [prompt] = [p[-1]["content"] for p in llm.llm.prompts
+                if "reviewing a merge request" in p[0]["content"]]
+    assert "### file: tools/new_tool.py (added" in prompt
+    assert "+    return 42  # TODO: read the config" in prompt
+    assert "GENERATED" not in prompt and "ignored too" not in prompt
+    assert "binary\x00" not in prompt and "HUGE" not in prompt
+    [summary] = [t["messages"][0]["body"] for t in state["threads"]  # type: ignore[attr-defined]
+                 if t["messages"][0]["author_kind"] == "bot" and not t["path"]]
+    assert "`tools/icon.bin` — binary" in summary
+    assert re.search(r"`tools/huge.txt` — too large \(\d+ bytes\)", summary)

@@ -184,7 +184,37 @@ class Git:
         return [b for b in (configured, "main", "master") if b]
 
     def numstat(self, r: GitRange, paths: Sequence[str] = ()) -> list[NumstatRow]:
-        """Per-file status and +/- counts, exactly `git diff --numstat`'s."""
+        """Per-file status and +/- counts, exactly `git diff --numstat`'s; a working-tree
+        range adds the files git does not track yet (see `untracked`)."""
+        rows = self._tracked_numstat(r, paths)
+        for path in self.untracked(paths) if r.worktree else ():
+            added = self._no_index(path, "--numstat", "-z").split(b"\t")[0]
+            binary = added == b"-"
+            rows.append(NumstatRow(path=path, old_path=path, status="added",
+                                   additions=0 if binary else int(added), deletions=0,
+                                   binary=binary))
+        return rows
+
+    def untracked(self, paths: Sequence[str] = ()) -> list[str]:
+        """The files a working-tree review adds although git does not track them (a coding
+        agent's new files): not ignored, as `git ls-files --others --exclude-standard -z`
+        lists them (of `paths` only, when given)."""
+        out = self.run("ls-files", "--others", "--exclude-standard", "-z")
+        found = [n.decode("utf-8", "surrogateescape") for n in out.split(b"\0") if n]
+        # A directory entry ("sub/") is a nested repository: not a file of this one.
+        return [n for n in found if not n.endswith("/") and _among(n, paths)]
+
+    def _no_index(self, path: str, *options: str) -> bytes:
+        """`git diff --no-index` of an untracked file against nothing: git's own counts,
+        binary detection and patch for a new file (a symlink is shown as its target's
+        name, never followed). It exits 1 both for "differs" and for an error: an error
+        is the one that prints nothing on stdout."""
+        done = _call(self.top, *_DIFF, "--no-index", *options, "--", os.devnull, path)
+        if done.returncode not in (0, 1) or not done.stdout:
+            raise GitError(_said(done, "diff --no-index"))
+        return done.stdout
+
+    def _tracked_numstat(self, r: GitRange, paths: Sequence[str]) -> list[NumstatRow]:
         tail = ("--", *paths) if paths else ()
         counts = self.run(*_DIFF, "--numstat", "-z", *r.revs, *tail).split(b"\0")
         names = self.run(*_DIFF, "--name-status", "-z", *r.revs, *tail).split(b"\0")
@@ -206,9 +236,13 @@ class Git:
         return rows
 
     def diff(self, r: GitRange, paths: Sequence[str] = ()) -> str:
-        """The unified diff of the range (of `paths` only, when given)."""
+        """The unified diff of the range (of `paths` only, when given); a working-tree
+        range's untracked files follow, each as a new file."""
         tail = ("--", *paths) if paths else ()
-        return self.run(*_DIFF, *r.revs, *tail).decode("utf-8", "replace")
+        out = self.run(*_DIFF, *r.revs, *tail)
+        for path in self.untracked(paths) if r.worktree else ():
+            out += self._no_index(path)
+        return out.decode("utf-8", "replace")
 
     def commits(self, r: GitRange) -> list[Commit]:
         """The range's commits, newest first (none for the working tree alone)."""
@@ -249,6 +283,11 @@ class Git:
             return self.run("config", "user.name").decode().strip() or "you"
         except GitError:
             return os.environ.get("USER", "you")
+
+
+def _among(path: str, paths: Sequence[str]) -> bool:
+    """Whether `path` is one of `paths` or inside one of them (all of them when none)."""
+    return not paths or any(path == p or path.startswith(p.rstrip("/") + "/") for p in paths)
 
 
 def _run(cwd: Path, *args: str, stdin: bytes | None = None) -> bytes:
