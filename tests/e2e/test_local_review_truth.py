@@ -14,7 +14,7 @@ import pytest
 
 from livereview.cli import main
 from livereview.sandbox.llm_server import FakeLLMServer
-from tests.databases import query
+from tests.databases import query, url_for
 from tests.e2e.conftest import Sandbox
 from tests.local_repo import Repo, review_repo
 
@@ -182,3 +182,24 @@ def test_a_working_tree_review_holds_the_untracked_files_git_does_not_ignore(
                  if t["messages"][0]["author_kind"] == "bot" and not t["path"]]
     assert "`tools/icon.bin` — binary" in summary
     assert re.search(r"`tools/huge.txt` — too large \(\d+ bytes\)", summary)
+
+
+def test_a_daemon_watching_the_repository_does_not_approve_an_empty_review_either(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], llm: FakeLLMServer) -> None:
+    repo = review_repo(tmp_path / "r")
+    config = tmp_path / "livereview.toml"
+    config.write_text(
+        f'[daemon]\ndatabase_url = "{url_for(tmp_path / "state" / "livereview.db")}"\n'
+        f'metrics_listen = ""\n\n'
+        f'[ai]\nbase_url = "{llm.url}"\nmodel = "sandbox"\napi_key_env = ""\n\n'
+        '[[hosts]]\nname = "laptop"\ntype = "local"\n\n'
+        f'[[repos]]\nhost = "laptop"\npath = "{repo.path}"\nreview_on = ["opened"]\n',
+        encoding="utf-8")
+    code = main(["review", "request", "HEAD..HEAD", "--repo", str(repo.path), "--title", "T"])
+    assert code == 0
+    capsys.readouterr()
+    assert main(["--config", str(config), "once"]) == 0
+    [state] = json.loads(
+        (repo.path / ".livereview" / "review.json").read_text(encoding="utf-8"))["reviews"]
+    assert state["status"] == "pending"
+    assert review_prompts(llm) == 0

@@ -304,7 +304,10 @@ class ReviewRunner:
         standing = [f.severity for f, k in zip(found, kinds, strict=True) if k == "new"]
         standing += [row.severity for row, e in zip(earlier_rows, earlier, strict=True)
                      if not e.settled and row.id not in fixed_ids]
-        verdict = decide((Severity(s) for s in standing), self.policy, complete=not unsure)
+        # A diff with no file of text to read (empty, or only binaries and skipped files)
+        # is judged neither way: "approved, 0 files reviewed" would be a claim nobody made.
+        verdict = (decide((Severity(s) for s in standing), self.policy, complete=not unsure)
+                   if now_digests else Verdict.COMMENTED)
         bound.info("review_decided", verdict=verdict.value, findings=len(found),
                    not_raised_again=kinds.count("settled"), already_open=kinds.count("open"),
                    fixed=len(fixed), unsure=len(unsure))
