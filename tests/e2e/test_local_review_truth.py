@@ -160,10 +160,18 @@ def test_a_working_tree_review_holds_the_untracked_files_git_does_not_ignore(
     repo.write("tools/huge.txt", "HUGE line of text, again and again\n" * 40_000)  # > 1 MB
     repo.write("build/out.py", "GENERATED = 'ignored'\n")
     repo.write("debug.log", "ignored too\n")
+    # Symlinks are files to git: each is its target's name, never followed (a secret
+    # outside the repository is not read; a link to a directory is one new file).
+    (tmp_path / "secret.txt").write_text("TOP SECRET\n", encoding="utf-8")
+    (repo.path / "tools" / "secret_link").symlink_to(tmp_path / "secret.txt")
+    (repo.path / "tools" / "dir_link").symlink_to(repo.path / "web")
     ai_on(monkeypatch, llm)
     state = review(capsys, repo, "request", "HEAD", "--title", "agent's work")
     files = {f["path"]: f for f in state["files"]}  # type: ignore[attr-defined]
-    assert sorted(files) == ["tools/huge.txt", "tools/icon.bin", "tools/new_tool.py"]
+    assert sorted(files) == ["tools/dir_link", "tools/huge.txt", "tools/icon.bin",
+                             "tools/new_tool.py", "tools/secret_link"]
+    assert [f["additions"] for f in (files["tools/dir_link"], files["tools/secret_link"])] \
+        == [1, 1]
     assert (files["tools/new_tool.py"]["status"], files["tools/new_tool.py"]["additions"],
             files["tools/new_tool.py"]["deletions"]) == ("added", 2, 0)
     assert files["tools/icon.bin"]["binary"] is True
@@ -178,6 +186,7 @@ def test_a_working_tree_review_holds_the_untracked_files_git_does_not_ignore(
     assert "+    return 42  # TODO: read the config" in prompt
     assert "GENERATED" not in prompt and "ignored too" not in prompt
     assert "binary\x00" not in prompt and "HUGE" not in prompt
+    assert f"+{tmp_path / 'secret.txt'}" in prompt and "TOP SECRET" not in prompt
     [summary] = [t["messages"][0]["body"] for t in state["threads"]  # type: ignore[attr-defined]
                  if t["messages"][0]["author_kind"] == "bot" and not t["path"]]
     assert "`tools/icon.bin` — binary" in summary
@@ -203,3 +212,13 @@ def test_a_daemon_watching_the_repository_does_not_approve_an_empty_review_eithe
         (repo.path / ".livereview" / "review.json").read_text(encoding="utf-8"))["reviews"]
     assert state["status"] == "pending"
     assert review_prompts(llm) == 0
+
+
+def test_a_file_moved_in_the_working_tree_is_a_rename_as_git_sees_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], llm: FakeLLMServer) -> None:
+    repo = review_repo(tmp_path / "r")
+    (repo.path / "geo.py").rename(repo.path / "geometry.py")  # `mv`, not `git mv`
+    state = review(capsys, repo, "request", "HEAD", "--title", "moved")
+    assert [(f["path"], f["old_path"], f["status"]) for f in state["files"]] == [  # type: ignore[attr-defined]
+        ("geometry.py", "geo.py", "renamed")]
+    assert repo.git("status", "--porcelain") == " D geo.py\n?? geometry.py\n"  # index kept
