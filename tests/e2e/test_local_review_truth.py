@@ -15,7 +15,7 @@ import pytest
 from livereview.cli import main
 from livereview.sandbox.llm_server import FakeLLMServer
 from tests.databases import query, url_for
-from tests.e2e.conftest import Sandbox
+from tests.e2e.conftest import PROJECT, Sandbox
 from tests.local_repo import Repo, review_repo
 
 
@@ -222,3 +222,16 @@ def test_a_file_moved_in_the_working_tree_is_a_rename_as_git_sees_it(
     assert [(f["path"], f["old_path"], f["status"]) for f in state["files"]] == [  # type: ignore[attr-defined]
         ("geometry.py", "geo.py", "renamed")]
     assert repo.git("status", "--porcelain") == " D geo.py\n?? geometry.py\n"  # index kept
+
+
+def test_a_hosted_mr_with_no_change_is_not_approved_either(sandbox: Sandbox) -> None:
+    """The same rule on GitLab: an MR whose diff has no file (its head's tree is its base's)
+    gets the summary but neither approval nor a request for changes."""
+    iid = sandbox.gitlab.add_mr(PROJECT, title="Nothing yet", author="bob",
+                                source_branch="empty", files={})
+    sandbox.gitlab.add_note(PROJECT, iid, author="alice", body="@livereview review")
+    assert sandbox.once() == 0
+    assert sandbox.gitlab.approvers(PROJECT, iid) == []
+    [(state, verdict)] = query(sandbox.database_url, "SELECT state, verdict FROM review_runs "
+                                                     "WHERE iid = :iid", iid=iid)
+    assert (state, verdict) == ("done", "commented")
