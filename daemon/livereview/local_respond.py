@@ -86,9 +86,10 @@ class Responder:
 
     Its store is the repository's own, with or without a config (the runs are local review
     state: a daemon on the config never sees them, and cannot fail them for its lack of a
-    "local" host). Its local host lists only the named review, so one command never starts
-    the AI on another; only `request` and `update` review (once per head: the run key), the
-    other commands only answer, and a closed review is never reviewed again.
+    "local" host). Its local host lists only the named review, and its worker and runner
+    take up only that review's jobs and runs, so one command never runs the AI on another;
+    only `request` and `update` review (once per head: the run key), the other commands
+    only answer, and a closed review is never reviewed again.
     """
 
     def __init__(self, answering: Answering, ws: ops.Workspace) -> None:
@@ -124,6 +125,9 @@ class Responder:
             host = app.hosts[HOST_NAME]
             assert isinstance(host, LocalHost)
             host.only = frozenset({review_id})
+            # …and its worker and runner take up only that review's jobs and runs: a retry
+            # due on another review waits for a command (or a daemon) about that one.
+            app.worker.only = app.reviewer.only = host.key_of(self.ws.top, review_id)
             self._app, self._made_for = app, (review_id, reviews)
         assert self._app is not None
         await self._app.once()

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from livereview.cli import main
-from livereview.sandbox.llm_server import FakeLLMServer
-from tests.databases import query, url_for
+from livereview.sandbox.llm_server import FakeLLMServer, LLMFault
+from tests.databases import execute, query, url_for
 from tests.e2e.conftest import PROJECT, Sandbox
 from tests.local_repo import Repo, review_repo
 
@@ -235,3 +235,26 @@ def test_a_hosted_mr_with_no_change_is_not_approved_either(sandbox: Sandbox) -> 
     [(state, verdict)] = query(sandbox.database_url, "SELECT state, verdict FROM review_runs "
                                                      "WHERE iid = :iid", iid=iid)
     assert (state, verdict) == ("done", "commented")
+
+
+def test_a_retry_due_on_another_review_waits_for_a_command_about_that_review(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], llm: FakeLLMServer,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    ai_on(monkeypatch, llm)
+    repo = review_repo(tmp_path / "r")
+    llm.llm.faults = [LLMFault(status=500) for _ in range(20)]  # the model is down
+    review(capsys, repo, "request", "HEAD~1", "--title", "first")
+    [(iid, state, error)] = runs(store_of(repo))
+    assert (iid, state) == (1, "reviewing") and error  # to be retried later
+    llm.llm.faults.clear()  # the model is back, and the retry is due
+    execute(store_of(repo), "UPDATE review_runs SET next_attempt_at = created_at")
+    asked = review_prompts(llm)
+    review(capsys, repo, "request", "HEAD~1", "--title", "second")
+    assert review_prompts(llm) == asked + 1  # the second review's, not the first's again
+    assert [(i, s) for i, s, _ in runs(store_of(repo))] == [(1, "reviewing"), (2, "done")]
+    assert bot_threads(review(capsys, repo, "show", "1")) == []
+    # A command about the first review takes its retry up.
+    question = next(t["id"] for t in review(capsys, repo, "show", "1")["threads"]  # type: ignore[attr-defined]
+                    if t["kind"] == "question")
+    review(capsys, repo, "reply", "1", str(question), "@livereview is it?")
+    assert [(i, s) for i, s, _ in runs(store_of(repo))] == [(1, "done"), (2, "done")]
