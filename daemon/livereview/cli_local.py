@@ -26,6 +26,7 @@ from livereview import logging as logs
 from livereview.cli_types import row_id, seconds
 from livereview.hosts.base import HostError
 from livereview.local_model import (
+    NOTHING_TO_REVIEW,
     Feedback,
     LocalReview,
     LocalThread,
@@ -44,7 +45,6 @@ from livereview.tools.errors import ToolError
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, EXIT_TIMEOUT, EXIT_SIGINT = 0, 1, 2, 124, 130
 VERBS = ("request", "reply", "approve", "request-changes", "wait", "update", "show", "resolve")
 _MARKER = re.compile(r"\n*<!-- livereview:[\w:=.\-]+ -->\s*\Z")  # for the host, not a reader
-EMPTY = "the range has no textual change: there is nothing to review"
 _SIGN = {"added": "A", "modified": "M", "deleted": "D", "renamed": "R"}
 
 
@@ -159,7 +159,7 @@ async def _verb(args: argparse.Namespace, ws: ops.Workspace, description: str,
     if verb == "request":
         review = await ops.request(ws, args.range, args.title, description)
         if not has_textual_change(review.files):
-            print(f"livereview: review {review.id}: {EMPTY}", file=sys.stderr)
+            print(f"livereview: review {review.id}: {NOTHING_TO_REVIEW}", file=sys.stderr)
         review = await answering.review(review)
         _say(answering.note, args.json)
         return await _print(ws, review, args.json)

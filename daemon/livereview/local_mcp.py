@@ -20,10 +20,12 @@ from pydantic import Field
 
 from livereview.hosts.base import HostError
 from livereview.local_model import (
+    NOTHING_TO_REVIEW,
     AuthorKind,
     LocalReview,
     ReviewStatus,
     as_dict,
+    has_textual_change,
     message_dict,
     thread_dict,
 )
@@ -62,13 +64,16 @@ class LocalReviewTools:
             repo: REPO = "") -> dict[str, Any]:
         """Open a review of local commits: every changed file with +/- counts, and a thread
         for each 💡 / ❓ / TODO / FIXME comment in the added lines. Returns the review (its
-        id, files, threads); `ai` says whether the AI answers threads."""
+        id, files, threads); `ai` says whether the AI answers threads, `warning` that the
+        range has no textual change (nothing to review)."""
         with _as_tool_errors():
             ws, answering = self._open(repo)
             try:
                 review = await ops.request(ws, range, title,
                                            json.dumps(description) if description else "")
-                return {**as_dict(review), "ai": answering.note or "on"}
+                warning = {} if has_textual_change(review.files) else {
+                    "warning": NOTHING_TO_REVIEW}
+                return {**as_dict(review), "ai": answering.note or "on", **warning}
             finally:
                 ws.close()
 

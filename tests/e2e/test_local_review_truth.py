@@ -1,7 +1,7 @@
-"""Local reviews tell the truth (issue 24): their AI runs live in the repository's own
-store, the AI reviews only the review a command names (once, and never a closed one), an
-empty range is not approved, and a working-tree review sees the files git does not track
-yet."""
+"""Local reviews tell the truth (docs/DESIGN.md §14): their AI runs live in the
+repository's own store, the AI reviews only the review a command names (once, and never a
+closed one), an empty range is neither approved nor rejected, and a working-tree review sees
+the files git does not track yet."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ from livereview.cli import main
 from livereview.sandbox.llm_server import FakeLLMServer, LLMFault
 from tests.databases import execute, query, url_for
 from tests.e2e.conftest import PROJECT, Sandbox
+from tests.e2e.test_local_review_mcp import _config as mcp_config
+from tests.e2e.test_local_review_mcp import call
 from tests.local_repo import Repo, review_repo
 
 
@@ -258,3 +260,18 @@ def test_a_retry_due_on_another_review_waits_for_a_command_about_that_review(
                     if t["kind"] == "question")
     review(capsys, repo, "reply", "1", str(question), "@livereview is it?")
     assert [(i, s) for i, s, _ in runs(store_of(repo))] == [(1, "done"), (2, "done")]
+
+
+def test_an_agent_asking_for_a_review_of_an_empty_range_is_told_there_is_nothing_to_review(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("LIVEREVIEW_CONFIG", raising=False)
+    repo = review_repo(tmp_path / "r")
+    config = mcp_config(tmp_path, repo.path)
+    failed, empty = call(config, "request_review", title="Nothing", range="HEAD",
+                         repo=str(repo.path))
+    assert not failed, empty
+    assert empty["files"] == []
+    assert empty["warning"] == "the range has no textual change: there is nothing to review"
+    failed, full = call(config, "request_review", title="Area", range="HEAD~1",
+                        repo=str(repo.path))
+    assert not failed and "warning" not in full
