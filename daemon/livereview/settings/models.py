@@ -32,6 +32,7 @@ from livereview.settings.answering import (
     review_events,
 )
 from livereview.settings.errors import Invalid, Rank, plain, shown
+from livereview.settings.repo_globs import check_patterns
 from livereview.settings.rules import (
     Between,
     HttpUrl,
@@ -206,6 +207,10 @@ class HostSettings(Section):
     # `livereview mr` and `livereview mcp` may write here (reply, comment, approve,
     # unapprove, request changes) only when set: a read-only agent cannot approve by accident.
     agent_writes: bool = False
+    # What they reach: this host's watched [[repos]], and the repos these path patterns
+    # match (`group/*`, `group/**`, `team/app`; settings/repo_globs.py). Anything else is
+    # refused before a request is made (docs/DESIGN.md §13, "Reach").
+    agent_repos: Annotated[TomlList[str], AfterValidator(check_patterns)] = ()
 
     @field_validator("url", mode="after")
     @classmethod
