@@ -31,8 +31,10 @@ if TYPE_CHECKING:  # the SDK is imported when the server starts: every other com
 
 R = TypeVar("R")
 MR = Annotated[str, Field(description=(
-    "The merge request: its web URL on any configured host (GitLab …/-/merge_requests/N, "
-    "GitHub …/pull/N, Bitbucket …/pull-requests/N) or HOST:REPO!IID, e.g. gl:group/app!7"))]
+    "The merge request: its web URL on a configured host (GitLab …/-/merge_requests/N, "
+    "GitHub …/pull/N, Bitbucket …/pull-requests/N) or HOST:REPO!IID, e.g. gl:group/app!7. "
+    "Only repos the operator chose are reached: the host's watched repos and its "
+    "agent_repos patterns"))]
 PATHS = Annotated[list[str], Field(description=(
     "Only files whose new or old path matches one of these shell globs (* also crosses /); "
     "empty: every file"))]
@@ -41,7 +43,8 @@ INSTRUCTIONS = (
     "Start with `comments` to see what reviewers asked that nobody answered yet; read the "
     "code with `diffstat`, `diff` and `file`; answer each comment with `reply` (once per "
     "comment: it is recorded, and the daemon will not answer it again). Writes (reply, "
-    "comment, approve, unapprove, request_changes) fail unless the host's agent_writes is on.")
+    "comment, approve, unapprove, request_changes) fail unless the host's agent_writes is on; "
+    "an MR of a repo outside the host's watched repos and agent_repos patterns is refused.")
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -1,18 +1,23 @@
-"""`livereview mr …` reaches only the repos the operator chose: the host's watched
-[[repos]] and what its `agent_repos` patterns match, however the MR is spelt — web URL or
-HOST:REPO!IID, other case, trailing slashes, `..`, `%2F`, a bare project id. Anything else
-is one line naming agent_repos, exit 2, and no request reaches the host for it: the token
-(which can read and approve the other project on this fake GitLab) is never used there."""
+"""`livereview mr …` and `livereview mcp` reach only the repos the operator chose: the
+host's watched [[repos]] and what its `agent_repos` patterns match, however the MR is spelt
+— web URL or HOST:REPO!IID, other case, trailing slashes, `..`, `%2F`, a bare project id.
+Anything else is one line naming agent_repos (exit 2; a tool error over MCP), and no
+request reaches the host for it: the token (which can read and approve the other project
+on this fake GitLab) is never used there."""
 
 from __future__ import annotations
 
+import asyncio
 import re
+from typing import Any
 from urllib.parse import unquote
 
 import pytest
+from mcp import Client
 
 from livereview.cli import main
 from tests.e2e.conftest import FILES, PROJECT, Sandbox
+from tests.e2e.test_mcp_stdio import call, server
 from tests.e2e.test_tools_daemon import enable_writes
 
 SECRET = "acme/secret"
@@ -129,3 +134,27 @@ def test_a_wrong_agent_repos_pattern_is_a_config_error_naming_it(
     assert run(sandbox, "comments", f"gl:{PROJECT}!{sandbox.iid}") == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "hosts[0].agent_repos" in err and words in err, err
+
+
+def test_the_mcp_tools_refuse_an_unwatched_repo_with_a_tool_error(sandbox: Sandbox) -> None:
+    enable_writes(sandbox)
+    iid = secret_mr(sandbox)
+    url = f"{sandbox.gitlab_server.url}/Acme/Secret/-/merge_requests/{iid}"
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("comments", {}), ("diffstat", {}), ("diff", {}), ("file", {"path": "src/cache.py"}),
+        ("reply", {"comment_id": "1", "body": "hi"}), ("comment", {"body": "hi"}),
+        ("approve", {}), ("unapprove", {}), ("request_changes", {"body": "no"})]
+
+    async def session() -> None:
+        async with Client(server(sandbox)) as client:
+            for tool, arguments in calls:
+                for mr in (f"gl:{SECRET}!{iid}", url):
+                    error, text = await call(client, tool, mr=mr, **arguments)
+                    assert error and "agent_repos" in text and "\n" not in text, (tool, text)
+            error, found = await call(client, "comments", mr=f"gl:ACME/widgets!{sandbox.iid}")
+            assert not error and found["mr"] == f"gl:{PROJECT}!{sandbox.iid}"
+
+    asyncio.run(asyncio.wait_for(session(), timeout=90))
+    assert secret_requests(sandbox) == []
+    assert sandbox.gitlab.approvers(SECRET, iid) == [] and sandbox.bot_notes() == []
+
