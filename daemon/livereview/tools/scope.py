@@ -9,8 +9,8 @@ before any request:
   `%` after that, a `.` or `..` segment, an empty one (`a//b`) or a character no host allows
   in a path is refused, never cleaned into something else;
 - a path has the segments its host gives it: `owner/repo` on GitHub and Bitbucket, a
-  namespace and a project on GitLab, whose API would also take a bare project id (`42`),
-  which names no path an operator could have meant;
+  namespace and a project on GitLab, whose API also takes a bare project id (`42`: all
+  digits is an id, lib/api/helpers.rb `find_project`), which no pattern should reach;
 - ASCII case is ignored on the hosts that ignore it: GitLab finds a project whatever the
   case of its path (app/models/concerns/routable.rb, `find_by_full_path`: an exact match,
   then a case-insensitive one; paths are unique ignoring case, the `LOWER(path)` index),
