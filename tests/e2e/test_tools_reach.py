@@ -16,7 +16,7 @@ import pytest
 from mcp import Client
 
 from livereview.cli import main
-from tests.e2e.conftest import FILES, PROJECT, Sandbox
+from tests.e2e.conftest import FILES, GITHUB_FILES, GITHUB_REPO, PROJECT, GitHubSandbox, Sandbox
 from tests.e2e.test_mcp_stdio import call, server
 from tests.e2e.test_tools_daemon import enable_writes
 
@@ -158,3 +158,22 @@ def test_the_mcp_tools_refuse_an_unwatched_repo_with_a_tool_error(sandbox: Sandb
     assert secret_requests(sandbox) == []
     assert sandbox.gitlab.approvers(SECRET, iid) == [] and sandbox.bot_notes() == []
 
+
+
+def test_on_github_too_the_reach_is_the_watched_repo_in_any_case(
+        gh: GitHubSandbox, capsys: pytest.CaptureFixture[str]) -> None:
+    """GitHub resolves owner and repo names whatever their case; the reach does too."""
+    text = gh.config.read_text(encoding="utf-8")
+    gh.config.write_text(text.replace('token_env = "LIVEREVIEW_E2E_GITHUB_TOKEN"',
+                                      'token_env = "LIVEREVIEW_E2E_GITHUB_TOKEN"\n'
+                                      "agent_writes = true"), encoding="utf-8")
+    secret = gh.github.add_pr("acme/secret", title="Keys", author="bob", files=GITHUB_FILES)
+    web = gh.server.enterprise_url.removesuffix("/api/v3")
+    for mr in (f"gh:acme/secret!{secret}", f"{web}/ACME/Secret/pull/{secret}",
+               f"gh:acme%2Fsecret!{secret}", f"gh:acme/widgets/../secret!{secret}"):
+        assert main(["--config", str(gh.config), "mr", "approve", mr]) == 2
+        assert capsys.readouterr().err.count("\n") == 1
+    assert not [p for _, p, _ in gh.github.requests if "secret" in unquote(p).lower()]
+    assert main(["--config", str(gh.config), "mr", "comments", f"gh:ACME/Widgets!{gh.number}",
+                 "--json"]) == 0
+    assert f'"mr": "gh:{GITHUB_REPO}!{gh.number}"' in capsys.readouterr().out
