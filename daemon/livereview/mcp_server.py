@@ -70,8 +70,9 @@ class Tools:
                                "please report it)") from exc
 
     async def comments(self, mr: MR, include_replied: Annotated[bool, Field(description=(
-            "Also return comments already answered (by the daemon or a reply tool call) "
-            "and the bot's own messages"))] = False) -> results.Comments:
+            "Also return comments already answered (by the daemon, a reply tool call, or "
+            "any reply of the bot's the MR shows) and the bot's own messages"))] = False
+                       ) -> results.Comments:
         """The MR's comments that still need an answer: id (pass it to `reply`), thread,
         author, the file and line a diff comment is on, and its text. Comments already
         answered and the bot's own are left out unless include_replied; the counts say how
@@ -85,9 +86,10 @@ class Tools:
                     ) -> results.Posted:
         """Reply in the thread of one comment, and record it as answered. Safe to retry:
         a call repeated after a lost response adopts the reply already posted instead of
-        posting it twice. A comment already answered — by the daemon or another call, or
-        being answered by one right now (in_progress) — gets no second reply: the result
-        says already_answered, answered_by, and the other reply's id when known."""
+        posting it twice. A comment already answered — by the daemon or another call (or
+        by a reply of the bot's the MR shows: answered_by "host"), or being answered by one
+        right now (in_progress) — gets no second reply: the result says already_answered,
+        answered_by, and the other reply's id when known."""
         return await self._call(writing.reply(self.box, mr, comment_id, body))
 
     async def diffstat(self, mr: MR, paths: PATHS | None = None) -> results.Diffstat:
