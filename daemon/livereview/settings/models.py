@@ -32,6 +32,7 @@ from livereview.settings.answering import (
     review_events,
 )
 from livereview.settings.errors import Invalid, Rank, plain, shown
+from livereview.settings.repo_globs import check_patterns
 from livereview.settings.rules import (
     Between,
     HttpUrl,
@@ -272,6 +273,11 @@ class HostSettings(Section):
     agent_writes: bool = False
     """`livereview mr` and `livereview mcp` may reply, comment, approve, unapprove and
     request changes on this host; off, a read-only agent cannot approve by accident."""
+    agent_repos: Annotated[TomlList[str], AfterValidator(check_patterns)] = ()
+    """Repository path patterns the agent tools (`livereview mr`, `livereview mcp`) may
+    reach on this host besides its watched `[[repos]]`: `*` and `?` within one path
+    segment, `**` across segments (`group/**`); case is ignored where the host ignores it.
+    Anything else is refused before a request is made (docs/DESIGN.md §13, "Reach")."""
 
     @field_validator("url", mode="after")
     @classmethod
