@@ -106,9 +106,12 @@ class Responder:
         made), as the daemon would."""
         if self.answering.ai is None:
             return
-        if self._app is None:
-            self._app = App.create(self._settings())
-        await self._app.once()
+        # One runner per store at a time, across processes: each would otherwise answer the
+        # same message and review the same head (a SQLite store's process holds every lease).
+        async with self.ws.book.running():
+            if self._app is None:
+                self._app = App.create(self._settings())
+            await self._app.once()
 
     async def close(self) -> None:
         if self._app is not None:

@@ -21,7 +21,7 @@ from tests.local_repo import Repo, review_repo
 
 ELSEWHERE_TEXT = b"someone else's file\n"
 SIDE_FILES = ("livereview.db", "livereview.db-wal", "livereview.db-shm",
-              "livereview.db-journal", "review.json", "write.lock")
+              "livereview.db-journal", "review.json", "write.lock", "runner.lock")
 
 
 @pytest.fixture(autouse=True)

@@ -33,7 +33,13 @@ from livereview.local_model import (
 )
 from livereview.store import local_reviews as rows
 from livereview.store.db import Store
-from livereview.store.local_folder import EXPORT_NAME, Tracked, checked_folder, write_atomically
+from livereview.store.local_folder import (
+    EXPORT_NAME,
+    RUNNER_LOCK_NAME,
+    Tracked,
+    checked_folder,
+    write_atomically,
+)
 from livereview.store.local_lock import WriteLock
 
 P = ParamSpec("P")
@@ -64,6 +70,7 @@ class ReviewBook:
                  clock: Callable[[], datetime] | None = None) -> None:
         self.store = store
         self.lock = lock
+        self.runner = WriteLock(lock.folder, RUNNER_LOCK_NAME)
         self.clock = clock or (lambda: datetime.now(UTC))
 
     @contextlib.asynccontextmanager
@@ -71,6 +78,13 @@ class ReviewBook:
         """The store to this task alone (re-entrant): what it reads stays true until it has
         written and exported; another process's writer waits."""
         async with self.lock.held():
+            yield
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """The AI runner's turn on this store (store/local_lock.py): another process's
+        runner waits, then finds this one's work stored and done."""
+        async with self.runner.held():
             yield
 
     async def _write(self, repo_of: int, fn: Callable[Concatenate[Session, P], R],
@@ -128,6 +142,7 @@ class ReviewBook:
     def close(self) -> None:
         self.store.close()
         self.lock.close()
+        self.runner.close()
 
 
 class RepoBooks:

@@ -11,7 +11,8 @@ the folder's own descriptor with O_NOFOLLOW (and O_EXCL for temporaries), so a s
 there later is never followed either; SQLite's own opens of the database and its -wal/-shm
 follow the check (the sqlite3 module cannot pass SQLITE_OPEN_NOFOLLOW).
 
-Writers are serialised by `WriteLock`: an exclusive `flock` on `write.lock` in the folder.
+Writers are serialised by `WriteLock`: an exclusive `flock` on `write.lock` in the folder
+(and AI runners by one on `runner.lock`).
 """
 
 from __future__ import annotations
@@ -26,11 +27,12 @@ from pathlib import Path
 from livereview.local_model import DATABASE_NAME, STATE_DIR, UnsafeStore
 
 EXPORT_NAME = "review.json"
-LOCK_NAME = "write.lock"
+LOCK_NAME = "write.lock"  # one writer at a time (store/local_lock.py)
+RUNNER_LOCK_NAME = "runner.lock"  # one in-process AI runner at a time (local_respond.py)
 # Every name livereview or SQLite opens in the folder (SQLite: the database, its WAL, its
 # shared-memory index, a rollback journal: https://www.sqlite.org/tempfiles.html §2.1-2.3).
 STORE_FILES = (DATABASE_NAME, f"{DATABASE_NAME}-wal", f"{DATABASE_NAME}-shm",
-               f"{DATABASE_NAME}-journal", EXPORT_NAME, LOCK_NAME)
+               f"{DATABASE_NAME}-journal", EXPORT_NAME, LOCK_NAME, RUNNER_LOCK_NAME)
 _DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
 
@@ -123,16 +125,16 @@ def write_atomically(folder: Path, name: str, text: str) -> Path:
     return folder / name
 
 
-def open_lock_file(folder: Path) -> int:
-    """`write.lock` in the folder, opened read-write (created 0600), never through a link."""
+def open_lock_file(folder: Path, name: str) -> int:
+    """A lock file in the folder, opened read-write (created 0600), never through a link."""
     with opened(folder) as fd:
         try:
-            handle = os.open(LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
+            handle = os.open(name, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
                              0o600, dir_fd=fd)
         except OSError as exc:
-            raise UnsafeStore(f"{folder / LOCK_NAME}: cannot open it ({exc.strerror}); "
+            raise UnsafeStore(f"{folder / name}: cannot open it ({exc.strerror}); "
                               "a symlink there is refused: remove it") from None
     if not stat.S_ISREG(os.fstat(handle).st_mode):
         os.close(handle)
-        raise UnsafeStore(f"{folder / LOCK_NAME} is not a regular file: move it aside")
+        raise UnsafeStore(f"{folder / name} is not a regular file: move it aside")
     return handle

@@ -11,6 +11,10 @@ calls without blocking every reader's WAL checkpoint. `flock` is released by the
 its process dies (a `kill -9` leaves no stale lock), and is taken per open file description,
 so two books in one process exclude each other as two processes do.
 
+The same kind of lock on `runner.lock` lets one in-process AI runner work at a time
+(local_respond.py): SQLite stores hold every lease of their one process (store/leases.py),
+so two commands' runners would each answer the same message and review the same head.
+
 Within a process the lock is re-entrant for the task holding it (an operation that writes
 several times holds it once); other tasks wait on an asyncio lock first, then on the file.
 """
@@ -24,12 +28,12 @@ import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from livereview.store.local_folder import open_lock_file
+from livereview.store.local_folder import LOCK_NAME, open_lock_file
 
 
 class WriteLock:
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
+    def __init__(self, folder: Path, name: str = LOCK_NAME) -> None:
+        self.folder, self.name = folder, name
         self._fd: int | None = None
         self._tasks: asyncio.Lock | None = None
         self._owner: asyncio.Task[object] | None = None
@@ -58,7 +62,7 @@ class WriteLock:
 
     async def _locked(self) -> int:
         if self._fd is None:
-            self._fd = open_lock_file(self.folder)
+            self._fd = open_lock_file(self.folder, self.name)
         fd = self._fd
         waiting = asyncio.ensure_future(asyncio.to_thread(fcntl.flock, fd, fcntl.LOCK_EX))
         try:
