@@ -22,10 +22,13 @@ from livereview.model import Commit
 
 GIT_TIMEOUT_SECONDS = 60.0
 # Pinned so that a user's git config cannot change what we read: no colours, no pager, no
-# external diff or textconv, paths unquoted, renames detected as `git diff` does by default;
+# external diff or textconv, a/ and b/ prefixes (diff.noprefix), non-ASCII paths unquoted
+# (a control character is still C-quoted in a diff header: local_notes unquotes it), renames
+# detected as `git diff` does by default;
 # a path given to git is that path, never a pattern (`--literal-pathspecs`: a file named
 # `*.py` names itself, not every Python file).
-_DIFF = ("diff", "--no-color", "--no-ext-diff", "--no-textconv", "-M")
+_DIFF = ("diff", "--no-color", "--no-ext-diff", "--no-textconv", "-M", "--src-prefix=a/",
+         "--dst-prefix=b/")
 _SHA = re.compile(r"[0-9a-fA-F]{4,64}")
 _STATUS = {"A": "added", "M": "modified", "D": "deleted", "R": "renamed", "T": "modified",
            "C": "added"}
