@@ -16,7 +16,9 @@ The same kind of lock on `runner.lock` lets one in-process AI runner work at a t
 so two commands' runners would each answer the same message and review the same head.
 
 Within a process the lock is re-entrant for the task holding it (an operation that writes
-several times holds it once); other tasks wait on an asyncio lock first, then on the file.
+several times holds it once); other tasks wait on an asyncio lock first, then on the file,
+in the lock's own thread: waiters never occupy the default executor that the holder needs
+for its git calls.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import contextlib
 import fcntl
 import os
 from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from livereview.store.local_folder import LOCK_NAME, open_lock_file
@@ -38,6 +41,7 @@ class WriteLock:
         self._tasks: asyncio.Lock | None = None
         self._owner: asyncio.Task[object] | None = None
         self._depth = 0
+        self._waiter: ThreadPoolExecutor | None = None
 
     @contextlib.asynccontextmanager
     async def held(self) -> AsyncIterator[None]:
@@ -51,33 +55,50 @@ class WriteLock:
             return
         if self._tasks is None:
             self._tasks = asyncio.Lock()
-        async with self._tasks:
-            fd = await self._locked()
-            self._owner, self._depth = me, 1
-            try:
-                yield
-            finally:
-                self._owner, self._depth = None, 0
-                fcntl.flock(fd, fcntl.LOCK_UN)
+        tasks = self._tasks
+        await tasks.acquire()
+        try:
+            fd = await self._locked(tasks)
+        except asyncio.CancelledError:
+            raise  # `_locked` lets the other tasks in once its thread is done
+        except BaseException:
+            tasks.release()
+            raise
+        self._owner, self._depth = me, 1
+        try:
+            yield
+        finally:
+            self._owner, self._depth = None, 0
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            tasks.release()
 
-    async def _locked(self) -> int:
+    async def _locked(self, tasks: asyncio.Lock) -> int:
         if self._fd is None:
             self._fd = open_lock_file(self.folder, self.name)
         fd = self._fd
-        waiting = asyncio.ensure_future(asyncio.to_thread(fcntl.flock, fd, fcntl.LOCK_EX))
+        if self._waiter is None:
+            self._waiter = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lock-wait")
+        waiting = asyncio.get_running_loop().run_in_executor(
+            self._waiter, fcntl.flock, fd, fcntl.LOCK_EX)
         try:
             await asyncio.shield(waiting)
-        except asyncio.CancelledError:  # the thread still takes it: give it back then
-            waiting.add_done_callback(lambda done: _release(fd, done))
+        except asyncio.CancelledError:
+            # The thread still takes the lock: only once it gave it back may another task
+            # of this process wait on the same descriptor (a second flock on it would pass).
+            waiting.add_done_callback(lambda done: _release(fd, done, tasks))
             raise
         return fd
 
     def close(self) -> None:
+        if self._waiter is not None:
+            self._waiter.shutdown(wait=False)
+            self._waiter = None
         if self._fd is not None:
             os.close(self._fd)  # the kernel releases a lock still held
             self._fd = None
 
 
-def _release(fd: int, taking: asyncio.Future[None]) -> None:
+def _release(fd: int, taking: asyncio.Future[None], tasks: asyncio.Lock) -> None:
     if not taking.cancelled() and taking.exception() is None:
         fcntl.flock(fd, fcntl.LOCK_UN)
+    tasks.release()
