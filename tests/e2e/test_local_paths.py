@@ -100,3 +100,20 @@ def test_a_finding_on_one_of_two_look_alike_files_lands_on_that_one(
     prompt = next(m[-1]["content"] for m in llm.llm.prompts
                   if "reviewing a merge request" in m[0]["content"])
     assert '### file: "a.py " (added' in prompt and "### file: a.py (added" in prompt
+
+
+def test_every_name_git_quotes_in_a_diff_header_keeps_its_thread_on_that_file(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # git C-quotes a name holding a control character, DEL, a double quote or a backslash
+    # (quote.c, sq_lookup); local_notes must undo exactly what git did, for each of them.
+    specials = [*map(chr, range(1, 32)), "\x7f", '"', "\\", "é", " "]
+    repo = Repo(tmp_path / "r")
+    repo.write("README.md", "# names\n")
+    repo.commit("base")
+    names = {f"n{c}x.py": f"v = {i}  # TODO: {i}" for i, c in enumerate(specials)}
+    for name, line in names.items():
+        repo.write(name, line + "\n")
+    repo.commit("names")
+    review = json.loads(run(capsys, "request", "HEAD~1", "--repo", str(repo.path),
+                            "--title", "t", "--json"))
+    assert sorted((t["path"], t["code"]) for t in review["threads"]) == sorted(names.items())
