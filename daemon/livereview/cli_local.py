@@ -37,7 +37,7 @@ from livereview.local_model import (
     thread_dict,
 )
 from livereview.local_respond import Responder, responder
-from livereview.sanitize import clean, one_line
+from livereview.sanitize import clean, one_line, shown_path
 from livereview.store.engine import StoreError
 from livereview.tools import local_review as ops
 from livereview.tools.errors import ToolError
@@ -243,7 +243,8 @@ def render_review(review: LocalReview) -> str:
              f"{one_line(review.repo, 400)}",
              f"files ({len(review.files)}):"]
     for f in review.files:
-        name = one_line(f"{f.old_path} → {f.path}" if f.status == "renamed" else f.path, 400)
+        name = (f"{shown_path(f.old_path)} → {shown_path(f.path)}" if f.status == "renamed"
+                else shown_path(f.path))  # exact: two names differing in a space stay two
         stats = "binary" if f.binary else f"+{f.additions} -{f.deletions}"
         lines.append(f"  {_SIGN.get(f.status, '?')} {name}  {stats}")
     lines.append(f"threads ({len(review.threads)}, "
@@ -252,7 +253,7 @@ def render_review(review: LocalReview) -> str:
 
 
 def render_thread(thread: LocalThread) -> str:
-    path = one_line(thread.path, 400)
+    path = shown_path(thread.path)
     where = ("on the review" if not thread.path
              else f"{path}:{thread.line}" if thread.line is not None
              else f"{path} (outdated: its line is gone)")

@@ -44,6 +44,32 @@ def clean(text: str) -> str:
     return "".join(c for c in text if not _invisible(c))
 
 
+# A path shown as it is: printable, words separated by single spaces, no quote or backslash.
+_PLAIN_PATH = re.compile(r'[^\s"\\]+(?: [^\s"\\]+)*')
+_JSON_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n",
+                 "\r": "\\r", "\t": "\\t"}
+
+
+def shown_path(path: str) -> str:
+    """A file's path as people and models see it, never two paths alike: as it is when it is
+    plain (printable, no space at either end or twice in a row, no quote or backslash);
+    else as a JSON string, whose value is the exact path — `"a.py "`, `"a\\tb.py"`, any
+    invisible or control character as a `\\uXXXX` escape (git quotes such names the same
+    way, C-style, in its diff headers)."""
+    if _PLAIN_PATH.fullmatch(path) and path.isprintable():
+        return path
+    return '"' + "".join(_JSON_ESCAPES.get(c) or (c if c.isprintable() else _escape(c))
+                         for c in path) + '"'
+
+
+def _escape(char: str) -> str:
+    code = ord(char)
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000  # JSON spells the rest as a surrogate pair (RFC 8259 §7)
+    return f"\\u{0xd800 + (code >> 10):04x}\\u{0xdc00 + (code & 0x3ff):04x}"
+
+
 def one_line(text: str, limit: int = 200) -> str:
     """A field shown outside a fence (a title, a branch, a path): one clean line, so it
     cannot start a section of its own."""

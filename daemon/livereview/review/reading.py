@@ -118,7 +118,7 @@ class Reader:
         if batch.files:
             built = prompt.build(mr, batch.files, lessons, run.previous_head_sha, references)
             answer = await bounded(self.answerer.answer(built), self.step_timeout_seconds)
-            shown = {one_line(change.new_path, 1000): change for change, _ in batch.files}
+            shown = prompt.names(change for change, _ in batch.files)  # exact, never merged
             parsed = parse_findings(answer.text, shown)
             if parsed.unreadable:
                 # The answer's start, on one line: what an operator needs to tell a
@@ -137,12 +137,11 @@ class Reader:
                 for row in batch.rows:
                     if row["path"] in unsure and not row["skipped"]:
                         row["digest"] = UNSURE
-            maps = {path: placement.LineMap.of(diff) for path, diff in
-                    ((one_line(c.new_path, 1000), d) for c, d in batch.files)}
+            maps = {c.new_path: placement.LineMap.of(d) for c, d in batch.files}
             for finding in parsed.findings:
                 change = shown[finding.path]
                 real = replace(finding, path=change.new_path)
-                comment = placement.place(real, change, maps[finding.path])
+                comment = placement.place(real, change, maps[change.new_path])
                 findings.append({
                     "severity": real.severity.value, "path": comment.path if comment
                     else real.path, "line": comment.line if comment else real.line,
