@@ -41,7 +41,12 @@ T = TypeVar("T")
 
 
 class UnusableAnswer(LLMError):
-    """The model's answer about a batch is not findings: the batch is read again later."""
+    """The model's answer about a batch is not findings: the batch is read again later.
+    `why` is the parser's reason, in the bot's words (no text of the answer)."""
+
+    def __init__(self, message: str, why: str) -> None:
+        super().__init__(message)
+        self.why = why
 
 
 @dataclass
@@ -127,7 +132,8 @@ class Reader:
                             files=len(batch.files), answer_chars=len(answer.text),
                             answer_start=one_line(answer.text[:1000], 120))
                 raise UnusableAnswer(f"the model's answer about {len(batch.files)} file(s) "
-                                     f"is not findings ({parsed.unreadable})")
+                                     f"is not findings ({parsed.unreadable})",
+                                     parsed.unreadable)
             for reason in parsed.dropped:
                 log.info("review_finding_dropped", reason=reason)
             unsure = {shown[path].new_path for path in parsed.unsure}
