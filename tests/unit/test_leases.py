@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 import pytest
 from sqlmodel import Session
 
-from livereview.model import JobReason, JobState, ReplyRequest
+from livereview.model import JobReason, ReplyRequest
 from livereview.model_runs import ReviewRequest, ReviewState, ReviewTrigger
 from livereview.store import jobs, leases, reviews, state
 from livereview.store.db import Store
@@ -85,7 +85,7 @@ async def test_a_job_runs_on_one_replica_and_a_finished_one_is_not_run_again(
     with pytest.raises(LeaseLost):
         await loser.fence(job, T0, 60)
     await winner.fence(job, T0, 60)
-    store.transaction(jobs.update, job.id, T0, state=JobState.POSTED)
+    store.transaction(jobs.mark_posted, job.id, "m1", T0, citations=[], lesson=None)
     await winner.release_job(job.id)
     assert await loser.due_jobs(T0, 4, []) == []
 
@@ -117,7 +117,7 @@ async def test_a_stalled_replica_may_not_post_a_job_another_finished_meanwhile(
         later = T0 + timedelta(seconds=31)
         [job] = await b.due_jobs(later, 4, [])
         await b.fence(job, later, 60)
-        store.transaction(jobs.update, job.id, later, state=JobState.POSTED)
+        store.transaction(jobs.mark_posted, job.id, "m1", later, citations=[], lesson=None)
         await b.release_job(job.id)
         with pytest.raises(LeaseLost):
             await a.fence(stale, later, 60)
