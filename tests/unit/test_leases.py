@@ -14,8 +14,8 @@ import pytest
 from sqlmodel import Session
 
 from livereview.model import JobReason, ReplyRequest
-from livereview.model_runs import ReviewRequest, ReviewState, ReviewTrigger
-from livereview.store import jobs, leases, reviews, state
+from livereview.model_runs import ReviewRequest, ReviewTrigger
+from livereview.store import jobs, leases, review_steps, reviews, state
 from livereview.store.db import Store
 from livereview.store.leases import LeaseLost, Leases
 from tests.factories import KEY, T0
@@ -141,7 +141,8 @@ async def test_a_review_runs_on_one_replica_and_a_stale_one_may_not_post_a_findi
         winner, loser = (a, b) if mine else (b, a)
         with pytest.raises(LeaseLost):
             await loser.fence_review(run, T0, 60)
-        run = store.transaction(reviews.update, run.id, T0, state=ReviewState.POSTING)
+        run = store.transaction(reviews.decided, run.id, T0, placements={}, fixed=[],
+                                verdict="commented", not_raised_again=0)
         store.transaction(reviews.add_batch, run.id, T0, findings=[{
             "severity": "critical", "path": "a.py", "line": 1, "side": "new", "body": "x",
             "fingerprint": "f", "placement": "inline"}], files=[], files_done=1,
@@ -152,7 +153,7 @@ async def test_a_review_runs_on_one_replica_and_a_stale_one_may_not_post_a_findi
         later = T0 + timedelta(seconds=61)
         [taken] = await loser.due_reviews(later, 4, [])
         await loser.fence_review(taken, later, 60, finding)
-        store.transaction(reviews.update_finding, finding.id, post_started_at=later)
+        store.transaction(review_steps.start_finding_post, finding.id, later)
         await loser.release_review(taken.id)
         with pytest.raises(LeaseLost):  # the lease is free again, but its copy is stale
             await winner.fence_review(run, later, 60, finding)
