@@ -5,22 +5,27 @@ Chromium is missing here, failed when it is missing under CI=true."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
+from livereview.tools import local_review as ops
 from tests.local_repo import Repo, review_repo
 from tests.web_browser import chrome as make_chrome
 from tests.web_browser import environment, missing_browser, serving
 
-pytestmark = pytest.mark.browser
-WAIT_SECONDS = 60  # an upper bound for a DOM condition, not a duration anything waits for
+# A browser and two or three processes per test: slow on a loaded machine, never waiting on
+# time itself (every wait is on an event), so the bound is generous.
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(900)]
+T = TypeVar("T")
+WAIT_SECONDS = 120  # an upper bound for a DOM condition, not a duration anything waits for
 
 
 def livereview(repo: Repo, *args: str) -> str:
@@ -91,17 +96,27 @@ def open_file(driver: Any, path: str) -> Any:
     return file
 
 
+def in_process(repo: Repo, step: Callable[[ops.Workspace], Awaitable[T]]) -> T:
+    """A setup step through the same operations, in this process (no interpreter start)."""
+    async def run() -> T:
+        ws = ops.open_workspace(repo.path)
+        try:
+            return await step(ws)
+        finally:
+            ws.close()
+    return asyncio.run(run())
+
+
 def geo_repo(tmp_path: Path) -> Repo:
     repo = review_repo(tmp_path / "r")
-    livereview(repo, "request", "HEAD~1", "--title", "Geo", "--description",
-               '{"task": "area of a circle", "files": ["geo.py"]}')
+    in_process(repo, lambda ws: ops.request(
+        ws, "HEAD~1", "Geo", '{"task": "area of a circle", "files": ["geo.py"]}'))
     return repo
 
 
 def thread_id(repo: Repo, kind: str, path: str) -> int:
-    review = json.loads(livereview(repo, "show", "1", "--json"))
-    return int(next(t["id"] for t in review["threads"]
-                    if t["kind"] == kind and t["path"] == path))
+    review = in_process(repo, lambda ws: ops.review_of(ws, 1))
+    return next(t.id for t in review.threads if t.kind.value == kind and t.path == path)
 
 
 def test_a_person_reviews_in_the_browser_and_the_waiting_agent_receives_each_action(

@@ -16,11 +16,20 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.test_web_browser import chrome, css, livereview, open_file, open_review, until
+from livereview.local_model import ReviewStatus
+from livereview.tools import local_review as ops
+from tests.e2e.test_web_browser import (
+    chrome,
+    css,
+    in_process,
+    open_file,
+    open_review,
+    until,
+)
 from tests.local_repo import Repo
 from tests.web_browser import serving
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(900)]  # as test_web_browser.py
 __all__ = ["chrome"]  # the fixture, shared
 
 SET_FLAG = "window.__xss=1"
@@ -52,13 +61,15 @@ def hostile_repo(tmp_path: Path) -> Repo:
     repo.commit("hostile")
     repo.git("checkout", "-q", "main")
     description = json.dumps({p: p for p in PAYLOADS} | {"link": f"javascript:{SET_FLAG}"})
-    livereview(repo, "request", BRANCH, "--title", f"<script>{SET_FLAG}</script>\u202eeltit",
-               "--description", description)
-    review = json.loads(livereview(repo, "show", "1", "--json"))
-    thread = review["threads"][0]["id"]
-    for payload in PAYLOADS:
-        livereview(repo, "reply", "1", str(thread), payload)
-    livereview(repo, "request-changes", "1", "--comment", "\n\n".join(PAYLOADS))
+
+    async def hostile(ws: ops.Workspace) -> None:
+        review = await ops.request(ws, BRANCH, f"<script>{SET_FLAG}</script>\u202eeltit",
+                                   description)
+        for payload in PAYLOADS:
+            await ops.reply(ws, review.id, review.threads[0].id, payload)
+        await ops.set_status(ws, review.id, ReviewStatus.CHANGES_REQUESTED,
+                             "\n\n".join(PAYLOADS))
+    in_process(repo, hostile)
     return repo
 
 
@@ -120,7 +131,7 @@ def test_a_form_posted_by_another_site_is_refused_and_a_get_changes_nothing(
     repo = Repo(tmp_path / "r")
     repo.commit("base", a_DOT_py="a = 1\n")
     repo.commit("two", a_DOT_py="a = 2\n")
-    livereview(repo, "request", "HEAD~1", "--title", "T")
+    in_process(repo, lambda ws: ops.request(ws, "HEAD~1", "T"))
     export = repo.path / ".livereview" / "review.json"
     before = export.read_bytes()
     site = tmp_path / "attacker"
@@ -140,4 +151,4 @@ def test_a_form_posted_by_another_site_is_refused_and_a_get_changes_nothing(
                      "r/0/1/verdict?verdict=approve&csrf=x", "r/0/1/resolve?thread=1"):
             chrome.get(f"{url}{path}")
     assert export.read_bytes() == before
-    assert json.loads(livereview(repo, "show", "1", "--json"))["status"] == "pending"
+    assert in_process(repo, lambda ws: ops.review_of(ws, 1)).status is ReviewStatus.PENDING
