@@ -21,11 +21,11 @@ sys.path.insert(0, str(ROOT))
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support import expected_conditions as ec  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+from tests.local_repo import review_repo  # noqa: E402
+from tests.web_browser import chrome, missing_browser, serving  # noqa: E402
 
 from livereview.local_model import AuthorKind  # noqa: E402
 from livereview.tools import local_review as ops  # noqa: E402
-from tests.local_repo import review_repo  # noqa: E402
-from tests.web_browser import chrome, missing_browser, serving  # noqa: E402
 
 OUT = ROOT / "docs" / "img" / "local-review.png"
 
