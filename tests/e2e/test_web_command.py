@@ -75,3 +75,37 @@ def test_livereview_help_does_not_import_the_web_stack() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,  # noqa: S603
                           check=True)
     assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def _config(tmp_path: Path, repo: Repo, web_section: str) -> Path:
+    config = tmp_path / "livereview.toml"
+    config.write_text(
+        f'[daemon]\ndatabase_url = "sqlite:///{tmp_path / "state.db"}"\nmetrics_listen = ""\n\n'
+        '[ai]\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "m"\napi_key_env = ""\n\n'
+        f"{web_section}\n"
+        '[[hosts]]\nname = "laptop"\ntype = "local"\n\n'
+        f'[[repos]]\nhost = "laptop"\npath = "{repo.path}"\n', encoding="utf-8")
+    return config
+
+
+def test_the_config_s_web_section_names_the_token_and_its_local_repositories(
+        tmp_path: Path) -> None:
+    repo = Repo(tmp_path / "r")
+    token = tmp_path / "web-token"
+    token.write_text("a-long-enough-token-0123456789\n")
+    config = _config(tmp_path, repo, f'[web]\ntoken_file = "{token}"\n')
+    args = parser().parse_args(["web", "--listen", "0.0.0.0:0", "--config", str(config)])
+    chosen = plan(args)
+    assert chosen.token is not None and chosen.repos == (repo.path,)
+    assert "a-long-enough" not in repr(chosen)
+
+
+def test_a_short_token_in_the_config_is_a_config_error_naming_the_key(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    repo = Repo(tmp_path / "r")
+    token = tmp_path / "web-token"
+    token.write_text("short-s3cret\n")
+    config = _config(tmp_path, repo, f'[web]\ntoken_file = "{token}"\n')
+    code, _, err = web(capsys, "--listen", "0.0.0.0:0", "--config", str(config))
+    assert code == 2 and "web.token_file" in err and "short-s3cret" not in err
+    assert err.count("\n") == 1

@@ -19,6 +19,7 @@ from pathlib import Path
 from livereview import logging as logs
 from livereview.local_respond import Answering, answering_for, responder
 from livereview.settings import ConfigError, Secret, Settings, load
+from livereview.settings.web import MIN_TOKEN_CHARS
 from livereview.tools import local_review as ops
 from livereview.tools.errors import BadInput
 from livereview.web.listen import DEFAULT_LISTEN, Listen, check_exposure, parse_listen
@@ -41,10 +42,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                      help="a config whose `type = \"local\"` hosts' repositories to serve, and "
                           "whose [ai] answers people's replies")
     web.add_argument("--token-file", type=Path, default=None, metavar="FILE",
-                     help="a file holding the token a browser signs in with")
+                     help="a file holding the token a browser signs in with (default: the "
+                          "config's [web] token_file)")
     web.add_argument("--trusted-header", default="", metavar="NAME",
                      help="behind a reverse proxy that authenticates: the header naming the "
-                          "user (e.g. X-Forwarded-User); requests without it are refused")
+                          "user (e.g. X-Forwarded-User); requests without it are refused "
+                          "(default: the config's [web] trusted_header)")
 
 
 @dataclass(frozen=True)
@@ -61,8 +64,9 @@ def _read_token(path: Path) -> Secret:
         token = path.read_text(encoding="utf-8").strip()
     except OSError as exc:
         raise BadInput(f"--token-file {path}: {exc.strerror or exc}") from None
-    if len(token) < 16:
-        raise BadInput(f"--token-file {path}: the token must be at least 16 characters")
+    if len(token) < MIN_TOKEN_CHARS:
+        raise BadInput(f"--token-file {path}: the token must be at least {MIN_TOKEN_CHARS} "
+                       "characters")
     return Secret(token)
 
 
@@ -72,13 +76,11 @@ def _local_repos(settings: Settings) -> list[Path]:
 
 
 def plan(args: argparse.Namespace) -> WebPlan:
-    """Everything checked before anything is opened or bound."""
+    """Everything checked before anything is opened or bound; an option given on the
+    command line wins over the config's `[web]`."""
     listen = parse_listen(args.listen)
     token = _read_token(args.token_file) if args.token_file else None
     header = args.trusted_header.strip()
-    if header and not header.replace("-", "").isalnum():
-        raise BadInput(f"--trusted-header {header!r}: not a header name")
-    check_exposure(listen, bool(token) or bool(header))
     config = args.web_config or args.config
     repos = list(args.repo)
     if config is not None:
@@ -88,8 +90,13 @@ def plan(args: argparse.Namespace) -> WebPlan:
             raise BadInput(f"config error: {exc}") from None
         repos += _local_repos(settings)
         answering = answering_for(settings)
+        token = token or settings.web.token or None
+        header = header or settings.web.trusted_header
     else:
         answering = responder(None)
+    if header and not header.replace("-", "").isalnum():
+        raise BadInput(f"--trusted-header {header!r}: not a header name")
+    check_exposure(listen, bool(token) or bool(header))
     return WebPlan(listen, tuple(repos or [Path()]), answering, token, header)
 
 
