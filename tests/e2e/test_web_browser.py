@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
+from selenium.webdriver.common.keys import Keys
 
 from livereview.tools import local_review as ops
 from tests.local_repo import Repo, review_repo
@@ -107,6 +108,21 @@ def in_process(repo: Repo, step: Callable[[ops.Workspace], Awaitable[T]]) -> T:
     return asyncio.run(run())
 
 
+def open_file_by_keyboard(driver: Any, path: str) -> Any:
+    """`j` moves to the next file, Enter opens it: no mouse."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    for _ in driver.find_elements("css selector", "li.file"):
+        ActionChains(driver).send_keys("j").perform()  # to whatever has the focus
+        focused = driver.switch_to.active_element
+        file = focused.find_element("xpath", "..")
+        if file.get_attribute("data-path") == path:
+            ActionChains(driver).send_keys(Keys.ENTER).perform()
+            until(driver, lambda d, opened=file: opened.find_elements("css selector",
+                                                                      ".file-diff"))
+            return file
+    raise AssertionError(f"`j` never reached {path}")
+
+
 def geo_repo(tmp_path: Path) -> Repo:
     repo = review_repo(tmp_path / "r")
     in_process(repo, lambda ws: ops.request(
@@ -175,8 +191,11 @@ def test_the_page_shows_an_agent_s_update_from_another_process_without_a_reload(
     todo = thread_id(repo, "todo", "geo.py")
     with serving([repo.path]) as server:
         open_review(chrome, server.url)
-        open_file(chrome, "geo.py")
+        geo = open_file_by_keyboard(chrome, "geo.py")
         chrome.execute_script("window.sameDocument = 'yes'")
+        box = geo.find_element("css selector", f"#thread-{todo} textarea")
+        box.send_keys("Will you use math.pi?", Keys.CONTROL, Keys.ENTER)
+        until(chrome, shown(f"#thread-{todo}", "Will you use math.pi?"))
 
         livereview(repo, "reply", "1", str(todo), "Done: math.pi in the next commit")
         until(chrome, shown(f"#thread-{todo}", "Done: math.pi in the next commit"))

@@ -53,6 +53,14 @@
     const url = review.dataset.base + "/file?path=" + encodeURIComponent(file.dataset.path);
     const response = await fetch(url, { credentials: "same-origin" });
     const doc = parse(await response.text());
+    if (!response.ok) { // a diff too large, a file gone: the error page says which
+      const note = document.createElement("p");
+      note.className = "note";
+      const why = doc.querySelector(".error-text");
+      note.textContent = why ? why.textContent : "failed: HTTP " + response.status;
+      diff.replaceChildren(note);
+      return diff;
+    }
     diff.replaceChildren(...Array.from(doc.body.childNodes).map((n) => document.adoptNode(n)));
     diff.dataset.loaded = "1";
     file.classList.add("loaded");
@@ -194,6 +202,14 @@
       await refresh();
     });
     document.addEventListener("keydown", (event) => {
+      // Not in the verdict's box: which verdict is a choice of button, never a shortcut.
+      const box = event.target.closest("form.js-post:not(.verdict-form) textarea");
+      if (box && event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+        event.preventDefault(); // Ctrl+Enter sends, as on the hosts' pages
+        const form = box.closest("form");
+        form.requestSubmit(form.querySelector('button[type="submit"]'));
+        return;
+      }
       if (event.altKey || event.ctrlKey || event.metaKey || typing(event.target)) return;
       if (event.key === "j") { move(1); event.preventDefault(); }
       if (event.key === "k") { move(-1); event.preventDefault(); }
