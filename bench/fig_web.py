@@ -1,6 +1,7 @@
 """Figure (informational): `livereview web` page timings for a 10-file and a 3 000-file
 local review — the index, the review's page, one file's diff (loaded when opened), and the
-live fragment a page fetches after each change.
+live fragment a page fetches after each change; then, in headless Chromium when installed,
+when the review page is usable (DOMContentLoaded, load) and how long opening a file takes.
 
 The server is the real command (`livereview web --listen 127.0.0.1:0`) in another process,
 over a real git repository; the client is httpx2 on loopback, so each figure is the server's
@@ -26,6 +27,7 @@ import httpx2
 from livereview.tools import local_review as ops
 
 REPEAT = 7
+CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
 SIZES = (10, 3000)
 _SERVING = re.compile(r"serving (http://\S+/)")
 
@@ -73,6 +75,35 @@ def timed(client: httpx2.Client, url: str) -> tuple[float, int]:
     return statistics.median(best) * 1000, size
 
 
+def in_browser(url: str, number: int) -> tuple[float, float, float] | None:
+    """Headless Chromium (when installed): the review page's DOMContentLoaded and load, as
+    the browser's Navigation Timing says, and from a click on the first file to its diff."""
+    if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
+        return None
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(options=options,
+                              service=Service(executable_path=str(CHROMEDRIVER)))
+    try:
+        driver.get(f"{url}r/{number}/1")
+        timing = driver.execute_script(
+            "const n = performance.getEntriesByType('navigation')[0];"
+            "return [n.domContentLoadedEventEnd, n.loadEventEnd];")
+        started = time.perf_counter()
+        driver.find_element("css selector", ".file-toggle").click()
+        WebDriverWait(driver, 120, poll_frequency=0.005).until(
+            lambda d: d.find_elements("css selector", ".file-diff"))
+        return float(timing[0]), float(timing[1]), (time.perf_counter() - started) * 1000
+    finally:
+        driver.quit()
+
+
 def main() -> int:
     with tempfile.TemporaryDirectory() as scratch:
         repos = [make_repo(Path(scratch), n) for n in SIZES]
@@ -100,6 +131,13 @@ def main() -> int:
                                        ("live", f"{base}/live")):
                         ms, size = timed(client, path)
                         print(f"{files:>7} files {page:<12} {ms:>10.1f} {size:>10}")
+            print("\nin headless Chromium (ms): DOMContentLoaded, load, click → first diff")
+            for number, files in enumerate(SIZES):
+                seen = in_browser(url, number)
+                if seen is None:
+                    print("  (no /usr/bin/chromium + chromedriver: skipped)")
+                    break
+                print(f"{files:>7} files {seen[0]:>10.1f} {seen[1]:>10.1f} {seen[2]:>10.1f}")
         finally:
             server.terminate()
             server.wait(timeout=30)
