@@ -26,7 +26,7 @@ VERDICTS = {"approve": ReviewStatus.APPROVED, "request_changes": ReviewStatus.CH
 Answer = Callable[[], Awaitable[None]]
 
 
-async def _form(request: Request) -> FormData:
+async def form_of(request: Request) -> FormData:
     form = await request.form(max_files=0, max_fields=20)
     check_csrf(request, form.get("csrf"))
     return form
@@ -43,7 +43,7 @@ def _field(form: FormData, name: str, required: bool = True) -> str:
     return value
 
 
-def _number(form: FormData, name: str) -> int:
+def number(form: FormData, name: str) -> int:
     value = _field(form, name)
     if not value.isascii() or not value.isdigit() or not 1 <= int(value) <= MAX_ID:
         raise BadInput(f"{name}: {value[:40]!r} is not an id")
@@ -59,8 +59,8 @@ def done(request: Request) -> Response:
 
 async def reply(site: Site, request: Request) -> Response:
     ws, review = await site.review(request)
-    form = await _form(request)
-    await ops.reply(ws, review.id, _number(form, "thread"), _field(form, "text"))
+    form = await form_of(request)
+    await ops.reply(ws, review.id, number(form, "thread"), _field(form, "text"))
     await site.answer(ws)
     return done(request)
 
@@ -68,9 +68,9 @@ async def reply(site: Site, request: Request) -> Response:
 async def comment(site: Site, request: Request) -> Response:
     """A new thread: on a line of a file, or (no path) on the whole review."""
     ws, review = await site.review(request)
-    form = await _form(request)
+    form = await form_of(request)
     path = _field(form, "path", required=False)
-    line = _number(form, "line") if path else None
+    line = number(form, "line") if path else None
     await ops.add_comment(ws, review.id, _field(form, "text"), path, line)
     await site.answer(ws)
     return done(request)
@@ -78,15 +78,15 @@ async def comment(site: Site, request: Request) -> Response:
 
 async def resolve(site: Site, request: Request) -> Response:
     ws, review = await site.review(request)
-    form = await _form(request)
+    form = await form_of(request)
     resolved = _field(form, "resolved") == "1"
-    await ops.resolve(ws, review.id, _number(form, "thread"), resolved)
+    await ops.resolve(ws, review.id, number(form, "thread"), resolved)
     return done(request)
 
 
 async def verdict(site: Site, request: Request) -> Response:
     ws, review = await site.review(request)
-    form = await _form(request)
+    form = await form_of(request)
     chosen = _field(form, "verdict")
     if chosen not in VERDICTS:
         raise BadInput(f"verdict: {chosen[:40]!r} is not approve or request_changes")

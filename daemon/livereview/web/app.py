@@ -15,7 +15,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from livereview.tools.errors import BadInput
-from livereview.web import actions, events, pages
+from livereview.web import actions, console, events, pages
 from livereview.web.guard import Access, CsrfRefused, Guard, Sessions, check_csrf
 from livereview.web.site import Site
 
@@ -80,6 +80,8 @@ def create_app(site: Site, access: Access) -> Starlette:
         Route(f"{review}/comment", _bound(site, actions.comment), methods=["POST"]),
         Route(f"{review}/resolve", _bound(site, actions.resolve), methods=["POST"]),
         Route(f"{review}/verdict", _bound(site, actions.verdict), methods=["POST"]),
+        Route("/lessons", _bound(site, console.lessons_page)),
+        Route("/lessons/decide", _bound(site, console.decide), methods=["POST"]),
     ]
 
     @contextlib.asynccontextmanager

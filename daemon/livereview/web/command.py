@@ -18,10 +18,11 @@ from pathlib import Path
 
 from livereview import logging as logs
 from livereview.local_respond import Answering, answering_for, responder
-from livereview.settings import ConfigError, Secret, Settings, load
+from livereview.settings import ConfigError, DaemonSettings, Secret, Settings, load
 from livereview.settings.web import MIN_TOKEN_CHARS
 from livereview.tools import local_review as ops
 from livereview.tools.errors import BadInput
+from livereview.tools.lessons_queue import LessonQueue, NoLessonStore
 from livereview.web.listen import DEFAULT_LISTEN, Listen, check_exposure, parse_listen
 
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE = 0, 1, 2
@@ -57,6 +58,7 @@ class WebPlan:
     answering: Answering
     token: Secret | None
     trusted_header: str
+    daemon: DaemonSettings | None = None  # the config's: its lessons, the console
 
 
 def _read_token(path: Path) -> Secret:
@@ -97,7 +99,8 @@ def plan(args: argparse.Namespace) -> WebPlan:
     if header and not header.replace("-", "").isalnum():
         raise BadInput(f"--trusted-header {header!r}: not a header name")
     check_exposure(listen, bool(token) or bool(header))
-    return WebPlan(listen, tuple(repos or [Path()]), answering, token, header)
+    return WebPlan(listen, tuple(repos or [Path()]), answering, token, header,
+                   answering.settings.daemon if answering.settings else None)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -114,8 +117,14 @@ def run(args: argparse.Namespace) -> int:
     except BadInput as exc:
         print(f"livereview web: --repo: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    queue = None
+    if chosen.daemon is not None:
+        try:
+            queue = LessonQueue.open(chosen.daemon)
+        except NoLessonStore as exc:
+            print(f"livereview web: no lessons console: {exc}", file=sys.stderr)
     try:
-        return asyncio.run(_serve(chosen, workspaces))
+        return asyncio.run(_serve(chosen, workspaces, queue))
     except OSError as exc:
         print(f"livereview web: --listen {args.listen}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_RUNTIME
@@ -137,14 +146,15 @@ def _bind(listen: Listen) -> socket.socket:
     return sock
 
 
-async def _serve(chosen: WebPlan, workspaces: list[ops.Workspace]) -> int:
+async def _serve(chosen: WebPlan, workspaces: list[ops.Workspace],
+                 queue: LessonQueue | None) -> int:
     import uvicorn  # the web stack only when serving
 
     from livereview.web.app import create_app
     from livereview.web.guard import Access
     from livereview.web.site import Site
 
-    site = Site(workspaces, chosen.answering)
+    site = Site(workspaces, chosen.answering, queue)
     access = Access(chosen.token, chosen.trusted_header.lower(), chosen.listen.loopback)
     app = create_app(site, access)
     sock = _bind(chosen.listen)

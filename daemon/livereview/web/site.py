@@ -20,6 +20,8 @@ from starlette.responses import HTMLResponse
 from livereview.local_model import LocalReview, LocalThread, ThreadKind
 from livereview.local_respond import Answering, Responder
 from livereview.tools import local_review as ops
+from livereview.tools.errors import BadInput
+from livereview.tools.lessons_queue import LessonQueue
 from livereview.web import render
 
 KIND_BADGE = {ThreadKind.EXPLANATION: "💡 explanation", ThreadKind.QUESTION: "❓ question",
@@ -52,6 +54,7 @@ def templates() -> Environment:
 class Site:
     workspaces: list[ops.Workspace]
     answering: Answering | None = None  # the AI that answers people, as `review reply`'s
+    queue: LessonQueue | None = None  # the config's lessons: the operator's console
     env: Environment = field(default_factory=templates)
     _responders: dict[str, Responder] = field(default_factory=dict)
     _answering: asyncio.Lock = field(default_factory=asyncio.Lock)
@@ -79,6 +82,11 @@ class Site:
             raise ops.LocalReviewError(f"no repository {number}")
         return self.workspaces[number]
 
+    def need_queue(self) -> LessonQueue:
+        if self.queue is None:
+            raise BadInput("no lessons here: serve with --config naming the daemon's database")
+        return self.queue
+
     async def review(self, request: Request) -> tuple[ops.Workspace, LocalReview]:
         params = request.path_params
         ws = self.workspace(int(params["repo"]))
@@ -87,7 +95,7 @@ class Site:
     def page(self, request: Request, name: str, context: Mapping[str, object],
              status_code: int = 200) -> HTMLResponse:
         html = self.env.get_template(name).render(
-            csrf=request.state.csrf, **context)
+            csrf=request.state.csrf, console=self.queue is not None, **context)
         return HTMLResponse(html, status_code=status_code)
 
     async def close(self) -> None:
@@ -97,6 +105,8 @@ class Site:
             await responder.close()
         for ws in self.workspaces:
             ws.close()
+        if self.queue is not None:
+            self.queue.close()
 
 
 def repo_name(top: str) -> str:
