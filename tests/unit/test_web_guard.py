@@ -103,11 +103,24 @@ async def test_a_post_from_another_site_is_refused_even_with_a_valid_token(
     token = csrf(web)
     for headers in ({"Origin": "http://evil.test"}, {"Origin": "null"},
                     {"Origin": "http://127.0.0.1:9999"}, {"Sec-Fetch-Site": "cross-site"},
-                    {"Sec-Fetch-Site": "same-site"}):
+                    {"Sec-Fetch-Site": "same-site"}, {"Sec-Fetch-Site": "none"},
+                    {"Origin": "null", "Sec-Fetch-Site": "cross-site"},
+                    {"Origin": "http://evil.test", "Sec-Fetch-Site": "same-origin"}):
         refused = web.post("/r/0/1/verdict", data={"csrf": token, "verdict": "approve"},
                            headers=headers)
         assert (refused.status_code, "another site" in refused.text) == (403, True), headers
     assert await status(repo) is ReviewStatus.PENDING
+
+
+async def test_a_plain_form_post_of_the_page_itself_is_taken_though_its_origin_is_null(
+        web: TestClient, repo: Repo) -> None:
+    """What Chromium sends for the page's own form under Referrer-Policy: no-referrer
+    (Fetch standard, "serializing a request origin"); the browser test saw it refused."""
+    done = web.post("/r/0/1/verdict", data={"csrf": csrf(web), "verdict": "approve"},
+                    headers={"Origin": "null", "Sec-Fetch-Site": "same-origin"},
+                    follow_redirects=False)
+    assert (done.status_code, done.headers["location"]) == (303, "/r/0/1")
+    assert await status(repo) is ReviewStatus.APPROVED
 
 
 def test_a_host_header_that_is_not_loopback_is_refused_against_dns_rebinding(

@@ -113,13 +113,23 @@ def _host_name(host_header: str) -> str:
 
 
 def cross_site(headers: Headers) -> str:
-    """Why a state change is refused as coming from another site, or ""."""
+    """Why a state change is refused as coming from another site, or "".
+
+    Under `Referrer-Policy: no-referrer` a browser sends `Origin: null` with a plain form
+    post, even to its own origin (Fetch standard, "serializing a request origin": the
+    origin is "null" when the referrer policy is no-referrer and the request is not
+    CORS-mode). So `null` is taken only with `Sec-Fetch-Site: same-origin`, which only the
+    browser sets (a forbidden header) and which says "cross-site" for an opaque origin.
+    """
     host = headers.get("host", "")
     origin = headers.get("origin")
-    if origin is not None and (origin == "null" or urlsplit(origin).netloc != host):
-        return "a request from another site (Origin) is refused"
-    if headers.get("sec-fetch-site", "same-origin") not in ("same-origin", "none"):
+    fetch_site = headers.get("sec-fetch-site")
+    if fetch_site is not None and fetch_site != "same-origin":
         return "a request from another site (Sec-Fetch-Site) is refused"
+    if origin == "null" and fetch_site != "same-origin":
+        return "a request from another site (Origin: null) is refused"
+    if origin not in (None, "null") and urlsplit(origin).netloc != host:
+        return "a request from another site (Origin) is refused"
     return ""
 
 
