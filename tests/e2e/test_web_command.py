@@ -109,3 +109,17 @@ def test_a_short_token_in_the_config_is_a_config_error_naming_the_key(
     code, _, err = web(capsys, "--listen", "0.0.0.0:0", "--config", str(config))
     assert code == 2 and "web.token_file" in err and "short-s3cret" not in err
     assert err.count("\n") == 1
+
+
+def test_a_config_without_local_hosts_serves_only_its_console(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    config = tmp_path / "livereview.toml"
+    config.write_text(
+        f'[daemon]\ndatabase_url = "sqlite:///{tmp_path / "state.db"}"\n\n'
+        '[ai]\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "m"\napi_key_env = ""\n\n'
+        '[[hosts]]\nname = "gl"\ntype = "gitlab"\nurl = "https://gitlab.example"\n'
+        'token_env = "GL_TOKEN"\n\n[[repos]]\nhost = "gl"\npath = "g/p"\n', encoding="utf-8")
+    monkeypatch.setenv("GL_TOKEN", "x")
+    args = parser().parse_args(["web", "--config", str(config)])
+    chosen = plan(args)
+    assert chosen.repos == () and chosen.daemon is not None

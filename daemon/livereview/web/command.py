@@ -99,7 +99,9 @@ def plan(args: argparse.Namespace) -> WebPlan:
     if header and not header.replace("-", "").isalnum():
         raise BadInput(f"--trusted-header {header!r}: not a header name")
     check_exposure(listen, bool(token) or bool(header))
-    return WebPlan(listen, tuple(repos or [Path()]), answering, token, header,
+    if not repos and config is None:
+        repos = [Path()]  # the repository here; with a config, maybe only its console
+    return WebPlan(listen, tuple(repos), answering, token, header,
                    answering.settings.daemon if answering.settings else None)
 
 
