@@ -20,6 +20,7 @@ import pytest
 from livereview.cli import main
 from livereview.sandbox.github_server import FakeGitHubServer
 from livereview.sandbox.github_state import FakeGitHub
+from livereview.sandbox.gitlab_model import JSON
 from livereview.sandbox.gitlab_server import FakeGitLabServer
 from livereview.sandbox.gitlab_state import FakeGitLab
 from livereview.sandbox.llm_server import FakeLLMServer
@@ -52,11 +53,16 @@ class Sandbox:
     def once(self, *extra: str) -> int:
         return main(["--config", str(self.config), *extra, "once"])
 
-    def bot_notes(self) -> list[dict[str, object]]:
+    def bot_notes(self) -> list[JSON]:
         return self.gitlab.notes_by("livereview")
 
-    def note(self, body: str, **kwargs: object) -> dict[str, object]:
-        return self.gitlab.add_note(PROJECT, self.iid, author="alice", body=body, **kwargs)  # type: ignore[arg-type]
+    def note(self, body: str, *, reply_to_discussion: str | None = None,
+             position: JSON | None = None, created_at: datetime | None = None,
+             thread: bool = False) -> JSON:
+        """Alice's comment on the MR (the fake's payload, typed as the fake types it)."""
+        return self.gitlab.add_note(PROJECT, self.iid, author="alice", body=body,
+                                    reply_to_discussion=reply_to_discussion,
+                                    position=position, created_at=created_at, thread=thread)
 
 
 def write_config(path: Path, gitlab_url: str, llm_url: str, db: Path | str, **daemon: object

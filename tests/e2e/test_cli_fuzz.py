@@ -36,7 +36,8 @@ from tests.e2e.test_sick_database import damage
 Cleanup = Callable[[], None]
 # The module fixture runs every case (about a second of CPU each, four at a time) before
 # the first test: on a loaded 2-core machine that passed pytest's 120 s per test.
-pytestmark = pytest.mark.timeout(600)
+# One xdist worker runs them all (`--dist loadgroup`): the module fixture is per worker.
+pytestmark = [pytest.mark.timeout(600), pytest.mark.xdist_group("cli_fuzz")]
 # Every case fails, however long the interpreter takes to start on a busy machine; a daemon
 # that starts after all runs forever, so it is stopped once it logs `daemon_started`
 # (an event, not a duration: a slow start-up must not look like a hang).
@@ -180,7 +181,17 @@ def read_only(place: Place) -> Cleanup:
         pytest.skip("cannot mount a tmpfs here")
     shutil.copy(place.servers.template_db, place.db)
     subprocess.run(["mount", "-o", "remount,ro", directory], check=True)  # noqa: S603, S607
-    return lambda: subprocess.run(["umount", "-l", directory], check=False)  # noqa: S603, S607
+    def unmount() -> None:
+        subprocess.run(["umount", "-l", directory], check=False)  # noqa: S603, S607
+    return unmount
+
+
+def token_is(value: str) -> Callable[[Place], None]:
+    """A good config, with the token's variable set to `value`."""
+    def setup(place: Place) -> None:
+        place.write()
+        place.env.update(LIVEREVIEW_E2E_TOKEN=value)
+    return setup
 
 
 def metrics_on(listen: str) -> Callable[[Place], None]:
@@ -247,9 +258,9 @@ CASES = [
     Case("token-variable-unset", ("once",), 2, "environment variable LIVEREVIEW_E2E_TOKEN",
          unset("LIVEREVIEW_E2E_TOKEN")),
     Case("token-variable-empty", ("once",), 2, "environment variable LIVEREVIEW_E2E_TOKEN",
-         lambda place: (place.write(), place.env.update(LIVEREVIEW_E2E_TOKEN=""))[0]),
+         token_is("")),
     Case("token-with-a-line-break", ("check",), 2, "hosts[0].token_env",
-         lambda place: (place.write(), place.env.update(LIVEREVIEW_E2E_TOKEN="glpat-a\nb"))[0]),
+         token_is("glpat-a\nb")),
     Case("token-file-missing", ("once",), 2, "hosts[0].token_file: cannot read",
          token_file(None)),
     Case("token-file-directory", ("once",), 2, "hosts[0].token_file: cannot read",
@@ -304,8 +315,7 @@ CASES = [
     Case("host-answers-html", ("check",), 1, "answered, but not as its API does",
          lambda place: place.write(gitlab=place.servers.html)),
     Case("host-rejects-token", ("check",), 1, "token rejected (401)",
-         lambda place: (place.write(), place.env.update(LIVEREVIEW_E2E_TOKEN="glpat-" + "0" * 20)
-                        )[0]),
+         token_is("glpat-" + "0" * 20)),
     Case("llm-unreachable", ("check",), 1, "unreachable: connection refused",
          lambda place: place.write(place.text().replace(place.servers.llm,
                                                         place.servers.closed + "/v1"))),

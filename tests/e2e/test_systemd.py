@@ -34,7 +34,7 @@ def notify_socket(tmp_path: Path) -> Iterator[tuple[socket.socket, str]]:
 
 
 def received(sock: socket.socket) -> list[dict[str, str]]:
-    messages = []
+    messages: list[dict[str, str]] = []
     while True:
         try:
             data = sock.recv(4096)
