@@ -35,6 +35,9 @@ SLOW_MODULES = frozenset({
 })
 SLOW_TESTS = frozenset({
     "tests/contract/test_review_contract.py::test_an_mr_of_3000_files_is_read_one_file_at_a_time",
+    # property tests of hundreds of examples, each a store or a daemon cycle: minutes loaded
+    "tests/unit/test_snapshot_save.py::test_whatever_changed_loading_gives_the_new_snapshot",
+    "tests/e2e/test_attacks.py::test_whatever_a_comment_says_the_reply_is_safe",
 })
 
 
