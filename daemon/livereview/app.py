@@ -16,6 +16,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from livereview.hosts.base import Host, HostError
 from livereview.hosts.connect import connect
+from livereview.hosts.local_git import tracked
 from livereview.metrics import Metrics
 from livereview.model import Identity, JobState, Policy
 from livereview.reply.knowledge import Knowledge
@@ -80,7 +81,7 @@ class App:
         leases = Leases(store, settings.daemon.lease_seconds,
                         holder_name(settings.daemon.replica))
         # A local host's reviews live in each repository's own store (issue 17).
-        hosts = {h.name: connect(h, metrics, books=RepoBooks()) for h in settings.hosts}
+        hosts = {h.name: connect(h, metrics, books=RepoBooks(tracked)) for h in settings.hosts}
         worker = Worker(store=store, hosts=hosts, identities={}, policy=policy(settings),
                         leases=leases,
                         lessons=settings.lessons,

@@ -39,7 +39,7 @@ from livereview.metrics import ListenError, Metrics
 from livereview.model import JobState
 from livereview.profile import profile_report
 from livereview.settings import ConfigError, Settings, load, load_ai
-from livereview.store import jobs, state
+from livereview.store import jobs, reviews, state
 from livereview.store.db import Store
 from livereview.store.engine import StoreError, StoreMissing
 from livereview.store.leases import INSTANCE, poll_scopes
@@ -96,7 +96,8 @@ def parser() -> argparse.ArgumentParser:
                       help="answer with the model of the config's [ai] section")
     demo.add_argument("--keep", action="store_true",
                       help="keep the sandbox's database (removed on exit otherwise)")
-    pending = sub.add_parser("pending", help="comments still awaiting an answer, failed jobs")
+    pending = sub.add_parser("pending", help="comments still awaiting an answer, reviews "
+                             "under way, what failed and why")
     pending.add_argument("--repo", help="only this repo path")
     pending.add_argument("--json", action="store_true", help="machine-readable output")
     pending.add_argument("--include-replied", action="store_true",
@@ -196,6 +197,8 @@ def _health(settings: Settings, args: argparse.Namespace) -> int:
 
 # Commands that only read the store: they check where each token comes from, read none.
 STORE_ONLY = ("health", "pending", "conversation", "lessons", "db")
+# States with a next attempt: a reply job's, a review run's.
+OPEN_STATES = ("pending", "acked", "answered", "reviewing", "posting", "notifying")
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -234,15 +237,20 @@ def _pending(settings: Settings, args: argparse.Namespace) -> int:
     try:
         states = None if args.include_replied else (
             [s.value for s in JobState if s.open] + [JobState.FAILED.value])
-        rows = store.transaction(jobs.listing, states=states,
-                                 repo=None if args.repo is None else args.repo.strip("/"))
+        repo = None if args.repo is None else args.repo.strip("/")
+        rows = store.transaction(jobs.listing, states=states, repo=repo)
+        runs = store.transaction(reviews.unfinished, repo=repo)
     finally:
         store.close()
     items = [{
         "key": r.key, "state": r.state, "reason": r.reason, "attempts": r.attempts,
         "last_error": r.last_error, "comment_created_at": r.comment_created_at.isoformat(),
         "next_attempt_at": r.next_attempt_at.isoformat(),
-    } for r in rows]
+    } for r in rows] + [{  # review runs: open, or given up, and why
+        "key": r.key, "state": r.state, "reason": f"review ({r.trigger})",
+        "attempts": r.attempts, "last_error": r.last_error,
+        "comment_created_at": r.created_at.isoformat(),
+        "next_attempt_at": r.next_attempt_at.isoformat()} for r in runs]
     if args.json:
         print(json.dumps(items, indent=2))
         return EXIT_OK
@@ -251,7 +259,7 @@ def _pending(settings: Settings, args: argparse.Namespace) -> int:
     for item in items:
         error = f"  ({item['last_error']})" if item["last_error"] else ""
         retry = (f"  next attempt {item['next_attempt_at']}"
-                 if item["state"] in ("pending", "acked", "answered") else "")
+                 if item["state"] in OPEN_STATES else "")
         print(f"{item['state']:<9} {item['key']}  attempts={item['attempts']}{retry}{error}")
     return EXIT_OK
 

@@ -2,8 +2,9 @@
 reviews of a git range, for people and agents (issue 17). Parsing and rendering only; the
 work is tools/local_review.py.
 
-No config file is needed: the store is `.livereview/livereview.db` in the repository; with
-`--config` (or $LIVEREVIEW_CONFIG) its database and its [ai] section are used instead.
+No config file is needed: the store is `.livereview/livereview.db` in the repository, with
+or without `--config` (or $LIVEREVIEW_CONFIG), whose [ai], bot, lessons and review settings
+are used (never its database: a local review's state, AI runs included, is the repo's).
 Exit codes: 0 ok, 2 bad input, 1 runtime failure, 124 `wait` timed out without feedback.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
 import re
 import sys
@@ -24,16 +26,18 @@ from livereview import logging as logs
 from livereview.cli_types import row_id, seconds
 from livereview.hosts.base import HostError
 from livereview.local_model import (
+    NOTHING_TO_REVIEW,
     Feedback,
     LocalReview,
     LocalThread,
     ReviewStatus,
     as_dict,
+    has_textual_change,
     message_dict,
     thread_dict,
 )
 from livereview.local_respond import Responder, responder
-from livereview.sanitize import clean, one_line
+from livereview.sanitize import clean, one_line, shown_path
 from livereview.store.engine import StoreError
 from livereview.tools import local_review as ops
 from livereview.tools.errors import ToolError
@@ -154,12 +158,14 @@ async def _verb(args: argparse.Namespace, ws: ops.Workspace, description: str,
     verb = args.verb
     if verb == "request":
         review = await ops.request(ws, args.range, args.title, description)
+        if not has_textual_change(review.files):
+            print(f"livereview: review {review.id}: {NOTHING_TO_REVIEW}", file=sys.stderr)
         review = await answering.review(review)
         _say(answering.note, args.json)
         return await _print(ws, review, args.json)
     if verb == "reply":
         message = await ops.reply(ws, args.id, args.thread, args.text)
-        await answering.answer()
+        await answering.answer(args.id)
         _say(answering.note, args.json)
         review = await ops.review_of(ws, args.id)
         thread = review.thread(message.thread_id)
@@ -184,7 +190,7 @@ async def _verb(args: argparse.Namespace, ws: ops.Workspace, description: str,
         _say(answering.note, args.json)
         return await _print(ws, review, args.json)
     if verb == "wait":
-        return await _wait(ws, args, answering.answer)
+        return await _wait(ws, args, functools.partial(answering.answer, args.id))
     return await _print(ws, await ops.review_of(ws, args.id), args.json, code=True)
 
 
@@ -237,7 +243,8 @@ def render_review(review: LocalReview) -> str:
              f"{one_line(review.repo, 400)}",
              f"files ({len(review.files)}):"]
     for f in review.files:
-        name = one_line(f"{f.old_path} → {f.path}" if f.status == "renamed" else f.path, 400)
+        name = (f"{shown_path(f.old_path)} → {shown_path(f.path)}" if f.status == "renamed"
+                else shown_path(f.path))  # exact: two names differing in a space stay two
         stats = "binary" if f.binary else f"+{f.additions} -{f.deletions}"
         lines.append(f"  {_SIGN.get(f.status, '?')} {name}  {stats}")
     lines.append(f"threads ({len(review.threads)}, "
@@ -246,7 +253,7 @@ def render_review(review: LocalReview) -> str:
 
 
 def render_thread(thread: LocalThread) -> str:
-    path = one_line(thread.path, 400)
+    path = shown_path(thread.path)
     where = ("on the review" if not thread.path
              else f"{path}:{thread.line}" if thread.line is not None
              else f"{path} (outdated: its line is gone)")

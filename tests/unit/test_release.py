@@ -17,8 +17,9 @@ from packaging.utils import canonicalize_name
 import livereview
 
 ROOT = Path(__file__).resolve().parents[2]
-# What `.ci/run` installs: the `dev` extra (which holds `test`) and PostgreSQL's driver.
-TESTED = ("livereview", frozenset({"dev", "postgres"}))
+# What `.ci/run` installs: the `dev` extra (which holds `test`), PostgreSQL's driver and
+# the documentation site's builder.
+TESTED = ("livereview", frozenset({"dev", "postgres", "docs"}))
 
 
 def test_livereview_version_prints_the_one_version_the_package_and_its_metadata_share() -> None:
@@ -66,7 +67,7 @@ def pins() -> dict[str, str]:
 
 
 def distributions_of_the_tested_set() -> tuple[dict[str, str], set[str]]:
-    """Every distribution `livereview[dev,postgres]` pulls in, with its installed version,
+    """Every distribution `livereview[dev,postgres,docs]` pulls in, with its installed version,
     and the names required but not installed here (none after `.ci/run`'s install)."""
     installed: dict[str, str] = {}
     missing: set[str] = set()

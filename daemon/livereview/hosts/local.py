@@ -17,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Protocol
 
-from livereview.hosts.base import Capabilities, NotFound, Unsupported
+from livereview.hosts.base import Capabilities, Forbidden, NotFound, Unsupported
 from livereview.hosts.local_git import Git, GitError
 from livereview.hosts.local_view import (
     BOT,
@@ -39,6 +39,7 @@ from livereview.local_model import (
     NewThread,
     ReviewStatus,
     ThreadKind,
+    UnsafeStore,
 )
 from livereview.model import (
     Anchor,
@@ -115,11 +116,17 @@ class LocalHost:
         self._books = books
         self.root = root
         self._gits: dict[str, Git] = {}
+        # A command's own host (local_respond.py) lists only the review the command names,
+        # whatever the watermark: a command runs the AI for that review and no other.
+        self.only: frozenset[int] | None = None
 
     def book(self, key: MRKey) -> LocalBook:
         if self._books is None:  # `check` connects hosts without opening any store
             raise Unsupported("local reviews live in a store this command did not open")
-        return self._books(str(self.git(key.repo).top))
+        try:
+            return self._books(str(self.git(key.repo).top))
+        except UnsafeStore as exc:  # the clone's `.livereview` is not its own: touch nothing
+            raise Forbidden(str(exc)) from None
 
     def key_of(self, top: str | Path, review_id: int) -> MRKey:
         """The MR key of a review of the repository whose top-level directory is `top`."""
@@ -181,8 +188,10 @@ class LocalHost:
                 continue  # nobody asked for a review here yet: create nothing in the clone
             book = self.book(MRKey(self.name, repo, 0))
             for listed in await book.reviews(top):
+                if self.only is not None and listed.id not in self.only:
+                    continue
                 review = await merged(self.git(repo), book, listed)  # a merge is a change
-                if since is None or review.updated_at >= since:
+                if self.only is not None or since is None or review.updated_at >= since:
                     changed.append(ChangedMR(repo, review.id, review.updated_at,
                                              STATE.get(review.status, "opened")))
         return changed

@@ -30,7 +30,7 @@ from livereview.model import (
 from livereview.reply.budget import Section, fit
 from livereview.reply.policy import AnswerPolicy
 from livereview.reply.surroundings import PRIORITY, Surroundings
-from livereview.sanitize import clean, fence_id, fenced, one_line
+from livereview.sanitize import clean, fence_id, fenced, one_line, shown_path
 from livereview.triggers import is_ack
 
 HUNK_CONTEXT_LINES = 8
@@ -228,7 +228,7 @@ def build(
                f"state: {one_line(mr.state, 20)}\n\n{parts.description}")
     where = ""
     if thread.anchor is not None:
-        where = f"file: {one_line(thread.anchor.new_path)}, line {thread.anchor.line}"
+        where = f"file: {shown_path(thread.anchor.new_path)}, line {thread.anchor.line}"
         if thread.anchor.head_sha not in ("", mr.head_sha):
             where += (f", of an earlier version (head {one_line(thread.anchor.head_sha)[:8]}; "
                       f"the MR is now at {one_line(mr.head_sha)[:8]}, so the code may have "

@@ -37,7 +37,16 @@ from livereview.hosts.base import (
 from livereview.lessons import repo_scope
 from livereview.logging import FailureLog
 from livereview.metrics import Metrics
-from livereview.model import Identity, JobState, Lesson, Policy, ReplyJob, Snapshot, Thread
+from livereview.model import (
+    Identity,
+    JobState,
+    Lesson,
+    MRKey,
+    Policy,
+    ReplyJob,
+    Snapshot,
+    Thread,
+)
 from livereview.reply import failure
 from livereview.reply.answer import StructuredAnswer
 from livereview.reply.claims import AnsweredElsewhere, ClaimedElsewhere, JobClaims
@@ -81,6 +90,8 @@ class Worker:
     answers: Callable[[str, str], AnswerSettings] = field(  # (host, repo) → [answers]
         default=lambda host, repo: AnswerSettings())
     leases: Leases | None = None  # replicas: run only the jobs this one claimed
+    # A local command's worker runs only its review's jobs (local_respond.py).
+    only: MRKey | None = None
     idle_wait_seconds: float = 1.0  # look for due retries this often when nothing wakes us
     _trouble: FailureLog = field(default_factory=lambda: FailureLog(log))
     composer: Composer = field(init=False)
@@ -107,9 +118,10 @@ class Worker:
         if free <= 0:
             return 0
         if self.leases is None or not self.leases.exclusive:  # SQLite: one process
-            due = await self.store.run(jobs.due, self.clock(), free, self.slots.busy())
+            due = await self.store.run(jobs.due, self.clock(), free, self.slots.busy(),
+                                       self.only)
         else:
-            due = await self.leases.due_jobs(self.clock(), free, self.slots.busy())
+            due = await self.leases.due_jobs(self.clock(), free, self.slots.busy(), self.only)
         for job in due:
             self.slots.start(job.id, self._guarded(job))
         return len(due)
