@@ -19,8 +19,10 @@ from pathlib import Path
 
 import structlog
 from common import LATENCY, BenchGitLab, Row, settings, timed
+from structlog.typing import FilteringBoundLogger
 
 from livereview.app import App
+from livereview.hosts.base import Host
 from livereview.model import (
     Actor,
     Identity,
@@ -38,6 +40,7 @@ from livereview.reply.elsewhere import gather
 from livereview.reply.llm import Answer
 from livereview.reply.surroundings import Surroundings
 from livereview.sandbox.gitlab_server import FakeGitLabServer
+from livereview.settings import AnswerSettings
 from livereview.triggers import reply_marker
 
 PATH = "bench/context"
@@ -92,7 +95,10 @@ def populate(gitlab: BenchGitLab) -> tuple[int, str, str]:
     return iid, asked, str(question["id"])
 
 
-async def nothing(*_args: object) -> Surroundings:
+async def nothing(job: ReplyJob, host: Host, stored: Snapshot, thread: Thread,
+                  question: Message, identity: Identity, diff: str | None,
+                  answers: AnswerSettings, log: FilteringBoundLogger) -> Surroundings:
+    """The composer's `_surroundings` without any: the answer's context without the rest."""
     return Surroundings()
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx2
 import pytest
-from atlassian.bitbucket import Cloud
+from atlassian.bitbucket.cloud import Cloud
 
 from livereview.hosts.bitbucket_cloud import BitbucketCloud
 from livereview.hosts.connect import connect

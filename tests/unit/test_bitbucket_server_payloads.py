@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from unidiff import PatchSet
+from unidiff.patch import PatchSet
 
 from livereview.hosts import bitbucket_server_payloads as payloads
 from livereview.hosts.base import BadResponse

@@ -8,7 +8,7 @@ from datetime import timedelta
 
 import pytest
 
-from livereview.model import Actor, Anchor, Commit, Lesson, Thread
+from livereview.model import Actor, Anchor, Commit, Lesson, Message, Thread
 from livereview.reply.context import Reference, build, diffstat
 from tests.factories import ALICE, BOB, BOT, IDENTITY, T0, mr, msg, thread
 
@@ -31,7 +31,7 @@ class Scenario:
     options: dict[str, object] = field(default_factory=dict)
 
 
-def general(*messages):  # type: ignore[no-untyped-def]
+def general(*messages: Message) -> Thread:
     return thread("t1", *messages)
 
 
