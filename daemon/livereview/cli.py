@@ -1,20 +1,22 @@
 """Command line: argument parsing only; the work happens in app, check and store.
 
-Exit codes: 0 ok, 2 bad usage or configuration, 1 runtime failure. Expected failures are
-one line on stderr, never a traceback.
+Exit codes: 0 ok, 2 bad usage or configuration, 1 runtime failure, 130 Ctrl-C, 141 stdout
+closed early (`| head`). Expected failures are one line on stderr, never a traceback; log
+lines are on stderr only, from the first one on.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import cProfile
 import json
 import os
+import signal
 import sys
 import time
 from datetime import UTC, datetime
-from importlib import resources
 from pathlib import Path
 from typing import NoReturn, TextIO, cast
 
@@ -23,6 +25,7 @@ import structlog
 from livereview import (
     __version__,
     cli_db,
+    cli_init,
     cli_local,
     cli_mr,
     cli_review,
@@ -46,6 +49,7 @@ from livereview.store.leases import INSTANCE, poll_scopes
 
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE = 0, 1, 2
 EXIT_SIGINT = 130  # 128 + SIGINT, what a shell reports for Ctrl-C
+EXIT_SIGPIPE = 128 + signal.SIGPIPE  # what a shell reports for `yes | head -1`'s writer
 # The database and its -wal/-shm files hold every comment read: nothing the daemon creates
 # is for other users (the systemd unit sets UMask=0077 as well).
 PRIVATE_UMASK = 0o077
@@ -88,9 +92,7 @@ def parser() -> argparse.ArgumentParser:
     once.add_argument("--profile", action="store_true",
                       help="print where the cycle's time went (requests, phases, functions)")
     sub.add_parser("check", help="validate the config, reach every host and repo")
-    init = sub.add_parser("init", help="write a commented example config")
-    init.add_argument("path", nargs="?", type=Path, default=Path("livereview.toml"))
-    init.add_argument("--force", action="store_true", help="overwrite an existing file")
+    cli_init.add_parser(sub)
     demo = sub.add_parser("demo", help="the whole loop in a sandbox: no account, no API key")
     demo.add_argument("--llm", action="store_true",
                       help="answer with the model of the config's [ai] section")
@@ -200,18 +202,6 @@ STORE_ONLY = ("health", "pending", "conversation", "lessons", "db")
 
 def _settings(args: argparse.Namespace) -> Settings:
     return load(args.config or default_config_path(), secrets=args.command not in STORE_ONLY)
-
-
-def _init(args: argparse.Namespace) -> int:
-    target: Path = args.path
-    if target.exists() and not args.force:
-        print(f"livereview: {target} exists (use --force to overwrite)", file=sys.stderr)
-        return EXIT_USAGE
-    text = resources.files("livereview").joinpath("example.toml").read_text("utf-8")
-    target.write_text(text, encoding="utf-8")
-    print(f"wrote {target}: set the GitLab url, the token variable and the repos, then run "
-          f"`livereview --config {target} check`")
-    return EXIT_OK
 
 
 async def _check(settings: Settings) -> int:
@@ -326,9 +316,33 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # Until a command configures its own: whatever logs early (a store opened by `db
+    # migrate`, a local review's workspace) goes to stderr, never into stdout's output.
+    logs.configure("auto", level="WARNING")
+    try:
+        code = _main(argv)
+        sys.stdout.flush()  # a reader gone early is found here, not at the interpreter's exit
+        return code
+    except BrokenPipeError:
+        return _stdout_closed()
+    except KeyboardInterrupt:  # Ctrl-C while starting (imports, parsing)
+        return EXIT_SIGINT
+
+
+def _stdout_closed() -> int:
+    """`livereview … | head -1`: the reader has what it wanted. As the Python docs advise
+    (library/signal.html, "Note on SIGPIPE"): point stdout at devnull so the interpreter's
+    final flush is silent, and exit as a tool killed by SIGPIPE would look to the shell."""
+    with contextlib.suppress(OSError, ValueError):  # stdout may have no descriptor (tests)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    return EXIT_SIGPIPE
+
+
+def _main(argv: list[str] | None) -> int:
     args = parser().parse_args(argv)
     if args.command == "init":  # a config is for the service's user to read, unlike state
-        return _init(args)
+        return cli_init.run(args)
     previous = os.umask(PRIVATE_UMASK)
     try:
         return _command(args)
@@ -384,6 +398,8 @@ def _command(args: argparse.Namespace) -> int:
         return EXIT_RUNTIME
     except KeyboardInterrupt:  # Ctrl-C outside the daemon's own handler (`once`, `check`)
         return EXIT_SIGINT
+    except BrokenPipeError:  # stdout closed early: main() ends quietly
+        raise
     except Exception as exc:  # noqa: BLE001 - a bug: one line for the user, the trace on demand
         structlog.get_logger("livereview.cli").debug("internal_error", exc_info=True)
         print(f"livereview: internal error: {type(exc).__name__}: {exc} (a bug; "

@@ -138,7 +138,9 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
     except ToolError as exc:
         print(f"livereview: mr {args.operation}: {exc}", file=sys.stderr)
         return exc.exit_code
-    except OSError as exc:  # stdin unreadable, stdout closed under us
+    except BrokenPipeError:  # stdout closed early (`| head`): cli.main ends quietly
+        raise
+    except OSError as exc:  # stdin unreadable
         print(f"livereview: mr {args.operation}: {exc}", file=sys.stderr)
         return EXIT_USAGE
 
