@@ -112,7 +112,7 @@ async def _diff(box: Toolbox, args: argparse.Namespace, out: TextIO) -> None:
 
 
 async def _main(settings: Settings, args: argparse.Namespace, out: TextIO) -> int:
-    box = Toolbox.open(settings)
+    box = Toolbox.open(settings, log_failures=False)  # the one line on stderr says it
     try:
         if args.operation == "diff":
             await _diff(box, args, out)

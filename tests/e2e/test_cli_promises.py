@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from livereview.cli import main
+from tests.e2e.conftest import PROJECT, TOKEN, Sandbox
 from tests.local_repo import Repo
 
 
@@ -69,3 +71,53 @@ def test_output_cut_short_by_head_ends_quietly_as_sigpipe_would(tmp_path: Path) 
     assert show.wait(timeout=120) == 128 + signal.SIGPIPE, err
     assert err == ""
 
+
+
+def cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    """The real command line, in a process of its own: what a user's shell sees."""
+    return subprocess.run(  # noqa: S603 - our own CLI
+        [sys.executable, "-m", "livereview", *args], capture_output=True, text=True,
+        input=stdin, check=False, timeout=120, env={**os.environ, "LIVEREVIEW_E2E_TOKEN": TOKEN})
+
+
+def one_line(result: subprocess.CompletedProcess[str]) -> str:
+    shown = f"exit {result.returncode}\nstdout: {result.stdout}\nstderr: {result.stderr}"
+    assert "Traceback" not in result.stdout + result.stderr, shown
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("livereview"), shown
+    return lines[0]
+
+
+def test_mr_file_on_a_missing_path_is_one_line_on_stderr_and_nothing_on_stdout(
+        sandbox: Sandbox) -> None:
+    done = cli("--config", str(sandbox.config), "mr", "file", f"gl:{PROJECT}!{sandbox.iid}",
+               "no/such/file.py")
+    line = one_line(done)
+    assert done.returncode == 2 and done.stdout == ""
+    assert "file on gl:acme/widgets!1: not found" in line
+
+
+def test_a_postgresql_connection_error_is_one_line_without_the_password(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"postgresql+psycopg://bot:hunter2-SECRET@127.0.0.1:{port}/livereview"
+    assert main(["db", "migrate", "--url", url]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1, err
+    assert "livereview: db migrate: database postgresql+psycopg://bot:***@127.0.0.1" in err
+    assert "Connection refused" in err and "hunter2" not in err
+
+
+def test_migrate_url_refuses_a_missing_sqlite_file_unless_asked_to_create_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    typo = tmp_path / "livereveiw.db"
+    assert main(["db", "migrate", "--url", f"sqlite:///{typo}"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1
+    assert f"--url: no database at {typo} (add --create to create it)" in err
+    assert list(tmp_path.iterdir()) == []
+    assert main(["db", "migrate", "--url", f"sqlite:///{typo}", "--create"]) == 0
+    assert capsys.readouterr().out == f"sqlite:///{typo}: schema is current\n"
+    assert main(["db", "migrate", "--url", f"sqlite:///{typo}"]) == 0  # it exists now
