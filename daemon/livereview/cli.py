@@ -272,7 +272,9 @@ async def _daemon(settings: Settings, args: argparse.Namespace) -> int:
     try:
         if args.command == "run":
             await app.run()
-            return EXIT_OK
+            # Ctrl-C is 130 as for any command a shell interrupts; SIGTERM is the service
+            # manager's ordinary stop, which systemd expects to end in 0.
+            return EXIT_SIGINT if app.stopped_by == signal.SIGINT else EXIT_OK
         profiler = cProfile.Profile() if args.profile else None
         started = time.perf_counter()
         if profiler:

@@ -9,12 +9,14 @@ import signal
 import socket
 import subprocess
 import sys
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import pytest
 
 from livereview.cli import main
-from tests.e2e.conftest import PROJECT, TOKEN, Sandbox
+from tests.e2e.conftest import PROJECT, TOKEN, Daemon, Sandbox, wait_for
 from tests.local_repo import Repo
 
 
@@ -121,3 +123,17 @@ def test_migrate_url_refuses_a_missing_sqlite_file_unless_asked_to_create_it(
     assert main(["db", "migrate", "--url", f"sqlite:///{typo}", "--create"]) == 0
     assert capsys.readouterr().out == f"sqlite:///{typo}: schema is current\n"
     assert main(["db", "migrate", "--url", f"sqlite:///{typo}"]) == 0  # it exists now
+
+
+def started(daemon: Daemon) -> bool:
+    return "daemon_started" in daemon.output()
+
+
+@pytest.mark.timeout(400)
+def test_run_exits_130_on_ctrl_c_and_0_on_sigterm(
+        sandbox: Sandbox, start_daemon: Callable[[], Daemon]) -> None:
+    for sig, code in ((signal.SIGINT, 130), (signal.SIGTERM, 0)):
+        daemon = start_daemon()
+        wait_for(partial(started, daemon), timeout=180)
+        assert daemon.stop(sig, timeout=180) == code, daemon.output()
+        assert "Traceback" not in daemon.output()
