@@ -4,6 +4,7 @@ into a missing folder, output cut short by `| head`."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import socket
@@ -14,8 +15,12 @@ from functools import partial
 from pathlib import Path
 
 import pytest
+from mcp import Client
 
 from livereview.cli import main
+from livereview.mcp_server import build
+from livereview.settings import load
+from livereview.tools.toolbox import Toolbox
 from tests.e2e.conftest import PROJECT, TOKEN, Daemon, Sandbox, wait_for
 from tests.local_repo import Repo
 
@@ -137,3 +142,29 @@ def test_run_exits_130_on_ctrl_c_and_0_on_sigterm(
         wait_for(partial(started, daemon), timeout=180)
         assert daemon.stop(sig, timeout=180) == code, daemon.output()
         assert "Traceback" not in daemon.output()
+
+
+def test_an_mcp_call_with_a_missing_or_wrong_argument_is_one_line_naming_it(
+        sandbox: Sandbox) -> None:
+    mr = f"gl:{PROJECT}!{sandbox.iid}"
+
+    async def calls() -> list[str]:
+        box = Toolbox.open(load(sandbox.config))
+        try:
+            async with Client(build(box)) as client:
+                answers = [await client.call_tool("file", {"mr": mr}),
+                           await client.call_tool("comment", {"mr": mr, "body": "x",
+                                                              "path": "a.py", "line": "ten"}),
+                           await client.call_tool("reply", {})]
+        finally:
+            await box.close()
+        assert all(a.is_error for a in answers)
+        return ["".join(getattr(c, "text", "") for c in a.content) for a in answers]
+
+    missing, wrong, nothing = asyncio.run(calls())
+    assert missing == "file: missing argument path"
+    assert wrong.startswith("comment: argument line: ") and "integer" in wrong
+    assert nothing == ("reply: missing argument mr; missing argument comment_id; "
+                       "missing argument body")
+    for text in (missing, wrong, nothing):
+        assert "\n" not in text and "http" not in text and "ten" not in text
