@@ -4,6 +4,7 @@ MCP tool of the same name agree, and what they did is what a person sees on the 
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pytest
 from livereview.triggers import replied_to
 from tests.contract.drivers import NEW, OLD, PATH
 from tests.contract.tools_side import HOSTS, ToolSide, sides
+from tests.local_repo import Repo
 
 # drivers.OLD → NEW: new line 4 is added ("lock = threading.Lock()"), old line 7 removed.
 ADDED, REMOVED = 4, 7
@@ -47,7 +49,17 @@ def test_comments_list_what_was_said_with_anchors(side: ToolSide) -> None:
     assert "    is this lock ever released?" in text
 
 
-def test_diffstat_diff_and_file_read_the_change(side: ToolSide) -> None:
+def applied(patch: str, tmp_path: Path) -> str:
+    """PATH after `git apply` of `patch` onto a repository holding its base, OLD."""
+    repo = Repo(tmp_path / "applied")
+    repo.commit("base", **{PATH.replace("/", "__").replace(".", "_DOT_"): OLD})
+    done = subprocess.run(["git", "apply", "-"], cwd=repo.path, input=patch, text=True,  # noqa: S607
+                          capture_output=True, check=False)
+    assert done.returncode == 0, done.stderr
+    return (repo.path / PATH).read_text(encoding="utf-8")
+
+
+def test_diffstat_diff_and_file_read_the_change(side: ToolSide, tmp_path: Path) -> None:
     stat = side.cli("diffstat", side.mr, "--json").json()
     assert side.mcp("diffstat", mr=side.mr) == (False, stat)
     assert [(f["path"], f["status"], f["additions"], f["deletions"]) for f in stat["files"]] \
@@ -57,7 +69,10 @@ def test_diffstat_diff_and_file_read_the_change(side: ToolSide) -> None:
     assert side.cli("diffstat", side.mr).out == (
         f"M      +3      -1  {PATH}\n1 of 1 files, +3 -1\n")
     diff = side.cli("diff", side.mr, "--json").json()
-    assert side.cli("diff", side.mr).out == diff["files"][0]["diff"]
+    patch = side.cli("diff", side.mr).out  # the hunks under git's headers
+    assert patch == (f"diff --git a/{PATH} b/{PATH}\n--- a/{PATH}\n+++ b/{PATH}\n"
+                    + diff["files"][0]["diff"])
+    assert applied(patch, tmp_path) == NEW
     assert side.mcp("diff", mr=side.mr) == (False, diff)
     assert "+lock = threading.Lock()" in diff["files"][0]["diff"]
     narrow = side.cli("diff", side.mr, "--context", "0", "--json").json()
