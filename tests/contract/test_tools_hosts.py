@@ -152,3 +152,35 @@ def test_bad_input_is_one_line_and_exit_2(side: ToolSide) -> None:
         assert run.code == 2, (args, run.err)
         assert words in run.err and len(run.err.strip().splitlines()) == 1, run.err
         assert "Traceback" not in run.err
+
+
+def test_a_comment_off_the_diff_is_refused_before_posting_naming_the_line(
+        side: ToolSide) -> None:
+    """Every host refuses a line its diff does not show (GitLab: 400 "line_code can't be
+    blank"; GitHub: 422 "line must be part of the diff"), in words that name no line: the
+    tools check first, against the same diff, and say which line and file."""
+    before = side.cli("comments", side.mr, "--include-replied", "--json").json()["total"]
+    for args, words in (
+            (("--path", PATH, "--line", "999"), f"line 999 is not in the diff of {PATH}"),
+            (("--path", PATH, "--line", "10"), f"line 10 is not in the diff of {PATH}"),
+            (("--path", PATH, "--line", "8", "--old"), "line 8 is not in the diff"),
+            (("--path", "src/other.py", "--line", "1"), "src/other.py is not a file")):
+        run = side.cli("comment", side.mr, "--body", "Here?", *args)
+        assert run.code == 2, (args, run.err)
+        assert (run.out, len(run.err.splitlines())) == ("", 1), run.err
+        assert words in run.err, run.err
+    error, text = side.mcp("comment", mr=side.mr, body="Here?", path=PATH, line=999)
+    assert error and f"line 999 is not in the diff of {PATH}" in text
+    after = side.cli("comments", side.mr, "--include-replied", "--json").json()["total"]
+    assert after == before  # nothing reached the host
+
+
+def test_a_comment_on_a_context_line_lands_by_either_number(side: ToolSide) -> None:
+    """drivers.OLD → NEW: "import threading" is line 1 of both, a context line (GitLab
+    needs both numbers for it)."""
+    for args in (("--line", "1"), ("--line", "1", "--old")):
+        posted = side.cli("comment", side.mr, "--body", "Context.", "--path", PATH, *args,
+                          "--json")
+        assert posted.code == 0, posted.err
+    seen = side.cli("comments", side.mr, "--include-replied", "--json").json()
+    assert [c["line"] for c in seen["comments"] if c["body"] == "Context."] == [1, 1]
