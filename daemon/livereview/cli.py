@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import cProfile
 import json
 import os
@@ -25,6 +24,7 @@ import structlog
 from livereview import (
     __version__,
     cli_db,
+    cli_exits,
     cli_init,
     cli_local,
     cli_mr,
@@ -49,7 +49,6 @@ from livereview.store.leases import INSTANCE, poll_scopes
 
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE = 0, 1, 2
 EXIT_SIGINT = 130  # 128 + SIGINT, what a shell reports for Ctrl-C
-EXIT_SIGPIPE = 128 + signal.SIGPIPE  # what a shell reports for `yes | head -1`'s writer
 # The database and its -wal/-shm files hold every comment read: nothing the daemon creates
 # is for other users (the systemd unit sets UMask=0077 as well).
 PRIVATE_UMASK = 0o077
@@ -326,22 +325,17 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.flush()  # a reader gone early is found here, not at the interpreter's exit
         return code
     except BrokenPipeError:
-        return _stdout_closed()
+        return cli_exits.stdout_closed()
     except KeyboardInterrupt:  # Ctrl-C while starting (imports, parsing)
         return EXIT_SIGINT
 
 
-def _stdout_closed() -> int:
-    """`livereview … | head -1`: the reader has what it wanted. As the Python docs advise
-    (library/signal.html, "Note on SIGPIPE"): point stdout at devnull so the interpreter's
-    final flush is silent, and exit as a tool killed by SIGPIPE would look to the shell."""
-    with contextlib.suppress(OSError, ValueError):  # stdout may have no descriptor (tests)
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    return EXIT_SIGPIPE
-
-
 def _main(argv: list[str] | None) -> int:
+    if (undecodable := cli_exits.not_utf8(sys.argv[1:] if argv is None else argv)) is not None:
+        print(f"livereview: argument {undecodable!r} is not UTF-8 text (every name and id "
+              "livereview passes on, to a host, a database or a terminal, is)",
+              file=sys.stderr)
+        return EXIT_USAGE
     args = parser().parse_args(argv)
     if args.command == "init":  # a config is for the service's user to read, unlike state
         return cli_init.run(args)

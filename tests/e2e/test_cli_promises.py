@@ -168,3 +168,14 @@ def test_an_mcp_call_with_a_missing_or_wrong_argument_is_one_line_naming_it(
                        "missing argument body")
     for text in (missing, wrong, nothing):
         assert "\n" not in text and "http" not in text and "ten" not in text
+
+
+def test_an_argument_that_is_not_utf8_is_refused_in_one_line(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Bytes that are not UTF-8 reach Python as lone surrogates (PEP 383), which no host,
+    database or terminal encoder takes: refused before any of them, exit 2."""
+    undecodable = os.fsdecode(b"gl:acme/\xff!1")
+    assert main(["mr", "diff", undecodable]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1
+    assert "livereview: argument b'gl:acme/\\xff!1' is not UTF-8 text" in err
