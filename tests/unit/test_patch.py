@@ -7,6 +7,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from livereview.tools.patch import as_patch, quoted
 from livereview.tools.results import FileDiff
@@ -68,3 +70,29 @@ def test_a_hostile_name_cannot_forge_a_header_line() -> None:
     assert [line for line in patch.splitlines() if line.startswith("diff --git")] == [
         f"diff --git {quoted('a/', forged)} {quoted('b/', forged)}"]
     assert "\\n" in patch.splitlines()[0]
+
+
+def _unquoted(text: str) -> bytes:
+    """git's unquote_c_style (quote.c): the bytes a quoted name stands for."""
+    if not text.startswith('"'):
+        return text.encode()
+    body, out, at = text[1:-1], bytearray(), 0
+    named = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
+    while at < len(body):
+        if body[at] != "\\":
+            out.append(ord(body[at]))
+            at += 1
+        elif body[at + 1] in named:
+            out.append(named[body[at + 1]])
+            at += 2
+        else:
+            out.append(int(body[at + 1:at + 4], 8))
+            at += 4
+    return bytes(out)
+
+
+@given(st.text(min_size=1))
+def test_any_name_quotes_to_one_printable_ascii_line_git_reads_back(name: str) -> None:
+    shown = quoted("a/", name)
+    assert shown.isascii() and shown.isprintable()
+    assert _unquoted(shown) == ("a/" + name).encode("utf-8", "surrogatepass")
