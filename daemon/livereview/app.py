@@ -71,6 +71,7 @@ class App:
     last_tick: float = 0.0
     on_cycle: Callable[[dict[str, CycleReport]], None] | None = None  # the demo's live view
     on_progress: Callable[[str, int, int], None] | None = None  # `once` on a terminal
+    stopped_by: int | None = None  # the signal that stopped `run`: the CLI's exit code says it
 
     @classmethod
     def create(cls, settings: Settings, *, answerer: Answerer | None = None,
@@ -266,7 +267,7 @@ class App:
         `ListenError` before starting if the metrics address is taken."""
         stop = self._stop = stop or asyncio.Event()
         if handle_signals:
-            _install_signal_handlers(stop)
+            _install_signal_handlers(stop, self._stopping)
         notifier = Notifier()
         if self.settings.daemon.metrics_listen:
             self.metrics.serve(self.settings.daemon.metrics_listen)
@@ -301,6 +302,9 @@ class App:
             await self._shutdown(scheduler, background)
         if self.store.fatal is not None:
             raise self.store.fatal
+
+    def _stopping(self, signum: int) -> None:
+        self.stopped_by = signum
 
     async def _shutdown(self, scheduler: AsyncIOScheduler,
                         background: list[asyncio.Task[object]]) -> None:
@@ -340,7 +344,7 @@ class App:
         return cycle_finished and all(settled)
 
 
-def _install_signal_handlers(stop: asyncio.Event) -> None:
+def _install_signal_handlers(stop: asyncio.Event, stopping: Callable[[int], None]) -> None:
     loop = asyncio.get_running_loop()
 
     def on_signal(signum: int) -> None:
@@ -350,6 +354,7 @@ def _install_signal_handlers(stop: asyncio.Event) -> None:
             log.warning("forced_exit", signal=signal.Signals(signum).name)
             os._exit(1)
         log.info("stopping", signal=signal.Signals(signum).name)
+        stopping(signum)
         stop.set()
 
     for signum in (signal.SIGTERM, signal.SIGINT):

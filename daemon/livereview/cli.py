@@ -1,7 +1,8 @@
 """Command line: argument parsing only; the work happens in app, check and store.
 
-Exit codes: 0 ok, 2 bad usage or configuration, 1 runtime failure. Expected failures are
-one line on stderr, never a traceback.
+Exit codes: 0 ok, 2 bad usage or configuration, 1 runtime failure, 130 Ctrl-C, 141 stdout
+closed early (`| head`). Expected failures are one line on stderr, never a traceback; log
+lines are on stderr only, from the first one on.
 """
 
 from __future__ import annotations
@@ -11,10 +12,10 @@ import asyncio
 import cProfile
 import json
 import os
+import signal
 import sys
 import time
 from datetime import UTC, datetime
-from importlib import resources
 from pathlib import Path
 from typing import NoReturn, TextIO, cast
 
@@ -23,6 +24,8 @@ import structlog
 from livereview import (
     __version__,
     cli_db,
+    cli_exits,
+    cli_init,
     cli_local,
     cli_mr,
     cli_review,
@@ -89,9 +92,7 @@ def parser() -> argparse.ArgumentParser:
     once.add_argument("--profile", action="store_true",
                       help="print where the cycle's time went (requests, phases, functions)")
     sub.add_parser("check", help="validate the config, reach every host and repo")
-    init = sub.add_parser("init", help="write a commented example config")
-    init.add_argument("path", nargs="?", type=Path, default=Path("livereview.toml"))
-    init.add_argument("--force", action="store_true", help="overwrite an existing file")
+    cli_init.add_parser(sub)
     demo = sub.add_parser("demo", help="the whole loop in a sandbox: no account, no API key")
     demo.add_argument("--llm", action="store_true",
                       help="answer with the model of the config's [ai] section")
@@ -207,18 +208,6 @@ def _settings(args: argparse.Namespace) -> Settings:
     return load(args.config or default_config_path(), secrets=args.command not in STORE_ONLY)
 
 
-def _init(args: argparse.Namespace) -> int:
-    target: Path = args.path
-    if target.exists() and not args.force:
-        print(f"livereview: {target} exists (use --force to overwrite)", file=sys.stderr)
-        return EXIT_USAGE
-    text = resources.files("livereview").joinpath("example.toml").read_text("utf-8")
-    target.write_text(text, encoding="utf-8")
-    print(f"wrote {target}: set the GitLab url, the token variable and the repos, then run "
-          f"`livereview --config {target} check`")
-    return EXIT_OK
-
-
 async def _check(settings: Settings) -> int:
     rows = await check(settings)
     print(render(rows))
@@ -292,7 +281,9 @@ async def _daemon(settings: Settings, args: argparse.Namespace) -> int:
     try:
         if args.command == "run":
             await app.run()
-            return EXIT_OK
+            # Ctrl-C is 130 as for any command a shell interrupts; SIGTERM is the service
+            # manager's ordinary stop, which systemd expects to end in 0.
+            return EXIT_SIGINT if app.stopped_by == signal.SIGINT else EXIT_OK
         profiler = cProfile.Profile() if args.profile else None
         started = time.perf_counter()
         if profiler:
@@ -336,9 +327,28 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # Until a command configures its own: whatever logs early (a store opened by `db
+    # migrate`, a local review's workspace) goes to stderr, never into stdout's output.
+    logs.configure("auto", level="WARNING")
+    try:
+        code = _main(argv)
+        sys.stdout.flush()  # a reader gone early is found here, not at the interpreter's exit
+        return code
+    except BrokenPipeError:
+        return cli_exits.stdout_closed()
+    except KeyboardInterrupt:  # Ctrl-C while starting (imports, parsing)
+        return EXIT_SIGINT
+
+
+def _main(argv: list[str] | None) -> int:
+    if (undecodable := cli_exits.not_utf8(sys.argv[1:] if argv is None else argv)) is not None:
+        print(f"livereview: argument {undecodable!r} is not UTF-8 text (every name and id "
+              "livereview passes on, to a host, a database or a terminal, is)",
+              file=sys.stderr)
+        return EXIT_USAGE
     args = parser().parse_args(argv)
     if args.command == "init":  # a config is for the service's user to read, unlike state
-        return _init(args)
+        return cli_init.run(args)
     previous = os.umask(PRIVATE_UMASK)
     try:
         return _command(args)
@@ -396,6 +406,8 @@ def _command(args: argparse.Namespace) -> int:
         return EXIT_RUNTIME
     except KeyboardInterrupt:  # Ctrl-C outside the daemon's own handler (`once`, `check`)
         return EXIT_SIGINT
+    except BrokenPipeError:  # stdout closed early: main() ends quietly
+        raise
     except Exception as exc:  # noqa: BLE001 - a bug: one line for the user, the trace on demand
         structlog.get_logger("livereview.cli").debug("internal_error", exc_info=True)
         print(f"livereview: internal error: {type(exc).__name__}: {exc} (a bug; "

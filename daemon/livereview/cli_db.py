@@ -21,7 +21,7 @@ from livereview.settings.errors import Invalid
 from livereview.settings.rules import database_url
 from livereview.store import copy as copying
 from livereview.store.db import Store
-from livereview.store.engine import StoreError
+from livereview.store.engine import StoreError, sqlite_file
 
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE = 0, 1, 2
 
@@ -31,6 +31,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     verbs = db.add_subparsers(dest="verb", required=True, metavar="VERB")
     migrate = verbs.add_parser("migrate", help="bring the database to this version's schema")
     migrate.add_argument("--url", help="database URL (default: the config's database_url)")
+    migrate.add_argument("--create", action="store_true",
+                         help="create the SQLite file --url names if it is missing (the "
+                              "config's database is created as starting the daemon would)")
     copy = verbs.add_parser("copy", help="copy every row into another, empty database "
                                          "(stop the daemon first)")
     copy.add_argument("--from", dest="source", required=True, metavar="URL",
@@ -57,6 +60,12 @@ def _run(args: argparse.Namespace, settings: Callable[[], Settings]) -> int:
         url = args.url or settings().daemon.database_url
         if (bad := _bad_url(url, "--url")) is not None:
             return bad
+        missing = sqlite_file(url)
+        if args.url and not args.create and missing is not None and not missing.exists():
+            # A mistyped path would otherwise become a new, empty database, "current".
+            print(f"livereview: db migrate: --url: no database at {missing} (add --create "
+                  "to create it)", file=sys.stderr)
+            return EXIT_USAGE
         store = Store.open(url)
         store.close()
         print(f"{_shown(url)}: schema is current")

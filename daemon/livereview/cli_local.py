@@ -125,6 +125,8 @@ def run(root: argparse.Namespace, config: Path | None) -> int:
     except ToolError as exc:
         print(f"livereview: review {args.verb}: {exc}", file=sys.stderr)
         return exc.exit_code
+    except BrokenPipeError:  # stdout closed early (`| head`): cli.main ends quietly
+        raise
     except (StoreError, HostError, OSError) as exc:
         print(f"livereview: review {args.verb}: {exc}", file=sys.stderr)
         return EXIT_RUNTIME

@@ -20,6 +20,7 @@ from livereview.sanitize import clean
 from livereview.settings import Settings
 from livereview.tools import comments, diffs, results, writing
 from livereview.tools.errors import EXIT_USAGE, ToolError
+from livereview.tools.patch import as_patch
 from livereview.tools.toolbox import Toolbox
 
 EXIT_OK = 0
@@ -93,14 +94,14 @@ def _call(box: Toolbox, args: argparse.Namespace) -> Awaitable[results.Result]:
 
 
 async def _diff(box: Toolbox, args: argparse.Namespace, out: TextIO) -> None:
-    """Printed as each file arrives (memory bounded by one file); `--json` writes the same
-    document as the MCP tool, streamed."""
+    """Printed as each file arrives (memory bounded by one file), each under git's headers;
+    `--json` writes the same document as the MCP tool (hunks only, paths beside), streamed."""
     key = box.mr(args.mr)  # bad input is said before anything is written
     diffs.check_context(args.context)
     stream = diffs.diff_stream(box, args.mr, args.path, args.context)
     if not args.json:
-        async for item in stream:
-            out.write(f"# {item.path}: {item.note}\n" if item.note else clean(item.diff))
+        async for item in stream:  # a patch `git apply` takes (tools/patch.py)
+            out.write(clean(as_patch(item)))
         return
     out.write(f'{{"mr": {json.dumps(str(key))}, "context": '
               f'{json.dumps(args.context)}, "files": [')
@@ -112,7 +113,7 @@ async def _diff(box: Toolbox, args: argparse.Namespace, out: TextIO) -> None:
 
 
 async def _main(settings: Settings, args: argparse.Namespace, out: TextIO) -> int:
-    box = Toolbox.open(settings)
+    box = Toolbox.open(settings, log_failures=False)  # the one line on stderr says it
     try:
         if args.operation == "diff":
             await _diff(box, args, out)
@@ -138,7 +139,9 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
     except ToolError as exc:
         print(f"livereview: mr {args.operation}: {exc}", file=sys.stderr)
         return exc.exit_code
-    except OSError as exc:  # stdin unreadable, stdout closed under us
+    except BrokenPipeError:  # stdout closed early (`| head`): cli.main ends quietly
+        raise
+    except OSError as exc:  # stdin unreadable
         print(f"livereview: mr {args.operation}: {exc}", file=sys.stderr)
         return EXIT_USAGE
 

@@ -95,6 +95,8 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
         else:
             added, merged = store.transaction(lesson_rows.import_, _read(args.file), now)
             print(f"imported {added} lessons, merged {merged} duplicates")
+    except BrokenPipeError:  # stdout closed early (`| head`): cli.main ends quietly
+        raise
     except (LookupError, ValueError, OSError, tomllib.TOMLDecodeError) as exc:
         print(f"livereview: lessons {args.verb}: {exc}", file=sys.stderr)
         return 2

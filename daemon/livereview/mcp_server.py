@@ -153,11 +153,12 @@ class Tools:
 
 
 def build(box: Toolbox) -> MCPServer:
-    from mcp.server.mcpserver import MCPServer
     from mcp.types import ToolAnnotations
+
+    from livereview.mcp_arguments import Server  # one-line argument errors
     read = ToolAnnotations(read_only_hint=True, open_world_hint=True)
     write = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=True)
-    server: MCPServer = MCPServer("livereview", version=__version__, instructions=INSTRUCTIONS,
+    server: MCPServer = Server("livereview", version=__version__, instructions=INSTRUCTIONS,
                                   log_level="WARNING")
     tools = Tools(box)
     for name in ("comments", "diffstat", "diff", "file", "replied"):

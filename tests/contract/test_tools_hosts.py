@@ -4,6 +4,7 @@ MCP tool of the same name agree, and what they did is what a person sees on the 
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pytest
 from livereview.triggers import replied_to
 from tests.contract.drivers import NEW, OLD, PATH
 from tests.contract.tools_side import HOSTS, ToolSide, sides
+from tests.local_repo import Repo
 
 # drivers.OLD → NEW: new line 4 is added ("lock = threading.Lock()"), old line 7 removed.
 ADDED, REMOVED = 4, 7
@@ -47,7 +49,17 @@ def test_comments_list_what_was_said_with_anchors(side: ToolSide) -> None:
     assert "    is this lock ever released?" in text
 
 
-def test_diffstat_diff_and_file_read_the_change(side: ToolSide) -> None:
+def applied(patch: str, tmp_path: Path) -> str:
+    """PATH after `git apply` of `patch` onto a repository holding its base, OLD."""
+    repo = Repo(tmp_path / "applied")
+    repo.commit("base", **{PATH.replace("/", "__").replace(".", "_DOT_"): OLD})
+    done = subprocess.run(["git", "apply", "-"], cwd=repo.path, input=patch, text=True,  # noqa: S607
+                          capture_output=True, check=False)
+    assert done.returncode == 0, done.stderr
+    return (repo.path / PATH).read_text(encoding="utf-8")
+
+
+def test_diffstat_diff_and_file_read_the_change(side: ToolSide, tmp_path: Path) -> None:
     stat = side.cli("diffstat", side.mr, "--json").json()
     assert side.mcp("diffstat", mr=side.mr) == (False, stat)
     assert [(f["path"], f["status"], f["additions"], f["deletions"]) for f in stat["files"]] \
@@ -57,7 +69,10 @@ def test_diffstat_diff_and_file_read_the_change(side: ToolSide) -> None:
     assert side.cli("diffstat", side.mr).out == (
         f"M      +3      -1  {PATH}\n1 of 1 files, +3 -1\n")
     diff = side.cli("diff", side.mr, "--json").json()
-    assert side.cli("diff", side.mr).out == diff["files"][0]["diff"]
+    patch = side.cli("diff", side.mr).out  # the hunks under git's headers
+    assert patch == (f"diff --git a/{PATH} b/{PATH}\n--- a/{PATH}\n+++ b/{PATH}\n"
+                    + diff["files"][0]["diff"])
+    assert applied(patch, tmp_path) == NEW
     assert side.mcp("diff", mr=side.mr) == (False, diff)
     assert "+lock = threading.Lock()" in diff["files"][0]["diff"]
     narrow = side.cli("diff", side.mr, "--context", "0", "--json").json()
@@ -137,3 +152,35 @@ def test_bad_input_is_one_line_and_exit_2(side: ToolSide) -> None:
         assert run.code == 2, (args, run.err)
         assert words in run.err and len(run.err.strip().splitlines()) == 1, run.err
         assert "Traceback" not in run.err
+
+
+def test_a_comment_off_the_diff_is_refused_before_posting_naming_the_line(
+        side: ToolSide) -> None:
+    """Every host refuses a line its diff does not show (GitLab: 400 "line_code can't be
+    blank"; GitHub: 422 "line must be part of the diff"), in words that name no line: the
+    tools check first, against the same diff, and say which line and file."""
+    before = side.cli("comments", side.mr, "--include-replied", "--json").json()["total"]
+    for args, words in (
+            (("--path", PATH, "--line", "999"), f"line 999 is not in the diff of {PATH}"),
+            (("--path", PATH, "--line", "10"), f"line 10 is not in the diff of {PATH}"),
+            (("--path", PATH, "--line", "8", "--old"), "line 8 is not in the diff"),
+            (("--path", "src/other.py", "--line", "1"), "src/other.py is not a file")):
+        run = side.cli("comment", side.mr, "--body", "Here?", *args)
+        assert run.code == 2, (args, run.err)
+        assert (run.out, len(run.err.splitlines())) == ("", 1), run.err
+        assert words in run.err, run.err
+    error, text = side.mcp("comment", mr=side.mr, body="Here?", path=PATH, line=999)
+    assert error and f"line 999 is not in the diff of {PATH}" in text
+    after = side.cli("comments", side.mr, "--include-replied", "--json").json()["total"]
+    assert after == before  # nothing reached the host
+
+
+def test_a_comment_on_a_context_line_lands_by_either_number(side: ToolSide) -> None:
+    """drivers.OLD → NEW: "import threading" is line 1 of both, a context line (GitLab
+    needs both numbers for it)."""
+    for args in (("--line", "1"), ("--line", "1", "--old")):
+        posted = side.cli("comment", side.mr, "--body", "Context.", "--path", PATH, *args,
+                          "--json")
+        assert posted.code == 0, posted.err
+    seen = side.cli("comments", side.mr, "--include-replied", "--json").json()
+    assert [c["line"] for c in seen["comments"] if c["body"] == "Context."] == [1, 1]

@@ -3,6 +3,7 @@ page hears of it) and never with a read; one file's diff; the reviews newest fir
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,7 @@ async def test_every_kind_of_write_moves_the_mark_and_a_read_does_not(tmp_path: 
         review = await ops.request(ws, "HEAD~1", "T")
         thread = review.threads[0]
         seen = [await local_browse.change_mark(ws, review.id)]
-        writes = [
+        writes: list[Callable[[], Awaitable[object]]] = [
             lambda: ops.reply(ws, review.id, thread.id, "a person's reply"),
             lambda: ws.book.react(review.id, thread.messages[0].id, "eyes"),
             lambda: ops.resolve(ws, review.id, thread.id),

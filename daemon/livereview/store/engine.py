@@ -217,7 +217,14 @@ def translate(exc: DBAPIError, engine: Engine) -> StoreError | None:
         return None
     where = f"sqlite:///{path}" if path is not None else _where(engine)
     hint = read_only_hint(path) if path is not None else ""
-    return StoreError(f"database {where}: {exc.orig}{hint}")
+    return StoreError(f"database {where}: {_one_line(str(exc.orig), engine.url)}{hint}")
+
+
+def _one_line(message: str, url: URL) -> str:
+    """libpq's messages span lines ("…Connection refused\n\tIs the server running…"): one
+    line for the CLI and the log, and never the password, should a driver echo it."""
+    flat = " ".join(message.split())
+    return flat.replace(url.password, "***") if url.password else flat
 
 
 def damaged(path: Path, error: str) -> str:

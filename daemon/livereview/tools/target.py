@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from urllib.parse import urlsplit
 
 from livereview.model import MRKey
+from livereview.sanitize import one_line
 from livereview.settings import HostSettings
 from livereview.tools.errors import BadInput
 
@@ -64,7 +65,7 @@ def parse_mr(hosts: Sequence[HostSettings], text: str) -> MRKey:
     short = _SHORT.fullmatch(text)
     if short and "://" not in text:
         if short["host"] not in names:
-            raise BadInput(f"{text}: no configured host named {short['host']!r} (hosts: "
+            raise BadInput(f"{one_line(text)}: no configured host named {short['host']!r} (hosts: "
                            f"{', '.join(names) or 'none'})")
         return MRKey(short["host"], short["repo"].strip("/"), int(short["iid"]))
     for host in hosts:
@@ -76,4 +77,5 @@ def parse_mr(hosts: Sequence[HostSettings], text: str) -> MRKey:
         if host.type == "bitbucket-server":
             return MRKey(host.name, f"{match['project']}/{match['slug']}", int(match["iid"]))
         return MRKey(host.name, match["repo"], int(match["iid"]))
-    raise BadInput(f"{text}: not a merge request of a configured host ({EXPECTED})")
+    # The text is the caller's: one line (no U+2028 or escapes), so the error stays one.
+    raise BadInput(f"{one_line(text)}: not a merge request of a configured host ({EXPECTED})")

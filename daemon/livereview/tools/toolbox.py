@@ -41,6 +41,9 @@ class Toolbox:
     store: Store
     hosts: dict[str, Host]
     clock: Callable[[], datetime] = now
+    # The MCP server's caller sees a failure as a tool error, its operator only the log;
+    # the CLI's one line on stderr is the failure itself, and a log line would be a second.
+    log_failures: bool = True
     _identities: dict[str, Identity] = field(default_factory=dict)
     reach: Reach = field(init=False)
 
@@ -49,7 +52,8 @@ class Toolbox:
 
     @classmethod
     def open(cls, settings: Settings,
-             transport: httpx2.AsyncBaseTransport | None = None) -> Toolbox:
+             transport: httpx2.AsyncBaseTransport | None = None, *,
+             log_failures: bool = True) -> Toolbox:
         """The daemon's store (created and migrated if need be: SQLite in WAL mode, so this
         runs beside `livereview run`) and one adapter per configured host."""
         try:
@@ -58,7 +62,7 @@ class Toolbox:
             raise ToolError(str(exc)) from exc
         metrics = Metrics()
         hosts = {h.name: connect(h, metrics, transport) for h in settings.hosts}
-        return cls(settings, store, hosts)
+        return cls(settings, store, hosts, log_failures=log_failures)
 
     async def close(self) -> None:
         for host in self.hosts.values():
@@ -90,8 +94,9 @@ class Toolbox:
         try:
             return await step
         except HostError as exc:
-            log.warning("tool_host_failed", operation=what, mr=str(key),
-                        error=str(exc) or type(exc).__name__)
+            if self.log_failures:
+                log.warning("tool_host_failed", operation=what, mr=str(key),
+                            error=str(exc) or type(exc).__name__)
             raise self._failure(key, what, exc) from exc
         except TimeoutError as exc:
             raise HostFailed(f"{what} on {key}: the host did not answer in time") from exc

@@ -14,12 +14,14 @@ from __future__ import annotations
 import asyncio
 import hashlib
 
-from livereview.model import Anchor, Identity, Message, MRKey, Snapshot, Thread
+from livereview.model import Anchor, FileChange, Identity, Message, MRKey, Snapshot, Thread
 from livereview.reply.compose import postable
+from livereview.review.placement import LineMap
 from livereview.sanitize import outgoing
 from livereview.store import replied as replied_rows
 from livereview.store import reply_claims
 from livereview.tools import results
+from livereview.tools.diffs import MAX_FILE_BYTES
 from livereview.tools.errors import BadInput
 from livereview.tools.toolbox import Toolbox
 from livereview.triggers import bot_replies
@@ -149,10 +151,42 @@ async def comment(box: Toolbox, mr: str, body: str, path: str | None = None,
 
 
 async def _anchor(box: Toolbox, key: MRKey, path: str, line: int, old: bool) -> Anchor:
+    """The position of `line` in the file's diff, checked before anything is posted: every
+    host refuses a line its diff does not show (GitLab 400, GitHub 422, Bitbucket 400), and
+    says so in words that do not name the line. The rule is the review's own
+    (review/placement.py): an added or context line by its new number, a removed or
+    context line by its old one; a context line carries both numbers, as GitLab requires."""
     mr_now = (await box.snapshot(key)).mr
-    return Anchor(new_path=path, old_path=path, new_line=None if old else line,
-                  old_line=line if old else None, base_sha=mr_now.base_sha,
+    change, diff = await _file_diff(box, key, path)
+    lines = LineMap.of(diff)
+    if not old and line in lines.new:
+        new_line, old_line = line, lines.new[line]
+    elif old and line in lines.removed:
+        new_line, old_line = None, line
+    elif old and line in lines.old_context:
+        new_line, old_line = lines.old_context[line], line
+    else:
+        side = "old" if old else "new"
+        raise BadInput(f"line {line} is not in the diff of {path} (numbered in the {side} "
+                       f"file; `mr diff --path {path}` shows the lines a comment can go on"
+                       + (")" if old else "; --old numbers removed lines)"))
+    return Anchor(new_path=change.new_path or path, old_path=change.old_path or path,
+                  new_line=new_line, old_line=old_line, base_sha=mr_now.base_sha,
                   start_sha=mr_now.start_sha, head_sha=mr_now.head_sha)
+
+
+async def _file_diff(box: Toolbox, key: MRKey, path: str) -> tuple[FileChange, str]:
+    """The file's change and hunks; BadInput when the MR does not change it, or shows no
+    text diff of it (binary, too large)."""
+    files = box.host(key).diff_files(key, MAX_FILE_BYTES)
+    while (item := await box.call(key, "diff", anext(files, None))) is not None:
+        if path not in (item.change.new_path, item.change.old_path):
+            continue
+        if item.skipped or item.change.binary:
+            raise BadInput(f"{path} on {key}: {item.skipped or 'binary'} file: the diff "
+                           "shows no line of it to comment on")
+        return item.change, item.diff
+    raise BadInput(f"{path} is not a file {key} changes (`mr diffstat` lists them)")
 
 
 async def approve(box: Toolbox, mr: str) -> results.Verdict:
