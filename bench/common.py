@@ -19,7 +19,7 @@ from livereview import logging as logs
 from livereview.app import App
 from livereview.reply.context import Prompt
 from livereview.reply.llm import Answer
-from livereview.sandbox.gitlab_state import FakeGitLab
+from livereview.sandbox.gitlab.state import FakeGitLab
 from livereview.settings import Settings, parse
 from livereview.sync.poller import CycleReport
 from livereview.triggers import reply_marker

@@ -31,8 +31,8 @@ from livereview.hosts.bitbucket_cloud import BitbucketCloud
 from livereview.hosts.bitbucket_cloud_budget import Budget
 from livereview.reply.context import Prompt
 from livereview.reply.llm import Answer
-from livereview.sandbox.bitbucket_cloud_server import FakeBitbucketCloudServer
-from livereview.sandbox.bitbucket_cloud_state import FakeBitbucketCloud
+from livereview.sandbox.bitbucket_cloud.server import FakeBitbucketCloudServer
+from livereview.sandbox.bitbucket_cloud.state import FakeBitbucketCloud
 from livereview.settings import Settings, parse
 from livereview.triggers import acked_for
 

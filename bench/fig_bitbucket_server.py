@@ -28,8 +28,8 @@ from common import LATENCY, Clock, NoLLM, Row, percentile, poll_cycle
 
 from livereview.app import App
 from livereview.hosts.bitbucket_server_payloads import incoming
-from livereview.sandbox.bitbucket_server_http import FakeBitbucketDCServer
-from livereview.sandbox.bitbucket_server_state import FakeBitbucketDC
+from livereview.sandbox.bitbucket_server.http import FakeBitbucketDCServer
+from livereview.sandbox.bitbucket_server.state import FakeBitbucketDC
 from livereview.sandbox.llm_server import FakeLLMServer
 from livereview.settings import Settings, parse
 from livereview.sync.poller import CycleReport

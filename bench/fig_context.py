@@ -37,7 +37,7 @@ from livereview.reply.context import Prompt
 from livereview.reply.elsewhere import gather
 from livereview.reply.llm import Answer
 from livereview.reply.surroundings import Surroundings
-from livereview.sandbox.gitlab_server import FakeGitLabServer
+from livereview.sandbox.gitlab.server import FakeGitLabServer
 from livereview.triggers import reply_marker
 
 PATH = "bench/context"

@@ -38,7 +38,7 @@ from common import (
 )
 
 from livereview.app import App
-from livereview.sandbox.gitlab_server import FakeGitLabServer
+from livereview.sandbox.gitlab.server import FakeGitLabServer
 
 HOT_INTERVAL = 3.0  # the default hot_poll_interval_seconds
 CYCLES_PER_MINUTE = int(60 / HOT_INTERVAL)

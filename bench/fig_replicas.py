@@ -50,7 +50,7 @@ from fig_memory import FrozenGitLab
 from sqlalchemy import create_engine, text
 
 from livereview.app import App, now
-from livereview.sandbox.gitlab_server import FakeGitLabServer
+from livereview.sandbox.gitlab.server import FakeGitLabServer
 from livereview.sandbox.llm_server import FakeLLMServer
 from livereview.settings import parse
 from livereview.store import leases

@@ -21,8 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from livereview.sandbox.gitlab_server import FakeGitLabServer
-from livereview.sandbox.gitlab_state import FakeGitLab
+from livereview.sandbox.gitlab.server import FakeGitLabServer
+from livereview.sandbox.gitlab.state import FakeGitLab
 from livereview.sandbox.llm_server import FakeLLM, FakeLLMServer
 
 TOKEN = "glpat-bench-review-000000"

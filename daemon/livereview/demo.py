@@ -24,8 +24,8 @@ from typing import Any, TextIO
 
 from livereview.app import App
 from livereview.reply.llm import probe
-from livereview.sandbox.gitlab_server import FakeGitLabServer
-from livereview.sandbox.gitlab_state import FakeGitLab
+from livereview.sandbox.gitlab.server import FakeGitLabServer
+from livereview.sandbox.gitlab.state import FakeGitLab
 from livereview.sandbox.llm_server import FakeLLMServer
 from livereview.settings import AISettings, Settings, parse
 from livereview.sync.poller import CycleReport

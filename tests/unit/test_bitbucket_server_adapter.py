@@ -15,8 +15,8 @@ from livereview.hosts.connect import connect
 from livereview.hosts.http import HttpClient
 from livereview.metrics import Metrics
 from livereview.model import MRKey
-from livereview.sandbox.bitbucket_server_http import FakeBitbucketDCServer
-from livereview.sandbox.bitbucket_server_state import FakeBitbucketDC
+from livereview.sandbox.bitbucket_server.http import FakeBitbucketDCServer
+from livereview.sandbox.bitbucket_server.state import FakeBitbucketDC
 from livereview.settings import HostSettings, Secret
 from tests.contract.drivers import Clock
 

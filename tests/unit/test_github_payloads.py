@@ -14,7 +14,7 @@ from livereview.hosts.github_payloads import (
 )
 from livereview.hosts.payload import JsonObject, json_object, json_objects
 from livereview.model import MRKey
-from livereview.sandbox.github_state import FakeGitHub
+from livereview.sandbox.github.state import FakeGitHub
 
 
 def comment(cid: int, **fields: Any) -> JsonObject:

@@ -14,8 +14,8 @@ from livereview.hosts.base import BadResponse, Forbidden
 from livereview.hosts.gitlab import REPROBE_SECONDS, GitLab
 from livereview.hosts.http import HttpClient, RetryPolicy
 from livereview.metrics import Metrics
-from livereview.sandbox.gitlab_server import FakeGitLabServer
-from livereview.sandbox.gitlab_state import FakeGitLab
+from livereview.sandbox.gitlab.server import FakeGitLabServer
+from livereview.sandbox.gitlab.state import FakeGitLab
 
 TOKEN = "glpat-adapter-test-token"
 REPO = "acme/widgets"

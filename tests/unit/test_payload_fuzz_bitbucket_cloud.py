@@ -33,8 +33,8 @@ from livereview.model import (
     Thread,
     Verdict,
 )
-from livereview.sandbox.bitbucket_cloud_server import FakeBitbucketCloudServer
-from livereview.sandbox.bitbucket_cloud_state import FakeBitbucketCloud
+from livereview.sandbox.bitbucket_cloud.server import FakeBitbucketCloudServer
+from livereview.sandbox.bitbucket_cloud.state import FakeBitbucketCloud
 from tests.unit.fuzz_payloads import (
     FUZZ,
     Host,

@@ -33,8 +33,8 @@ from livereview.model import (
     Thread,
     Verdict,
 )
-from livereview.sandbox.bitbucket_server_http import FakeBitbucketDCServer
-from livereview.sandbox.bitbucket_server_state import FakeBitbucketDC
+from livereview.sandbox.bitbucket_server.http import FakeBitbucketDCServer
+from livereview.sandbox.bitbucket_server.state import FakeBitbucketDC
 from tests.unit.fuzz_payloads import (
     FUZZ,
     Host,

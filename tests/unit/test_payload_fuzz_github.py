@@ -35,9 +35,9 @@ from livereview.model import (
     Thread,
     Verdict,
 )
-from livereview.sandbox.github_graphql import execute
-from livereview.sandbox.github_server import FakeGitHubServer
-from livereview.sandbox.github_state import FakeGitHub
+from livereview.sandbox.github.graphql import execute
+from livereview.sandbox.github.server import FakeGitHubServer
+from livereview.sandbox.github.state import FakeGitHub
 from tests.unit.fuzz_payloads import (
     FUZZ,
     Host,

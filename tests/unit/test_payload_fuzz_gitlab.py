@@ -25,7 +25,7 @@ from livereview.model import (
     Thread,
     Verdict,
 )
-from livereview.sandbox.gitlab_state import FakeGitLab
+from livereview.sandbox.gitlab.state import FakeGitLab
 from tests.fixtures.recorded import gitlab as recorded
 from tests.unit.fuzz_payloads import (
     FUZZ,

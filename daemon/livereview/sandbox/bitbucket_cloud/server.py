@@ -5,7 +5,7 @@ Answers like api.bitbucket.org does: the API under `/2.0` (`api_url`), JSON page
 (https://developer.atlassian.com/cloud/bitbucket/rest/intro/#pagination), BBQL `q` and
 `sort` on lists, `{"type": "error", "error": {"message"}}` errors, weak ETags answered with
 304, `X-Credential-Type` / `X-OAuth-Scopes` / `X-Accepted-OAuth-Scopes` on every answer to
-an authenticated request, the hourly quota (bitbucket_cloud_traffic.py), 403 for a missing
+an authenticated request, the hourly quota (traffic.py), 403 for a missing
 scope with the scopes granted and required, and 302 from a pull request's diff to the
 repository diff.
 """
@@ -19,11 +19,11 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlencode
 
-from .bitbucket_cloud_model import SCOPED, BitbucketError, Credential
-from .bitbucket_cloud_query import ordered, parse
-from .bitbucket_cloud_routes import Empty, Raw, Redirect, Request, Route, routes
-from .bitbucket_cloud_state import FakeBitbucketCloud
-from .loopback import LoopbackHandler, LoopbackServer, Response
+from livereview.sandbox.bitbucket_cloud.model import SCOPED, BitbucketError, Credential
+from livereview.sandbox.bitbucket_cloud.query import ordered, parse
+from livereview.sandbox.bitbucket_cloud.routes import Empty, Raw, Redirect, Request, Route, routes
+from livereview.sandbox.bitbucket_cloud.state import FakeBitbucketCloud
+from livereview.sandbox.loopback import LoopbackHandler, LoopbackServer, Response
 
 PREFIX = "/2.0"
 DEFAULT_PAGELEN = 10

@@ -14,10 +14,17 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
-from .bitbucket_cloud_model import JSON, BitbucketError, Credential, PullRequest, Repo, git_diff
-from .bitbucket_cloud_state import FakeBitbucketCloud
-from .gitlab_model import unified_diff
-from .loopback import Query
+from livereview.sandbox.bitbucket_cloud.model import (
+    JSON,
+    BitbucketError,
+    Credential,
+    PullRequest,
+    Repo,
+    git_diff,
+)
+from livereview.sandbox.bitbucket_cloud.state import FakeBitbucketCloud
+from livereview.sandbox.gitlab.model import unified_diff
+from livereview.sandbox.loopback import Query
 
 _REPO = r"/repositories/(?P<ws>[^/]+)/(?P<slug>[^/]+)"
 _PR = _REPO + r"/pullrequests/(?P<id>\d+)"

@@ -17,8 +17,8 @@ import hashlib
 import re
 from typing import Any
 
-from .bitbucket_server_model import JSON, PullRequest, no_such
-from .bitbucket_server_payloads import page
+from livereview.sandbox.bitbucket_server.model import JSON, PullRequest, no_such
+from livereview.sandbox.bitbucket_server.payloads import page
 
 _HUNK = re.compile(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _SEGMENT = {"+": "ADDED", "-": "REMOVED", " ": "CONTEXT"}

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .gitlab_model import JSON, GitLabError, MergeRequest, iso
-from .gitlab_payloads import GitLabPayloads
-from .loopback import locked
+from livereview.sandbox.gitlab.model import JSON, GitLabError, MergeRequest, iso
+from livereview.sandbox.gitlab.payloads import GitLabPayloads
+from livereview.sandbox.loopback import locked
 
 
 class GitLabReviews(GitLabPayloads):

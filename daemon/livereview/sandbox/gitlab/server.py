@@ -15,10 +15,15 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
-from .gitlab_model import GitLabError
-from .gitlab_routes import Request, routes
-from .gitlab_state import FakeGitLab
-from .loopback import LoopbackHandler, LoopbackHTTPServer, LoopbackServer, Response
+from livereview.sandbox.gitlab.model import GitLabError
+from livereview.sandbox.gitlab.routes import Request, routes
+from livereview.sandbox.gitlab.state import FakeGitLab
+from livereview.sandbox.loopback import (
+    LoopbackHandler,
+    LoopbackHTTPServer,
+    LoopbackServer,
+    Response,
+)
 
 
 def _nest(flat: Mapping[str, str]) -> dict[str, Any]:

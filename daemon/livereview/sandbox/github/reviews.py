@@ -12,8 +12,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from .github_model import JSON, GitHubError, PullRequest, Review, ReviewComment, locate
-from .github_state import FakeGitHub
+from livereview.sandbox.github.model import (
+    JSON,
+    GitHubError,
+    PullRequest,
+    Review,
+    ReviewComment,
+    locate,
+)
+from livereview.sandbox.github.state import FakeGitHub
 
 DOCS = "https://docs.github.com/rest/pulls/reviews#create-a-review-for-a-pull-request"
 _STATE = {"APPROVE": "APPROVED", "REQUEST_CHANGES": "CHANGES_REQUESTED", "COMMENT": "COMMENTED"}

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from .bitbucket_cloud_model import JSON, BitbucketError
+from livereview.sandbox.bitbucket_cloud.model import JSON, BitbucketError
 
 _TOKEN = re.compile(r"""\s*(?:
     (?P<op>>=|<=|!=|=|>|<|~)

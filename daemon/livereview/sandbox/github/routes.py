@@ -1,6 +1,6 @@
 """The fake GitHub's REST routes: the request the handlers see and the handlers themselves.
 
-Each route maps a method and a path pattern to an action on the FakeGitHub; github_server.py
+Each route maps a method and a path pattern to an action on the FakeGitHub; server.py
 matches requests against `routes()` (after stripping GHES's `/api/v3` prefix) and turns the
 results into responses. A handler returns JSON, a `Raw` body (media types), or a `Created`
 pair when the status depends on the outcome (reactions: 201 new, 200 existing).
@@ -15,10 +15,17 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
-from . import github_reviews
-from .github_model import JSON, GitHubError, IssueComment, PullRequest, ReviewComment, not_found
-from .github_state import FakeGitHub
-from .loopback import Route as LoopRoute
+from livereview.sandbox.github import reviews as github_reviews
+from livereview.sandbox.github.model import (
+    JSON,
+    GitHubError,
+    IssueComment,
+    PullRequest,
+    ReviewComment,
+    not_found,
+)
+from livereview.sandbox.github.state import FakeGitHub
+from livereview.sandbox.loopback import Route as LoopRoute
 
 _REPO = r"/repos/(?P<owner>[^/]+)/(?P<name>[^/]+)"
 _PULL = _REPO + r"/pulls/(?P<number>\d+)"

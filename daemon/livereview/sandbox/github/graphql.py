@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .github_model import (
+from livereview.sandbox.github.model import (
     JSON,
     IssueComment,
     PullRequest,
@@ -28,7 +28,7 @@ from .github_model import (
     iso,
     node_id,
 )
-from .github_state import FakeGitHub
+from livereview.sandbox.github.state import FakeGitHub
 
 _TOKEN = re.compile(r'\s+|,|#[^\n]*|(\.\.\.|[{}()\[\]:$!=@]|"(?:[^"\\]|\\.)*"|-?\d+|\w+)')
 _REACTIONS = {"THUMBS_UP": "+1", "THUMBS_DOWN": "-1", "LAUGH": "laugh", "HOORAY": "hooray",

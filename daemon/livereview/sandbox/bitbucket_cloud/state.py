@@ -1,7 +1,7 @@
 """In-memory state of the fake Bitbucket Cloud: setup, mutations, faults, quota, request log.
 
-Behaviour follows Bitbucket Cloud's REST 2.0 reference (bitbucket_cloud_model.py); JSON in
-bitbucket_cloud_payloads.py, routes in bitbucket_cloud_routes.py. Every public method takes
+Behaviour follows Bitbucket Cloud's REST 2.0 reference (model.py); JSON in
+payloads.py, routes in routes.py. Every public method takes
 the single re-entrant lock, so the HTTP threads and a test may share it.
 
 Modelled where the reference is silent, and said so here: a pull request's `updated_on`
@@ -19,7 +19,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from .bitbucket_cloud_model import (
+from livereview.sandbox.bitbucket_cloud.model import (
     ALL_CLASSIC,
     ALL_SCOPED,
     JSON,
@@ -37,10 +37,10 @@ from .bitbucket_cloud_model import (
     braced,
     line_of,
 )
-from .bitbucket_cloud_payloads import BitbucketCloudPayloads
-from .bitbucket_cloud_traffic import BitbucketCloudTraffic
-from .gitlab_model import sha1
-from .loopback import Fault, locked
+from livereview.sandbox.bitbucket_cloud.payloads import BitbucketCloudPayloads
+from livereview.sandbox.bitbucket_cloud.traffic import BitbucketCloudTraffic
+from livereview.sandbox.gitlab.model import sha1
+from livereview.sandbox.loopback import Fault, locked
 
 
 class FakeBitbucketCloud(BitbucketCloudPayloads, BitbucketCloudTraffic):

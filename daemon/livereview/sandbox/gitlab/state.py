@@ -2,7 +2,7 @@
 
 Shapes follow the recorded gitlab.com responses in tests/fixtures/gitlab and GitLab's
 own source (gitlabhq/gitlabhq: lib/api/*.rb, lib/api/entities/*.rb, app/services/todo_service.rb).
-The data model is in gitlab_model.py, lookups and JSON payloads in gitlab_payloads.py; their
+The data model is in model.py, lookups and JSON payloads in payloads.py; their
 names stay importable from here. Every public method takes the single re-entrant lock, so the
 HTTP threads and a test may share it.
 """
@@ -14,7 +14,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from email.utils import formatdate
 
-from .gitlab_model import (
+from livereview.sandbox.gitlab.model import (
     JSON,
     LEADING_MENTIONS,
     NOT_FOUND,
@@ -35,9 +35,9 @@ from .gitlab_model import (
     sha1,
     unified_diff,
 )
-from .gitlab_payloads import GitLabPayloads
-from .gitlab_reviews import GitLabReviews
-from .loopback import Fault, LoopbackTraffic, locked
+from livereview.sandbox.gitlab.payloads import GitLabPayloads
+from livereview.sandbox.gitlab.reviews import GitLabReviews
+from livereview.sandbox.loopback import Fault, LoopbackTraffic, locked
 
 __all__ = [
     "JSON", "NOT_FOUND", "Award", "Commit", "Discussion", "FakeGitLab", "Fault", "Files",

@@ -18,11 +18,11 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlencode
 
-from .github_graphql import execute
-from .github_model import API_VERSION, DOCS, GitHubError
-from .github_routes import Created, Raw, Request, routes
-from .github_state import FakeGitHub
-from .loopback import LoopbackHandler, LoopbackServer, Response
+from livereview.sandbox.github.graphql import execute
+from livereview.sandbox.github.model import API_VERSION, DOCS, GitHubError
+from livereview.sandbox.github.routes import Created, Raw, Request, routes
+from livereview.sandbox.github.state import FakeGitHub
+from livereview.sandbox.loopback import LoopbackHandler, LoopbackServer, Response
 
 _REPOSITORIES = re.compile(r"^/repositories/(?P<id>\d+)(?P<rest>/.*)?$")
 

@@ -1,7 +1,7 @@
 """In-memory state of the fake GitHub: setup, mutations, faults, rate limits, the request log.
 
-Behaviour follows GitHub's REST reference (see github_model.py). Lookups and payloads are in
-github_payloads.py. Every public method takes the single re-entrant lock, so the HTTP
+Behaviour follows GitHub's REST reference (see model.py). Lookups and payloads are in
+payloads.py. Every public method takes the single re-entrant lock, so the HTTP
 threads and a test may share it. What the fake does not model on purpose: permissions
 beyond "the token is valid", drafts, multi-line comments, pending reviews, suggestions.
 """
@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from .github_model import (
+from livereview.sandbox.github.model import (
     JSON,
     REACTIONS,
     Commit,
@@ -31,10 +31,10 @@ from .github_model import (
     node_id,
     not_found,
 )
-from .github_payloads import GitHubPayloads
-from .github_traffic import GitHubTraffic
-from .gitlab_model import sha1
-from .loopback import Fault, locked
+from livereview.sandbox.github.payloads import GitHubPayloads
+from livereview.sandbox.github.traffic import GitHubTraffic
+from livereview.sandbox.gitlab.model import sha1
+from livereview.sandbox.loopback import Fault, locked
 
 _REVIEW_COMMENT_DOCS = "https://docs.github.com/rest/pulls/comments#create-a-review-comment-for-a-pull-request"
 

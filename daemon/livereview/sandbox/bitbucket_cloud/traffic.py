@@ -1,6 +1,6 @@
 """The fake Bitbucket Cloud's traffic: credentials, the hourly quota, faults and the request log.
 
-`BitbucketCloudTraffic` is a base class of `FakeBitbucketCloud` (bitbucket_cloud_state.py),
+`BitbucketCloudTraffic` is a base class of `FakeBitbucketCloud` (state.py),
 which owns the lock and the records. Bitbucket's rules as documented: Basic auth is an
 account's login with its API token (or app password); an access token is a Bearer token
 acting as its own app user (https://developer.atlassian.com/cloud/bitbucket/rest/intro/
@@ -21,8 +21,8 @@ from collections import deque
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
-from .bitbucket_cloud_model import Account, BitbucketError, Credential
-from .loopback import LoopbackTraffic, locked
+from livereview.sandbox.bitbucket_cloud.model import Account, BitbucketError, Credential
+from livereview.sandbox.loopback import LoopbackTraffic, locked
 
 WINDOW = timedelta(hours=1)
 

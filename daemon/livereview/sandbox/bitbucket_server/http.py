@@ -15,10 +15,10 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from .bitbucket_server_model import BitbucketError
-from .bitbucket_server_routes import Raw, Request, Status, routes
-from .bitbucket_server_state import FakeBitbucketDC
-from .loopback import LoopbackHandler, LoopbackServer, Response
+from livereview.sandbox.bitbucket_server.model import BitbucketError
+from livereview.sandbox.bitbucket_server.routes import Raw, Request, Status, routes
+from livereview.sandbox.bitbucket_server.state import FakeBitbucketDC
+from livereview.sandbox.loopback import LoopbackHandler, LoopbackServer, Response
 
 
 class _Handler(LoopbackHandler):

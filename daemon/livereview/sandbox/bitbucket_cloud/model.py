@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from .gitlab_model import unified_diff
+from livereview.sandbox.gitlab.model import unified_diff
 
 JSON = dict[str, Any]
 Tree = dict[str, str]  # path -> file text

@@ -1,6 +1,6 @@
 """The read side of the fake GitLab: lookups, queries and the REST v4 JSON it answers with.
 
-`GitLabPayloads` is the base class of `FakeGitLab` (gitlab_state.py), which owns the state and
+`GitLabPayloads` is the base class of `FakeGitLab` (state.py), which owns the state and
 the lock. Shapes follow the recorded gitlab.com responses in tests/fixtures/gitlab and
 GitLab's own source (gitlabhq/gitlabhq: lib/api/*.rb, lib/api/entities/*.rb).
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import threading
 
-from .gitlab_model import (
+from livereview.sandbox.gitlab.model import (
     JSON,
     NOT_FOUND,
     Award,
@@ -27,7 +27,7 @@ from .gitlab_model import (
     sha1,
     unified_diff,
 )
-from .loopback import locked
+from livereview.sandbox.loopback import locked
 
 # GitLab's answer when a position names no line of the diff (line_code cannot be derived).
 _LINE_CODE_ERROR = (

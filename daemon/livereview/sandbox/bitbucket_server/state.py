@@ -1,7 +1,7 @@
 """In-memory state of the fake Bitbucket Data Center: setup, mutations, faults, the request
 log.
 
-Behaviour follows the REST reference (see bitbucket_server_model.py): a comment action —
+Behaviour follows the REST reference (see model.py): a comment action —
 added, replied, edited, deleted — is a `COMMENTED` activity of the pull request and moves
 its `updatedDate`; a comment with replies cannot be deleted (409); an update needs the
 comment's current `version` (409 otherwise); reactions exist only when the server has them
@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from .bitbucket_server_model import (
+from livereview.sandbox.bitbucket_server.model import (
     JSON,
     Activity,
     BitbucketError,
@@ -30,8 +30,8 @@ from .bitbucket_server_model import (
     User,
     not_permitted,
 )
-from .bitbucket_server_payloads import BitbucketPayloads
-from .loopback import Fault, LoopbackTraffic, locked
+from livereview.sandbox.bitbucket_server.payloads import BitbucketPayloads
+from livereview.sandbox.loopback import Fault, LoopbackTraffic, locked
 
 
 def _sha(*parts: object) -> str:

@@ -1,7 +1,7 @@
 """The fake GitLab's REST v4 routes: the request the handlers see and the handlers themselves.
 
 Each route maps a method and a path pattern (under /api/v4) to an action on the FakeGitLab;
-gitlab_server.py matches requests against `routes()` and turns the results into responses.
+server.py matches requests against `routes()` and turns the results into responses.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import unquote
 
-from .gitlab_model import JSON, GitLabError, MergeRequest
-from .gitlab_state import FakeGitLab
-from .loopback import Route as LoopRoute
+from livereview.sandbox.gitlab.model import JSON, GitLabError, MergeRequest
+from livereview.sandbox.gitlab.state import FakeGitLab
+from livereview.sandbox.loopback import Route as LoopRoute
 
 _PROJECT = r"/projects/(?P<project>[^/]+)"
 _MR = _PROJECT + r"/merge_requests/(?P<iid>\d+)"

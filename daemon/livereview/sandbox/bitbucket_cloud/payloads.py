@@ -1,6 +1,6 @@
 """The read side of the fake Bitbucket Cloud: lookups and the REST 2.0 JSON it answers with.
 
-`BitbucketCloudPayloads` is a base class of `FakeBitbucketCloud` (bitbucket_cloud_state.py),
+`BitbucketCloudPayloads` is a base class of `FakeBitbucketCloud` (state.py),
 which owns the state and the lock; callers hold it. Keys follow the `user`, `app_user`,
 `repository`, `pullrequest`, `pullrequest_comment`, `participant`, `commit`,
 `treeentry` and activity schemas of https://developer.atlassian.com/cloud/bitbucket/rest/
@@ -15,7 +15,7 @@ import html
 import threading
 from urllib.parse import quote
 
-from .bitbucket_cloud_model import (
+from livereview.sandbox.bitbucket_cloud.model import (
     JSON,
     Account,
     Comment,

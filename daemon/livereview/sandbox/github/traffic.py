@@ -1,6 +1,6 @@
 """The fake GitHub's traffic: tokens, fault injection, the request log and rate limits.
 
-`GitHubTraffic` is a base class of `FakeGitHub` (github_state.py), which owns the lock and
+`GitHubTraffic` is a base class of `FakeGitHub` (state.py), which owns the lock and
 the records. GitHub's rules: the primary limit is a budget per hour per token (5000 for a
 user), charged for every request except a 304 Not Modified, and counted apart for GraphQL;
 secondary limits answer 403 with Retry-After.
@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
-from .github_model import GitHubError, User
-from .loopback import LoopbackTraffic, locked
+from livereview.sandbox.github.model import GitHubError, User
+from livereview.sandbox.loopback import LoopbackTraffic, locked
 
 _RATE_DOCS = "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api"
 

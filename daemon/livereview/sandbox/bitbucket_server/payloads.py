@@ -1,7 +1,7 @@
 """The read side of the fake Bitbucket Data Center: lookups, git queries and the JSON it
 answers with.
 
-`BitbucketPayloads` is a base class of `FakeBitbucketDC` (bitbucket_server_state.py), which
+`BitbucketPayloads` is a base class of `FakeBitbucketDC` (state.py), which
 owns the state and the lock; callers of these methods hold it. Keys follow the schemas of
 the REST reference (RestApplicationUser, RestPullRequest, RestPullRequestParticipant,
 RestComment with `properties.reactions`, RestPullRequestActivity, RestCommit, RestRepository,
@@ -14,7 +14,7 @@ import difflib
 import threading
 from typing import Any
 
-from .bitbucket_server_model import (
+from livereview.sandbox.bitbucket_server.model import (
     JSON,
     Activity,
     BitbucketError,

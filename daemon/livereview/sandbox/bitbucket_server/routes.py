@@ -13,11 +13,18 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
-from . import bitbucket_server_reviews
-from .bitbucket_server_model import JSON, BitbucketError, PullRequest, Repo, User, no_such
-from .bitbucket_server_payloads import page, raw_diff
-from .bitbucket_server_state import FakeBitbucketDC
-from .loopback import Route as LoopRoute
+from livereview.sandbox.bitbucket_server import reviews as bitbucket_server_reviews
+from livereview.sandbox.bitbucket_server.model import (
+    JSON,
+    BitbucketError,
+    PullRequest,
+    Repo,
+    User,
+    no_such,
+)
+from livereview.sandbox.bitbucket_server.payloads import page, raw_diff
+from livereview.sandbox.bitbucket_server.state import FakeBitbucketDC
+from livereview.sandbox.loopback import Route as LoopRoute
 
 _API = r"/api/(?:1\.0|latest)"
 _REPO = r"/projects/(?P<project>[^/]+)/repos/(?P<slug>[^/]+)"

@@ -1,6 +1,6 @@
 """The read side of the fake GitHub: lookups, git queries and the REST JSON it answers with.
 
-`GitHubPayloads` is the base class of `FakeGitHub` (github_state.py), which owns the state
+`GitHubPayloads` is the base class of `FakeGitHub` (state.py), which owns the state
 and the lock; callers of these methods hold it. Payload keys follow GitHub's REST reference
 (the `simple-user`, `repository`, `pull-request`, `issue-comment`,
 `pull-request-review-comment`, `pull-request-review`, `commit`, `diff-entry`, `reaction`
@@ -15,7 +15,7 @@ import threading
 from datetime import datetime
 from typing import Any
 
-from .github_model import (
+from livereview.sandbox.github.model import (
     JSON,
     REACTIONS,
     Commit,
