@@ -21,7 +21,7 @@ import structlog
 from common import LATENCY, BenchGitLab, Row, settings, timed
 
 from livereview.app import App
-from livereview.model import (
+from livereview.core.model import (
     Actor,
     Identity,
     JobReason,
@@ -33,12 +33,12 @@ from livereview.model import (
     Snapshot,
     Thread,
 )
+from livereview.core.triggers import reply_marker
 from livereview.reply.context import Prompt
 from livereview.reply.elsewhere import gather
 from livereview.reply.llm import Answer
 from livereview.reply.surroundings import Surroundings
 from livereview.sandbox.gitlab.server import FakeGitLabServer
-from livereview.triggers import reply_marker
 
 PATH = "bench/context"
 THREADS = 200

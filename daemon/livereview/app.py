@@ -14,10 +14,10 @@ from datetime import datetime
 import structlog
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
+from livereview.core.model import Identity, JobState, Policy
 from livereview.hosts.base import Host, HostError
 from livereview.hosts.connect import connect
 from livereview.metrics import Metrics
-from livereview.model import Identity, JobState, Policy
 from livereview.reply.knowledge import Knowledge
 from livereview.reply.llm import Answerer, OpenAIAnswerer
 from livereview.reply.worker import Worker

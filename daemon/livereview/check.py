@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from livereview.core.model import JobState
 from livereview.hosts.base import (
     AuthFailed,
     BadResponse,
@@ -24,7 +25,6 @@ from livereview.hosts.base import (
 )
 from livereview.hosts.connect import connect
 from livereview.metrics import Metrics
-from livereview.model import JobState
 from livereview.reachability import diagnose
 from livereview.reply.llm import probe
 from livereview.settings import AISettings, DaemonSettings, HostSettings, Settings

@@ -34,9 +34,9 @@ from livereview import logging as logs
 from livereview.app import App
 from livereview.check import check, render
 from livereview.cli_types import seconds
+from livereview.core.model import JobState
 from livereview.demo import DemoError, DemoInterrupted, run_demo
 from livereview.metrics import ListenError, Metrics
-from livereview.model import JobState
 from livereview.profile import profile_report
 from livereview.settings import ConfigError, Settings, load, load_ai
 from livereview.store import jobs, state

@@ -22,8 +22,7 @@ import structlog
 
 from livereview import logging as logs
 from livereview.cli_types import row_id, seconds
-from livereview.hosts.base import HostError
-from livereview.local_model import (
+from livereview.core.local_model import (
     Feedback,
     LocalReview,
     LocalThread,
@@ -32,8 +31,9 @@ from livereview.local_model import (
     message_dict,
     thread_dict,
 )
+from livereview.core.sanitize import clean, one_line
+from livereview.hosts.base import HostError
 from livereview.local_respond import Responder, responder
-from livereview.sanitize import clean, one_line
 from livereview.store.engine import StoreError
 from livereview.tools import local_review as ops
 from livereview.tools.errors import ToolError

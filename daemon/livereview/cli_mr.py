@@ -16,7 +16,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import TextIO
 
-from livereview.sanitize import clean
+from livereview.core.sanitize import clean
 from livereview.settings import Settings
 from livereview.tools import comments, diffs, results, writing
 from livereview.tools.errors import EXIT_USAGE, ToolError

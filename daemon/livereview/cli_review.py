@@ -16,11 +16,11 @@ from typing import TextIO
 
 from livereview.app import App
 from livereview.conversation import UnknownMR, parse_url
+from livereview.core.model import MRKey
+from livereview.core.model_runs import ReviewRequest, ReviewState, ReviewTrigger
+from livereview.core.sanitize import one_line
 from livereview.hosts.base import HostError, NotFound
-from livereview.model import MRKey
-from livereview.model_runs import ReviewRequest, ReviewState, ReviewTrigger
 from livereview.review.runner import result
-from livereview.sanitize import one_line
 from livereview.settings import Settings
 from livereview.store import reviews
 

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from livereview.model import Identity, Message, MRKey, Snapshot, Thread
-from livereview.sanitize import clean
+from livereview.core.model import Identity, Message, MRKey, Snapshot, Thread
+from livereview.core.sanitize import clean
 from livereview.settings import Settings
 from livereview.store import jobs, snapshots, state
 from livereview.store.db import Store

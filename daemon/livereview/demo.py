@@ -23,13 +23,13 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from livereview.app import App
+from livereview.core.triggers import replied_to
 from livereview.reply.llm import probe
 from livereview.sandbox.gitlab.server import FakeGitLabServer
 from livereview.sandbox.gitlab.state import FakeGitLab
 from livereview.sandbox.llm_server import FakeLLMServer
 from livereview.settings import AISettings, Settings, parse
 from livereview.sync.poller import CycleReport
-from livereview.triggers import replied_to
 
 PROJECT = "demo/webshop"
 TOKEN = "glpat-demo-sandbox-token"  # noqa: S105 - the sandbox's own token

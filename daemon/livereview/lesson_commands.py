@@ -16,8 +16,8 @@ from pathlib import Path
 import tomli_w
 
 from livereview.cli_types import row_id
-from livereview.lessons import STATUSES
-from livereview.model import Lesson
+from livereview.core.lessons import STATUSES
+from livereview.core.model import Lesson
 from livereview.settings import Settings
 from livereview.store import lessons as lesson_rows
 from livereview.store.db import Store

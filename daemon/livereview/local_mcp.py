@@ -17,8 +17,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from livereview.hosts.base import HostError
-from livereview.local_model import (
+from livereview.core.local_model import (
     AuthorKind,
     LocalReview,
     ReviewStatus,
@@ -26,6 +25,7 @@ from livereview.local_model import (
     message_dict,
     thread_dict,
 )
+from livereview.hosts.base import HostError
 from livereview.local_respond import Answering, answering_for
 from livereview.settings import Settings
 from livereview.store.engine import StoreError

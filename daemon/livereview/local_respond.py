@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from livereview.app import App
-from livereview.local_model import LocalReview
+from livereview.core.local_model import LocalReview
 from livereview.settings import AISettings, ConfigError, Secret, Settings, load
 from livereview.tools import local_review as ops
 

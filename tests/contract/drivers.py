@@ -13,11 +13,11 @@ import re
 from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar, Protocol
 
+from livereview.core.model import Thread
 from livereview.hosts.base import Host
 from livereview.hosts.connect import connect
 from livereview.hosts.http import HttpClient, RetryPolicy
 from livereview.metrics import Metrics
-from livereview.model import Thread
 from livereview.sandbox.github.server import FakeGitHubServer
 from livereview.sandbox.github.state import FakeGitHub
 from livereview.sandbox.gitlab.server import FakeGitLabServer

@@ -18,12 +18,12 @@ from typing import Any
 import pytest
 
 from livereview.cli import main
+from livereview.core.triggers import replied_to
 from livereview.sandbox.github.server import FakeGitHubServer
 from livereview.sandbox.github.state import FakeGitHub
 from livereview.sandbox.gitlab.server import FakeGitLabServer
 from livereview.sandbox.gitlab.state import FakeGitLab
 from livereview.sandbox.llm_server import FakeLLMServer
-from livereview.triggers import replied_to
 from tests.databases import ON_POSTGRESQL, instant, query, url_for
 
 TOKEN = "glpat-e2e-SECRET-token-4242"

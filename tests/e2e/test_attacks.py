@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from livereview.cli import main
+from livereview.core.triggers import replied_to
 from livereview.sandbox.llm_server import LLMFault
-from livereview.triggers import replied_to
 from tests.databases import query
 from tests.e2e.conftest import PROJECT, GitHubSandbox, Sandbox
 from tests.render_oracles import HOSTS, hidden_comments, live_mentions

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from livereview.triggers import replied_to
+from livereview.core.triggers import replied_to
 from tests.e2e.conftest import PROJECT, Sandbox
 
 CACHE = "".join(f"LINE_{n} = {n}\n" for n in range(1, 81))  # src/cache.py, 80 lines

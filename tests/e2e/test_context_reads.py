@@ -3,7 +3,7 @@ and the fake GitHub."""
 
 from __future__ import annotations
 
-from livereview.triggers import replied_to
+from livereview.core.triggers import replied_to
 from tests.e2e.conftest import GITHUB_FILES, GITHUB_REPO, PROJECT, GitHubSandbox, Sandbox
 
 

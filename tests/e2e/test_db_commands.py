@@ -10,7 +10,7 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.pool import NullPool
 
 from livereview.cli import main
-from livereview.triggers import replied_to
+from livereview.core.triggers import replied_to
 from tests.databases import Postgres, job_rows
 from tests.e2e.conftest import Sandbox
 

@@ -6,7 +6,7 @@ import re
 import time
 from datetime import UTC, datetime, timedelta
 
-from livereview.triggers import replied_to
+from livereview.core.triggers import replied_to
 from tests.e2e.conftest import FILES, PROJECT, Sandbox, retries_due, write_config
 
 

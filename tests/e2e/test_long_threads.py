@@ -12,12 +12,12 @@ import pytest
 from sqlmodel import Session
 
 from livereview.app import App
+from livereview.core.model import MRKey
+from livereview.core.triggers import replied_to
 from livereview.metrics import Metrics
-from livereview.model import MRKey
 from livereview.settings import load
 from livereview.store import snapshots
 from livereview.store.db import Store
-from livereview.triggers import replied_to
 from tests.databases import query
 from tests.e2e.conftest import PROJECT, Sandbox, write_config
 

@@ -14,7 +14,7 @@ from typing import Any
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from livereview.triggers import replied_to
+from livereview.core.triggers import replied_to
 from tests.e2e.conftest import PROJECT, TOKEN, Daemon, Sandbox, wait_for
 from tests.e2e.test_tools_daemon import enable_writes
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from livereview.cli import main
-from livereview.triggers import replied_to
+from livereview.core.triggers import replied_to
 from tests.databases import job_rows
 from tests.e2e.conftest import PROJECT, TOKEN, Daemon, Sandbox, wait_for, write_config
 from tests.e2e.test_gitlab_daemon import _free_port, _scrape

@@ -11,7 +11,7 @@ import sys
 from typing import Any
 
 from livereview.cli import main
-from livereview.triggers import replied_to
+from livereview.core.triggers import replied_to
 from tests.e2e.conftest import PROJECT, TOKEN, Sandbox
 
 

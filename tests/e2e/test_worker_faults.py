@@ -18,13 +18,13 @@ from freezegun import freeze_time
 from sqlmodel import Session
 
 from livereview.app import App
+from livereview.core.triggers import replied_to
 from livereview.hosts.base import Host
 from livereview.metrics import Metrics
 from livereview.reply.context import Prompt
 from livereview.reply.llm import Answer
 from livereview.settings import load
 from livereview.store.db import Store
-from livereview.triggers import replied_to
 from tests.databases import execute, query
 from tests.e2e.conftest import PROJECT, Sandbox, write_config
 

@@ -19,10 +19,10 @@ import httpx2
 import pytest
 from atlassian.bitbucket import Cloud
 
+from livereview.core.model import MRKey
 from livereview.hosts.bitbucket_cloud import BitbucketCloud
 from livereview.hosts.connect import connect
 from livereview.metrics import Metrics
-from livereview.model import MRKey
 from livereview.sandbox.bitbucket_cloud.server import FakeBitbucketCloudServer
 from livereview.sandbox.bitbucket_cloud.state import FakeBitbucketCloud
 from livereview.settings import HostSettings, Secret

@@ -9,7 +9,7 @@ from datetime import timedelta
 
 import pytest
 
-from livereview.model import Anchor, Lesson, Message, Thread
+from livereview.core.model import Anchor, Lesson, Message, Thread
 from livereview.reply.budget import Section, fit
 from livereview.reply.code_refs import Place, definition, named_in, region
 from livereview.reply.compose import postable
@@ -225,7 +225,7 @@ def test_commits_since_the_bot_spoke_rank_below_the_conversation() -> None:
     t = thread("here", msg("1", ALICE, "q", thread="here"),
                msg("2", BOT, "a", thread="here", at=1),
                msg("3", ALICE, "pushed", thread="here", at=60))
-    from livereview.model import Commit
+    from livereview.core.model import Commit
     commits = tuple(Commit(f"c{i:08d}", "x" * 80, T0 + timedelta(minutes=30))
                     for i in range(20))
     full = build(mr(), t, "3", IDENTITY, commits=commits, surroundings=_surroundings())

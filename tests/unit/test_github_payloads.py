@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from livereview.core.model import MRKey
 from livereview.hosts.github_payloads import (
     actor,
     issue_message,
@@ -13,7 +14,6 @@ from livereview.hosts.github_payloads import (
     review_threads,
 )
 from livereview.hosts.payload import JsonObject, json_object, json_objects
-from livereview.model import MRKey
 from livereview.sandbox.github.state import FakeGitHub
 
 

@@ -13,8 +13,8 @@ from datetime import datetime, timedelta
 import pytest
 from sqlmodel import Session
 
-from livereview.model import JobReason, JobState, ReplyRequest
-from livereview.model_runs import ReviewRequest, ReviewState, ReviewTrigger
+from livereview.core.model import JobReason, JobState, ReplyRequest
+from livereview.core.model_runs import ReviewRequest, ReviewState, ReviewTrigger
 from livereview.store import jobs, leases, reviews, state
 from livereview.store.db import Store
 from livereview.store.leases import LeaseLost, Leases

@@ -19,8 +19,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 
-from livereview.hosts.bitbucket_cloud import BitbucketCloud
-from livereview.model import (
+from livereview.core.model import (
     Anchor,
     DiffRefs,
     Identity,
@@ -33,6 +32,7 @@ from livereview.model import (
     Thread,
     Verdict,
 )
+from livereview.hosts.bitbucket_cloud import BitbucketCloud
 from livereview.sandbox.bitbucket_cloud.server import FakeBitbucketCloudServer
 from livereview.sandbox.bitbucket_cloud.state import FakeBitbucketCloud
 from tests.unit.fuzz_payloads import (

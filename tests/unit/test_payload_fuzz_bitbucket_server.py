@@ -19,8 +19,7 @@ import httpx2
 import pytest
 from hypothesis import given
 
-from livereview.hosts.bitbucket_server import BitbucketServer
-from livereview.model import (
+from livereview.core.model import (
     Anchor,
     DiffRefs,
     Identity,
@@ -33,6 +32,7 @@ from livereview.model import (
     Thread,
     Verdict,
 )
+from livereview.hosts.bitbucket_server import BitbucketServer
 from livereview.sandbox.bitbucket_server.http import FakeBitbucketDCServer
 from livereview.sandbox.bitbucket_server.state import FakeBitbucketDC
 from tests.unit.fuzz_payloads import (

@@ -20,9 +20,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 
-from livereview.hosts.github import GitHub
-from livereview.hosts.github_graphql import ADD_REACTION, REVIEW_THREADS, SET_RESOLVED
-from livereview.model import (
+from livereview.core.model import (
     Anchor,
     DiffRefs,
     Identity,
@@ -35,6 +33,8 @@ from livereview.model import (
     Thread,
     Verdict,
 )
+from livereview.hosts.github import GitHub
+from livereview.hosts.github_graphql import ADD_REACTION, REVIEW_THREADS, SET_RESOLVED
 from livereview.sandbox.github.graphql import execute
 from livereview.sandbox.github.server import FakeGitHubServer
 from livereview.sandbox.github.state import FakeGitHub

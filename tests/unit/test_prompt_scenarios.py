@@ -8,7 +8,7 @@ from datetime import timedelta
 
 import pytest
 
-from livereview.model import Actor, Anchor, Commit, Lesson, Thread
+from livereview.core.model import Actor, Anchor, Commit, Lesson, Thread
 from livereview.reply.context import Reference, build, diffstat
 from tests.factories import ALICE, BOB, BOT, IDENTITY, T0, mr, msg, thread
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
-from livereview.model import JobReason, MRKey, ReplyRequest
+from livereview.core.model import JobReason, MRKey, ReplyRequest
 from livereview.store import jobs
 from livereview.store import replied as replied_rows
 from livereview.store.db import Store

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from livereview.model import (
+from livereview.core.model import (
     Anchor,
     ChangedMR,
     DiffRefs,

@@ -24,6 +24,7 @@ from urllib.parse import quote
 import httpx2
 import structlog
 
+from livereview.core.model import Anchor, ChangedMR, Identity, Message, MRKey, Snapshot, Thread
 from livereview.hosts import bitbucket_cloud_payloads as payloads
 from livereview.hosts.base import (
     AccessNote,
@@ -40,7 +41,6 @@ from livereview.hosts.bitbucket_cloud_review import BitbucketCloudReview
 from livereview.hosts.http import HttpClient
 from livereview.hosts.payload import JsonObject, json_object
 from livereview.hosts.revalidate import Keep, Revalidate, keeping, revalidated
-from livereview.model import Anchor, ChangedMR, Identity, Message, MRKey, Snapshot, Thread
 
 log = structlog.get_logger("livereview.bitbucket_cloud")
 PAGELEN = 100  # the documented maximum for comments; lists cap it themselves

@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from livereview.core.model import Actor, Anchor, Commit, MergeRequest, Message, MRKey, Thread
 from livereview.hosts.payload import JsonObject
-from livereview.model import Actor, Anchor, Commit, MergeRequest, Message, MRKey, Thread
 
 # How Bitbucket Cloud stores a mention picked from its autocomplete: the account id in braces.
 _MENTION = re.compile(r"@\{([A-Za-z0-9:_-]{1,128})\}")

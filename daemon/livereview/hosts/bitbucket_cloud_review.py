@@ -20,20 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx2
 
-from livereview.hosts import bitbucket_cloud_payloads as payloads
-from livereview.hosts.base import Conflict, NotFound
-from livereview.hosts.bitbucket_cloud_budget import Use
-from livereview.hosts.diffs import (
-    anchor_of,
-    hunks,
-    looks_binary,
-    own_general_comments,
-    split_git_diff,
-    too_large,
-)
-from livereview.hosts.payload import JsonObject
-from livereview.hosts.revalidate import Keep, Revalidate
-from livereview.model import (
+from livereview.core.model import (
     Anchor,
     DiffRefs,
     FileChange,
@@ -47,6 +34,19 @@ from livereview.model import (
     Snapshot,
     Verdict,
 )
+from livereview.hosts import bitbucket_cloud_payloads as payloads
+from livereview.hosts.base import Conflict, NotFound
+from livereview.hosts.bitbucket_cloud_budget import Use
+from livereview.hosts.diffs import (
+    anchor_of,
+    hunks,
+    looks_binary,
+    own_general_comments,
+    split_git_diff,
+    too_large,
+)
+from livereview.hosts.payload import JsonObject
+from livereview.hosts.revalidate import Keep, Revalidate
 
 DIFF_BATCH = 25  # files per /diff request
 _STATUS = {"added": FileStatus.ADDED, "removed": FileStatus.REMOVED,

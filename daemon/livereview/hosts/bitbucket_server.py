@@ -24,6 +24,7 @@ from urllib.parse import quote
 import httpx2
 import structlog
 
+from livereview.core.model import Anchor, ChangedMR, Identity, Message, MRKey, Snapshot, Thread
 from livereview.hosts import bitbucket_server_payloads as payloads
 from livereview.hosts.base import (
     AuthFailed,
@@ -36,7 +37,6 @@ from livereview.hosts.base import (
 from livereview.hosts.bitbucket_server_review import BitbucketServerReview
 from livereview.hosts.http import HttpClient
 from livereview.hosts.payload import JsonObject, json_object
-from livereview.model import Anchor, ChangedMR, Identity, Message, MRKey, Snapshot, Thread
 
 log = structlog.get_logger("livereview.bitbucket_server")
 API = "/rest/api/1.0"

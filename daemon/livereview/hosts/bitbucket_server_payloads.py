@@ -17,9 +17,7 @@ import re
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 
-from livereview.hosts.base import BadResponse
-from livereview.hosts.payload import MAX_YEAR, MIN_YEAR, JsonObject
-from livereview.model import (
+from livereview.core.model import (
     Actor,
     Anchor,
     ChangedMR,
@@ -30,6 +28,8 @@ from livereview.model import (
     Reaction,
     Thread,
 )
+from livereview.hosts.base import BadResponse
+from livereview.hosts.payload import MAX_YEAR, MIN_YEAR, JsonObject
 
 MAX_DEPTH = 1_000  # reply trees deeper than this are cut (a hostile server's recursion)
 # Bitbucket escapes HTML in Markdown ("all HTML tags are escaped", Markdown syntax guide:

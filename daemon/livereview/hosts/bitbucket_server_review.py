@@ -18,11 +18,7 @@ from urllib.parse import quote
 
 import structlog
 
-from livereview.hosts import bitbucket_server_payloads as payloads
-from livereview.hosts.base import AuthFailed, HostError, Transient
-from livereview.hosts.diffs import anchor_of, own_general_comments, too_large
-from livereview.hosts.payload import JsonObject
-from livereview.model import (
+from livereview.core.model import (
     Anchor,
     DiffRefs,
     FileChange,
@@ -36,6 +32,10 @@ from livereview.model import (
     Snapshot,
     Verdict,
 )
+from livereview.hosts import bitbucket_server_payloads as payloads
+from livereview.hosts.base import AuthFailed, HostError, Transient
+from livereview.hosts.diffs import anchor_of, own_general_comments, too_large
+from livereview.hosts.payload import JsonObject
 
 if TYPE_CHECKING:
     from livereview.hosts.http import HttpClient

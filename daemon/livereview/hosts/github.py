@@ -24,7 +24,17 @@ from urllib.parse import quote
 
 import structlog
 
-from livereview import sanitize
+from livereview.core import sanitize
+from livereview.core.model import (
+    Anchor,
+    ChangedMR,
+    Identity,
+    Message,
+    MRKey,
+    Reaction,
+    Snapshot,
+    Thread,
+)
 from livereview.hosts.base import (
     BadResponse,
     Capabilities,
@@ -55,16 +65,6 @@ from livereview.hosts.github_review import GitHubReview
 from livereview.hosts.http import HttpClient
 from livereview.hosts.payload import JsonObject, json_objects
 from livereview.hosts.revalidate import keeping
-from livereview.model import (
-    Anchor,
-    ChangedMR,
-    Identity,
-    Message,
-    MRKey,
-    Reaction,
-    Snapshot,
-    Thread,
-)
 
 log = structlog.get_logger("livereview.github")
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
+from livereview.core.model import Actor, Anchor, Commit, MergeRequest, Message, MRKey, Thread
 from livereview.hosts.base import NotFound
 from livereview.hosts.github_graphql import ThreadState
 from livereview.hosts.payload import JsonObject
-from livereview.model import Actor, Anchor, Commit, MergeRequest, Message, MRKey, Thread
 
 ISSUE, REVIEW, REVIEW_BODY = "issuecomment-", "discussion_r", "pullrequestreview-"
 _ID = re.compile(r"^(issuecomment-|discussion_r|pullrequestreview-)(\d+)$")

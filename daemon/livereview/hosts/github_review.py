@@ -14,17 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from livereview.hosts.base import Conflict
-from livereview.hosts.diffs import too_large
-from livereview.hosts.github_payloads import (
-    REVIEW_BODY,
-    actor,
-    merge_request,
-    review_message,
-    to_message,
-)
-from livereview.hosts.payload import JsonObject
-from livereview.model import (
+from livereview.core.model import (
     DiffRefs,
     FileChange,
     FileDiff,
@@ -37,6 +27,16 @@ from livereview.model import (
     Side,
     Verdict,
 )
+from livereview.hosts.base import Conflict
+from livereview.hosts.diffs import too_large
+from livereview.hosts.github_payloads import (
+    REVIEW_BODY,
+    actor,
+    merge_request,
+    review_message,
+    to_message,
+)
+from livereview.hosts.payload import JsonObject
 
 if TYPE_CHECKING:
     from livereview.hosts.http import HttpClient

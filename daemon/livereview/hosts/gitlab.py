@@ -16,6 +16,15 @@ from urllib.parse import quote
 
 import structlog
 
+from livereview.core.model import (
+    Anchor,
+    ChangedMR,
+    Identity,
+    Message,
+    MRKey,
+    Snapshot,
+    Thread,
+)
 from livereview.hosts import gitlab_payloads as payloads
 from livereview.hosts.base import (
     Capabilities,
@@ -27,15 +36,6 @@ from livereview.hosts.base import (
 )
 from livereview.hosts.gitlab_review import GitLabReview
 from livereview.hosts.http import HttpClient
-from livereview.model import (
-    Anchor,
-    ChangedMR,
-    Identity,
-    Message,
-    MRKey,
-    Snapshot,
-    Thread,
-)
 
 log = structlog.get_logger("livereview.gitlab")
 API = "/api/v4"

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import re
 
-from livereview.hosts.payload import JsonObject
-from livereview.model import (
+from livereview.core.model import (
     Actor,
     Anchor,
     ChangedMR,
@@ -22,6 +21,7 @@ from livereview.model import (
     Reaction,
     Thread,
 )
+from livereview.hosts.payload import JsonObject
 
 # GitLab names the users it creates for automation itself:
 # - project and group access tokens: `project_{project_id}_bot_{random_string}`,

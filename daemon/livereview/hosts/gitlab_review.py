@@ -26,11 +26,7 @@ from urllib.parse import quote
 
 import structlog
 
-from livereview.hosts import gitlab_payloads as payloads
-from livereview.hosts.base import AuthFailed, Forbidden, NotFound
-from livereview.hosts.diffs import count_lines, looks_binary, too_large
-from livereview.hosts.payload import JsonObject, json_objects
-from livereview.model import (
+from livereview.core.model import (
     DiffRefs,
     FileChange,
     FileDiff,
@@ -43,6 +39,10 @@ from livereview.model import (
     Side,
     Verdict,
 )
+from livereview.hosts import gitlab_payloads as payloads
+from livereview.hosts.base import AuthFailed, Forbidden, NotFound
+from livereview.hosts.diffs import count_lines, looks_binary, too_large
+from livereview.hosts.payload import JsonObject, json_objects
 
 if TYPE_CHECKING:
     from livereview.hosts.http import HttpClient

@@ -17,18 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Protocol
 
-from livereview.hosts.base import Capabilities, NotFound, Unsupported
-from livereview.hosts.local_git import Git, GitError
-from livereview.hosts.local_view import (
-    BOT,
-    STATE,
-    actor,
-    file_change,
-    git_range,
-    snapshot_of,
-    thread_of,
-)
-from livereview.local_model import (
+from livereview.core.local_model import (
     DATABASE_NAME,
     STATE_DIR,
     AuthorKind,
@@ -40,7 +29,7 @@ from livereview.local_model import (
     ReviewStatus,
     ThreadKind,
 )
-from livereview.model import (
+from livereview.core.model import (
     Anchor,
     ChangedMR,
     DiffRefs,
@@ -55,6 +44,17 @@ from livereview.model import (
     Snapshot,
     Thread,
     Verdict,
+)
+from livereview.hosts.base import Capabilities, NotFound, Unsupported
+from livereview.hosts.local_git import Git, GitError
+from livereview.hosts.local_view import (
+    BOT,
+    STATE,
+    actor,
+    file_change,
+    git_range,
+    snapshot_of,
+    thread_of,
 )
 
 

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from livereview.core.model import Commit
 from livereview.hosts.base import HostError
-from livereview.model import Commit
 
 GIT_TIMEOUT_SECONDS = 60.0
 # Pinned so that a user's git config cannot change what we read: no colours, no pager, no

@@ -5,9 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from livereview.hosts.local_git import GitRange
-from livereview.local_model import AuthorKind, LocalMessage, LocalReview, LocalThread, ReviewStatus
-from livereview.model import (
+from livereview.core.local_model import (
+    AuthorKind,
+    LocalMessage,
+    LocalReview,
+    LocalThread,
+    ReviewStatus,
+)
+from livereview.core.model import (
     Actor,
     Anchor,
     Commit,
@@ -20,6 +25,7 @@ from livereview.model import (
     Snapshot,
     Thread,
 )
+from livereview.hosts.local_git import GitRange
 
 BOT = Actor(id="livereview", username="livereview", name="livereview")
 _STATUS = {"added": FileStatus.ADDED, "deleted": FileStatus.REMOVED,

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TypeVar
 
-from livereview.model import ReplyJob
+from livereview.core.model import ReplyJob
 from livereview.store import reply_claims
 from livereview.store.db import Store
 from livereview.store.reply_claims import Claim, Outcome

@@ -17,8 +17,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from functools import partial
 
+from livereview.core.model import MRKey
 from livereview.hosts.base import Host, NotFound
-from livereview.model import MRKey
 from livereview.reply.code_refs import Named, Place, definition, region
 from livereview.reply.surroundings import Excerpt
 

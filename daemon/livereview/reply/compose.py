@@ -16,13 +16,15 @@ from typing import TypeVar
 
 from structlog.typing import FilteringBoundLogger
 
+from livereview.core.answer import parse as parse_answer
+from livereview.core.answer import render as render_answer
+from livereview.core.lessons import applicable
+from livereview.core.markdown import open_fence
+from livereview.core.model import Identity, Message, ReplyJob, Snapshot, Thread
+from livereview.core.sanitize import outgoing
+from livereview.core.triggers import reply_marker
 from livereview.hosts.base import Forbidden, Host, NotFound
-from livereview.lessons import applicable
-from livereview.markdown import open_fence
-from livereview.model import Identity, Message, ReplyJob, Snapshot, Thread
 from livereview.reply import context, elsewhere
-from livereview.reply.answer import parse as parse_answer
-from livereview.reply.answer import render as render_answer
 from livereview.reply.budget import chars_for
 from livereview.reply.code_reader import CodeReader, Reads
 from livereview.reply.code_refs import named_in
@@ -31,12 +33,10 @@ from livereview.reply.knowledge import Knowledge
 from livereview.reply.llm import Answerer
 from livereview.reply.policy import AnswerPolicy
 from livereview.reply.surroundings import Excerpt, Surroundings
-from livereview.sanitize import outgoing
 from livereview.settings import AnswerSettings
 from livereview.store import lessons as lesson_rows
 from livereview.store import reviews
 from livereview.store.db import Store
-from livereview.triggers import reply_marker
 
 T = TypeVar("T")
 SHORTENED = "*(answer shortened)*"

@@ -18,7 +18,7 @@ from importlib import resources
 from unidiff.errors import UnidiffParseError
 from unidiff.patch import PatchSet
 
-from livereview.model import (
+from livereview.core.model import (
     Anchor,
     Commit,
     Identity,
@@ -27,11 +27,11 @@ from livereview.model import (
     Message,
     Thread,
 )
+from livereview.core.sanitize import clean, fence_id, fenced, one_line
+from livereview.core.triggers import is_ack
 from livereview.reply.budget import Section, fit
 from livereview.reply.policy import AnswerPolicy
 from livereview.reply.surroundings import PRIORITY, Surroundings
-from livereview.sanitize import clean, fence_id, fenced, one_line
-from livereview.triggers import is_ack
 
 HUNK_CONTEXT_LINES = 8
 

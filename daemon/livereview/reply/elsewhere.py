@@ -12,9 +12,9 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
-from livereview.model import Identity, Message, Snapshot, Thread
-from livereview.sanitize import clean, one_line
-from livereview.triggers import acked_for
+from livereview.core.model import Identity, Message, Snapshot, Thread
+from livereview.core.sanitize import clean, one_line
+from livereview.core.triggers import acked_for
 
 MAX_THREADS = 30
 THREAD_CHARS = 400  # of another thread's first message

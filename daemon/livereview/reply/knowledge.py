@@ -15,9 +15,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from livereview.core.lessons import scopes_for
+from livereview.core.model import MRKey
 from livereview.hosts.base import Host, NotFound
-from livereview.lessons import scopes_for
-from livereview.model import MRKey
 from livereview.reply.context import Reference
 
 CACHE_SECONDS = 600.0

@@ -26,6 +26,11 @@ from typing import Any, TypeVar
 import structlog
 from structlog.typing import FilteringBoundLogger
 
+from livereview.core.answer import StructuredAnswer
+from livereview.core.lessons import repo_scope
+from livereview.core.model import Identity, JobState, Lesson, Policy, ReplyJob, Snapshot, Thread
+from livereview.core.sanitize import outgoing, quote
+from livereview.core.triggers import ack_marker, acked_for, asks_to_resolve, loop_guard, replied_to
 from livereview.hosts.base import (
     Forbidden,
     Host,
@@ -34,25 +39,20 @@ from livereview.hosts.base import (
     RateLimited,
     statement,
 )
-from livereview.lessons import repo_scope
 from livereview.logging import FailureLog
 from livereview.metrics import Metrics
-from livereview.model import Identity, JobState, Lesson, Policy, ReplyJob, Snapshot, Thread
 from livereview.reply import failure
-from livereview.reply.answer import StructuredAnswer
 from livereview.reply.claims import AnsweredElsewhere, ClaimedElsewhere, JobClaims
 from livereview.reply.code_reader import CodeReader
 from livereview.reply.compose import Composer, JobSkipped
 from livereview.reply.knowledge import Knowledge
 from livereview.reply.llm import Answerer
 from livereview.reply.slots import Slots
-from livereview.sanitize import outgoing, quote
 from livereview.settings import AnswerSettings, BotSettings, DaemonSettings, LessonsSettings
 from livereview.store import jobs, reply_claims, snapshots
 from livereview.store.db import Store
 from livereview.store.engine import StoreError
 from livereview.store.leases import LeaseLost, Leases
-from livereview.triggers import ack_marker, acked_for, asks_to_resolve, loop_guard, replied_to
 
 log = structlog.get_logger("livereview.worker")
 T = TypeVar("T")

@@ -17,7 +17,7 @@ from typing import Concatenate, ParamSpec, TypeVar
 
 from sqlmodel import Session
 
-from livereview.local_model import (
+from livereview.core.local_model import (
     DATABASE_NAME,
     STATE_DIR,
     AuthorKind,

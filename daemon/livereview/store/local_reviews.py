@@ -13,7 +13,7 @@ from datetime import datetime
 
 from sqlmodel import Session, col, select
 
-from livereview.local_model import (
+from livereview.core.local_model import (
     AuthorKind,
     Feedback,
     FileStat,

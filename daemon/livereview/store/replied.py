@@ -14,7 +14,7 @@ from datetime import datetime
 
 from sqlmodel import Session, col, select
 
-from livereview.model import JobState, MRKey
+from livereview.core.model import JobState, MRKey
 from livereview.store import reply_claims
 from livereview.store.tables import ReplyJobRow, ToolReply
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime
 
-from livereview.model import ActorKind, Identity, Message, Snapshot, Thread
+from livereview.core.model import ActorKind, Identity, Message, Snapshot, Thread
 from livereview.store import replied as replied_rows
 from livereview.tools import results
 from livereview.tools.errors import BadInput

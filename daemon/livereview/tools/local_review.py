@@ -15,10 +15,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from livereview import local_notes
-from livereview.hosts.local import LocalHost, merged
-from livereview.hosts.local_git import BadRange, Git, GitRange, NotARepository
-from livereview.local_model import (
+from livereview.core import local_notes
+from livereview.core.local_model import (
     STATE_DIR,
     AuthorKind,
     Feedback,
@@ -31,6 +29,8 @@ from livereview.local_model import (
     ReviewStatus,
     ThreadKind,
 )
+from livereview.hosts.local import LocalHost, merged
+from livereview.hosts.local_git import BadRange, Git, GitRange, NotARepository
 from livereview.store.db import Store
 from livereview.store.local_book import RepoBooks, ReviewBook
 from livereview.tools.errors import MAX_ID, BadInput

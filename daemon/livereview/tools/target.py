@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from urllib.parse import urlsplit
 
-from livereview.model import MRKey
+from livereview.core.model import MRKey
 from livereview.settings import HostSettings
 from livereview.tools.errors import BadInput
 

@@ -15,10 +15,10 @@ import httpx2
 import structlog
 from sqlmodel import Session
 
+from livereview.core.model import Identity, MRKey, Snapshot
 from livereview.hosts.base import Host, HostError, NotFound, Unsupported
 from livereview.hosts.connect import connect
 from livereview.metrics import Metrics
-from livereview.model import Identity, MRKey, Snapshot
 from livereview.settings import Settings
 from livereview.store.db import Store
 from livereview.store.engine import StoreError

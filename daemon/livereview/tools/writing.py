@@ -14,15 +14,15 @@ from __future__ import annotations
 import asyncio
 import hashlib
 
-from livereview.model import Anchor, Identity, Message, MRKey, Snapshot, Thread
+from livereview.core.model import Anchor, Identity, Message, MRKey, Snapshot, Thread
+from livereview.core.sanitize import outgoing
+from livereview.core.triggers import replied_to
 from livereview.reply.compose import postable
-from livereview.sanitize import outgoing
 from livereview.store import replied as replied_rows
 from livereview.store import reply_claims
 from livereview.tools import results
 from livereview.tools.errors import BadInput
 from livereview.tools.toolbox import Toolbox
-from livereview.triggers import replied_to
 
 MAX_BODY_CHARS = 60_000  # under GitHub's 65 536 with the marker
 MAX_LINE = 10_000_000  # past any file a host shows a diff of (and 64-bit ids)

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from livereview.sanitize import clean
+from livereview.core.sanitize import clean
 
 MODES = ("clarification", "disagreement", "help")
 SEVERITIES = ("correctness", "style", "none")

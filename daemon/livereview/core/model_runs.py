@@ -7,7 +7,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from livereview.model import MRKey
+from livereview.core.model import MRKey
 
 
 class ReviewTrigger(enum.StrEnum):

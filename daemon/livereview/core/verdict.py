@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from livereview.model import Verdict
-from livereview.review.findings import Severity
+from livereview.core.findings import Severity
+from livereview.core.model import Verdict
 
 
 @dataclass(frozen=True)

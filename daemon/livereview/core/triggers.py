@@ -16,8 +16,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from livereview.markdown import prose
-from livereview.model import (
+from livereview.core.markdown import prose
+from livereview.core.model import (
     Actor,
     Event,
     EventKind,
@@ -29,7 +29,7 @@ from livereview.model import (
     Snapshot,
     Thread,
 )
-from livereview.model_runs import ReviewRequest, ReviewTrigger
+from livereview.core.model_runs import ReviewRequest, ReviewTrigger
 
 PROSE_CHARS = 65_536  # of a comment searched for a mention (GitLab allows 1 MB notes)
 _MARKER = "<!-- livereview:reply-to={} -->"

@@ -16,7 +16,7 @@ from pathlib import PurePosixPath
 from unidiff.errors import UnidiffParseError
 from unidiff.patch import PatchSet
 
-from livereview.local_model import ThreadKind
+from livereview.core.local_model import ThreadKind
 
 HASH, SLASH, BLOCK, DASH, HTML = "#", "//", "/*", "--", "<!--"
 _CLOSE = {BLOCK: "*/", HTML: "-->"}

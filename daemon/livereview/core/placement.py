@@ -12,8 +12,8 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 
-from livereview.model import FileChange, InlineComment, Side
-from livereview.review.findings import Finding
+from livereview.core.findings import Finding
+from livereview.core.model import FileChange, InlineComment, Side
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 

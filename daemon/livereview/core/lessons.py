@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from livereview.model import Identity, Lesson, Snapshot
+from livereview.core.model import Identity, Lesson, Snapshot
 
 STATUSES = ("proposed", "active", "rejected", "archived")
 

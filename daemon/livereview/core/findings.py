@@ -19,8 +19,8 @@ import re
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 
-from livereview.model import Side
-from livereview.sanitize import clean
+from livereview.core.model import Side
+from livereview.core.sanitize import clean
 
 MAX_FINDINGS = 50  # per answer: a model that lists 10 000 "findings" is not reviewing
 MAX_BODY_CHARS = 4000

@@ -17,7 +17,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 
-from livereview.markdown import code_lines
+from livereview.core.markdown import code_lines
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
