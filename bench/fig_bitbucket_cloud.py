@@ -28,8 +28,8 @@ from common import HUMANS, Row, percentile
 
 from livereview.app import App
 from livereview.core.triggers import acked_for
-from livereview.hosts.bitbucket_cloud import BitbucketCloud
-from livereview.hosts.bitbucket_cloud_budget import Budget
+from livereview.hosts.bitbucket_cloud.adapter import BitbucketCloud
+from livereview.hosts.bitbucket_cloud.budget import Budget
 from livereview.reply.context import Prompt
 from livereview.reply.llm import Answer
 from livereview.sandbox.bitbucket_cloud.server import FakeBitbucketCloudServer

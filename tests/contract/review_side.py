@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from livereview.hosts.bitbucket_cloud_budget import Budget
+from livereview.hosts.bitbucket_cloud.budget import Budget
 from livereview.sandbox.github import reviews as github_reviews
 from tests.contract.drivers import REPO, Driver
 

@@ -14,7 +14,7 @@ import pytest
 
 from livereview.cli import main
 from livereview.core.triggers import acked_for, replied_to
-from livereview.hosts.bitbucket_server_payloads import incoming
+from livereview.hosts.bitbucket_server.payloads import incoming
 from livereview.sandbox.bitbucket_server.http import FakeBitbucketDCServer
 from livereview.sandbox.bitbucket_server.state import FakeBitbucketDC
 from livereview.sandbox.llm_server import FakeLLMServer

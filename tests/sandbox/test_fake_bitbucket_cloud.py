@@ -20,7 +20,7 @@ import pytest
 from atlassian.bitbucket import Cloud
 
 from livereview.core.model import MRKey
-from livereview.hosts.bitbucket_cloud import BitbucketCloud
+from livereview.hosts.bitbucket_cloud.adapter import BitbucketCloud
 from livereview.hosts.connect import connect
 from livereview.metrics import Metrics
 from livereview.sandbox.bitbucket_cloud.server import FakeBitbucketCloudServer

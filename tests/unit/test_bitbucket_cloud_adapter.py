@@ -19,8 +19,8 @@ from structlog.testing import capture_logs
 
 from livereview.core.model import MRKey
 from livereview.hosts.base import BadResponse, Forbidden
-from livereview.hosts.bitbucket_cloud import BitbucketCloud
-from livereview.hosts.bitbucket_cloud_budget import Budget
+from livereview.hosts.bitbucket_cloud.adapter import BitbucketCloud
+from livereview.hosts.bitbucket_cloud.budget import Budget
 from livereview.hosts.http import HttpClient, RetryPolicy
 from livereview.metrics import Metrics
 

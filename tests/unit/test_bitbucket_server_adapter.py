@@ -11,7 +11,7 @@ import pytest
 
 from livereview.core.model import MRKey
 from livereview.hosts.base import AuthFailed, Forbidden, NotFound
-from livereview.hosts.bitbucket_server import PAGE, BitbucketServer
+from livereview.hosts.bitbucket_server.adapter import PAGE, BitbucketServer
 from livereview.hosts.connect import connect
 from livereview.hosts.http import HttpClient
 from livereview.metrics import Metrics

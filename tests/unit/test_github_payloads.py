@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from livereview.core.model import MRKey
-from livereview.hosts.github_payloads import (
+from livereview.hosts.github.payloads import (
     actor,
     issue_message,
     merge_request,

@@ -11,7 +11,7 @@ import pytest
 from structlog.testing import capture_logs
 
 from livereview.hosts.base import BadResponse, Forbidden
-from livereview.hosts.gitlab import REPROBE_SECONDS, GitLab
+from livereview.hosts.gitlab.adapter import REPROBE_SECONDS, GitLab
 from livereview.hosts.http import HttpClient, RetryPolicy
 from livereview.metrics import Metrics
 from livereview.sandbox.gitlab.server import FakeGitLabServer

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from livereview.core.local_model import ThreadKind
 from livereview.core.local_notes import extract, note_in, reanchor
-from livereview.hosts.local_git import Git
+from livereview.hosts.local.git import Git
 from tests.local_repo import review_repo
 
 MARKERS = {"💡": ThreadKind.EXPLANATION, "❓": ThreadKind.QUESTION, "TODO": ThreadKind.TODO,

@@ -32,7 +32,7 @@ from livereview.core.model import (
     Thread,
     Verdict,
 )
-from livereview.hosts.bitbucket_cloud import BitbucketCloud
+from livereview.hosts.bitbucket_cloud.adapter import BitbucketCloud
 from livereview.sandbox.bitbucket_cloud.server import FakeBitbucketCloudServer
 from livereview.sandbox.bitbucket_cloud.state import FakeBitbucketCloud
 from tests.unit.fuzz_payloads import (

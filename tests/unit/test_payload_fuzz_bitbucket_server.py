@@ -32,7 +32,7 @@ from livereview.core.model import (
     Thread,
     Verdict,
 )
-from livereview.hosts.bitbucket_server import BitbucketServer
+from livereview.hosts.bitbucket_server.adapter import BitbucketServer
 from livereview.sandbox.bitbucket_server.http import FakeBitbucketDCServer
 from livereview.sandbox.bitbucket_server.state import FakeBitbucketDC
 from tests.unit.fuzz_payloads import (

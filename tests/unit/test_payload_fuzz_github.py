@@ -33,8 +33,8 @@ from livereview.core.model import (
     Thread,
     Verdict,
 )
-from livereview.hosts.github import GitHub
-from livereview.hosts.github_graphql import ADD_REACTION, REVIEW_THREADS, SET_RESOLVED
+from livereview.hosts.github.adapter import GitHub
+from livereview.hosts.github.graphql import ADD_REACTION, REVIEW_THREADS, SET_RESOLVED
 from livereview.sandbox.github.graphql import execute
 from livereview.sandbox.github.server import FakeGitHubServer
 from livereview.sandbox.github.state import FakeGitHub

@@ -24,7 +24,7 @@ from livereview.core.model import (
     Thread,
     Verdict,
 )
-from livereview.hosts.gitlab import GitLab
+from livereview.hosts.gitlab.adapter import GitLab
 from livereview.sandbox.gitlab.state import FakeGitLab
 from tests.fixtures.recorded import gitlab as recorded
 from tests.unit.fuzz_payloads import (

@@ -9,13 +9,13 @@ import httpx2
 
 from livereview import __version__
 from livereview.hosts.base import Host
-from livereview.hosts.bitbucket_cloud import BitbucketCloud
-from livereview.hosts.bitbucket_server import BitbucketServer
-from livereview.hosts.github import GitHub
-from livereview.hosts.github_graphql import graphql_url
-from livereview.hosts.gitlab import GitLab
+from livereview.hosts.bitbucket_cloud.adapter import BitbucketCloud
+from livereview.hosts.bitbucket_server.adapter import BitbucketServer
+from livereview.hosts.github.adapter import GitHub
+from livereview.hosts.github.graphql import graphql_url
+from livereview.hosts.gitlab.adapter import GitLab
 from livereview.hosts.http import HttpClient
-from livereview.hosts.local import LocalBooks, LocalHost
+from livereview.hosts.local.adapter import LocalBooks, LocalHost
 from livereview.metrics import Metrics
 from livereview.settings import HostSettings
 

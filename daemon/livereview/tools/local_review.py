@@ -29,8 +29,8 @@ from livereview.core.local_model import (
     ReviewStatus,
     ThreadKind,
 )
-from livereview.hosts.local import LocalHost, merged
-from livereview.hosts.local_git import BadRange, Git, GitRange, NotARepository
+from livereview.hosts.local.adapter import LocalHost, merged
+from livereview.hosts.local.git import BadRange, Git, GitRange, NotARepository
 from livereview.store.db import Store
 from livereview.store.local_book import RepoBooks, ReviewBook
 from livereview.tools.errors import MAX_ID, BadInput

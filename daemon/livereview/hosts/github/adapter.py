@@ -1,6 +1,6 @@
 """GitHub.com and GitHub Enterprise Server (REST, API version 2022-11-28) ⇄ the review model.
 
-Only this module, github_payloads.py and github_graphql.py know GitHub's JSON. A pull
+Only this module, payloads.py and graphql.py know GitHub's JSON. A pull
 request's conversation maps to threads like this (ids are GitHub's own URL fragments):
 
 - an issue comment (the "Conversation" tab) is a lone general thread `issuecomment-<id>`;
@@ -43,8 +43,8 @@ from livereview.hosts.base import (
     NotFound,
     OverHttp,
 )
-from livereview.hosts.github_graphql import REACTION_ENUM, GraphQL, ThreadState
-from livereview.hosts.github_payloads import (
+from livereview.hosts.github.graphql import REACTION_ENUM, GraphQL, ThreadState
+from livereview.hosts.github.payloads import (
     ISSUE,
     REVIEW,
     REVIEW_BODY,
@@ -61,7 +61,7 @@ from livereview.hosts.github_payloads import (
     to_commit,
     unified_diff,
 )
-from livereview.hosts.github_review import GitHubReview
+from livereview.hosts.github.review import GitHubReview
 from livereview.hosts.http import HttpClient
 from livereview.hosts.payload import JsonObject, json_objects
 from livereview.hosts.revalidate import keeping

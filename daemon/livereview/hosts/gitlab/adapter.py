@@ -1,6 +1,6 @@
 """Self-managed GitLab (REST v4) ⇄ the review model.
 
-Only this module and gitlab_payloads.py know GitLab's field names; the JSON is read there.
+Only this module and payloads.py know GitLab's field names; the JSON is read there.
 Docs: https://docs.gitlab.com/api/merge_requests/, https://docs.gitlab.com/api/discussions/,
 https://docs.gitlab.com/api/emoji_reactions/.
 """
@@ -25,7 +25,6 @@ from livereview.core.model import (
     Snapshot,
     Thread,
 )
-from livereview.hosts import gitlab_payloads as payloads
 from livereview.hosts.base import (
     Capabilities,
     Conflict,
@@ -34,7 +33,8 @@ from livereview.hosts.base import (
     NotFound,
     OverHttp,
 )
-from livereview.hosts.gitlab_review import GitLabReview
+from livereview.hosts.gitlab import payloads as payloads
+from livereview.hosts.gitlab.review import GitLabReview
 from livereview.hosts.http import HttpClient
 
 log = structlog.get_logger("livereview.gitlab")

@@ -1,6 +1,6 @@
 """Bitbucket Data Center / Server (REST 1.0) ⇄ the review model.
 
-Only this module and bitbucket_server_payloads.py know Bitbucket's JSON. The configured
+Only this module and payloads.py know Bitbucket's JSON. The configured
 `url` is the server's base (https://HOST or https://HOST/CONTEXT); requests go to
 `/rest/api/1.0/…`, and reactions to the comment-likes plugin's `/rest/comment-likes/latest/…`.
 A repo is `PROJECT_KEY/repo-slug`. Lists are pages of `values` with `isLastPage` and
@@ -25,7 +25,6 @@ import httpx2
 import structlog
 
 from livereview.core.model import Anchor, ChangedMR, Identity, Message, MRKey, Snapshot, Thread
-from livereview.hosts import bitbucket_server_payloads as payloads
 from livereview.hosts.base import (
     AuthFailed,
     BadResponse,
@@ -34,7 +33,8 @@ from livereview.hosts.base import (
     NotFound,
     OverHttp,
 )
-from livereview.hosts.bitbucket_server_review import BitbucketServerReview
+from livereview.hosts.bitbucket_server import payloads as payloads
+from livereview.hosts.bitbucket_server.review import BitbucketServerReview
 from livereview.hosts.http import HttpClient
 from livereview.hosts.payload import JsonObject, json_object
 

@@ -29,7 +29,7 @@ from livereview.core.model import (
 )
 from livereview.hosts.base import Conflict
 from livereview.hosts.diffs import too_large
-from livereview.hosts.github_payloads import (
+from livereview.hosts.github.payloads import (
     REVIEW_BODY,
     actor,
     merge_request,

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 
 from livereview.core.model import Actor, Anchor, Commit, MergeRequest, Message, MRKey, Thread
 from livereview.hosts.base import NotFound
-from livereview.hosts.github_graphql import ThreadState
+from livereview.hosts.github.graphql import ThreadState
 from livereview.hosts.payload import JsonObject
 
 ISSUE, REVIEW, REVIEW_BODY = "issuecomment-", "discussion_r", "pullrequestreview-"

@@ -25,7 +25,7 @@ from livereview.core.model import (
     Snapshot,
     Thread,
 )
-from livereview.hosts.local_git import GitRange
+from livereview.hosts.local.git import GitRange
 
 BOT = Actor(id="livereview", username="livereview", name="livereview")
 _STATUS = {"added": FileStatus.ADDED, "deleted": FileStatus.REMOVED,

@@ -1,6 +1,6 @@
 """The local host: merge requests that are local reviews of a git range (issue 17).
 
-There is no server: the repository is read with git (hosts/local_git.py) and the
+There is no server: the repository is read with git (git.py) and the
 conversation lives in the store, reached through the `LocalBook` it is given (the store
 layer's `ReviewBook`; hosts do not import the store). An MR key is (host name, the
 repository's top-level directory, the review id). What the daemon does with any host —
@@ -46,8 +46,8 @@ from livereview.core.model import (
     Verdict,
 )
 from livereview.hosts.base import Capabilities, NotFound, Unsupported
-from livereview.hosts.local_git import Git, GitError
-from livereview.hosts.local_view import (
+from livereview.hosts.local.git import Git, GitError
+from livereview.hosts.local.view import (
     BOT,
     STATE,
     actor,

@@ -34,9 +34,9 @@ from livereview.core.model import (
     Snapshot,
     Verdict,
 )
-from livereview.hosts import bitbucket_cloud_payloads as payloads
 from livereview.hosts.base import Conflict, NotFound
-from livereview.hosts.bitbucket_cloud_budget import Use
+from livereview.hosts.bitbucket_cloud import payloads as payloads
+from livereview.hosts.bitbucket_cloud.budget import Use
 from livereview.hosts.diffs import (
     anchor_of,
     hunks,

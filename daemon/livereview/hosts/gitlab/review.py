@@ -39,9 +39,9 @@ from livereview.core.model import (
     Side,
     Verdict,
 )
-from livereview.hosts import gitlab_payloads as payloads
 from livereview.hosts.base import AuthFailed, Forbidden, NotFound
 from livereview.hosts.diffs import count_lines, looks_binary, too_large
+from livereview.hosts.gitlab import payloads as payloads
 from livereview.hosts.payload import JsonObject, json_objects
 
 if TYPE_CHECKING:

@@ -32,8 +32,8 @@ from livereview.core.model import (
     Snapshot,
     Verdict,
 )
-from livereview.hosts import bitbucket_server_payloads as payloads
 from livereview.hosts.base import AuthFailed, HostError, Transient
+from livereview.hosts.bitbucket_server import payloads as payloads
 from livereview.hosts.diffs import anchor_of, own_general_comments, too_large
 from livereview.hosts.payload import JsonObject
 

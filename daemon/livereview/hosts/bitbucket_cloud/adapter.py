@@ -1,9 +1,9 @@
 """Bitbucket Cloud (REST 2.0, https://api.bitbucket.org/2.0) ⇄ the review model.
 
-Only this module and bitbucket_cloud_payloads.py know Bitbucket Cloud's JSON. Lists come
+Only this module and payloads.py know Bitbucket Cloud's JSON. Lists come
 as pages `{"values": […], "next": URL}`; the next request keeps our path and takes only the
 query of `next`, so a host's answer never sends the credential anywhere else. Every request
-is paid from the hourly quota (bitbucket_cloud_budget.py). There is no reactions API: the
+is paid from the hourly quota (budget.py). There is no reactions API: the
 worker acknowledges with a short reply (Capabilities.reactions = False).
 
 Docs: https://developer.atlassian.com/cloud/bitbucket/rest/api-group-pullrequests/,
@@ -25,7 +25,6 @@ import httpx2
 import structlog
 
 from livereview.core.model import Anchor, ChangedMR, Identity, Message, MRKey, Snapshot, Thread
-from livereview.hosts import bitbucket_cloud_payloads as payloads
 from livereview.hosts.base import (
     AccessNote,
     BadResponse,
@@ -35,9 +34,10 @@ from livereview.hosts.base import (
     NotFound,
     OverHttp,
 )
-from livereview.hosts.bitbucket_cloud_access import Credential, notes, quota
-from livereview.hosts.bitbucket_cloud_budget import Budget, Use
-from livereview.hosts.bitbucket_cloud_review import BitbucketCloudReview
+from livereview.hosts.bitbucket_cloud import payloads as payloads
+from livereview.hosts.bitbucket_cloud.access import Credential, notes, quota
+from livereview.hosts.bitbucket_cloud.budget import Budget, Use
+from livereview.hosts.bitbucket_cloud.review import BitbucketCloudReview
 from livereview.hosts.http import HttpClient
 from livereview.hosts.payload import JsonObject, json_object
 from livereview.hosts.revalidate import Keep, Revalidate, keeping, revalidated

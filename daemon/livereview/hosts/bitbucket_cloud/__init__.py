@@ -1,0 +1,1 @@
+"""Bitbucket Cloud (REST 2.0): adapter, payloads, reviews, access notes, quota (DESIGN §3)."""

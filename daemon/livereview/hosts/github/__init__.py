@@ -1,0 +1,1 @@
+"""GitHub (REST v3, GraphQL for review threads): the adapter, payloads, reviews (DESIGN §3)."""
