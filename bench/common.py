@@ -15,11 +15,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from livereview import logging as logs
+from livereview import log_setup as logs
 from livereview.app import App
+from livereview.core.prompt import Prompt
 from livereview.core.triggers import reply_marker
-from livereview.reply.context import Prompt
-from livereview.reply.llm import Answer
+from livereview.jobs.llm import Answer
 from livereview.sandbox.gitlab.state import FakeGitLab
 from livereview.settings import Settings, parse
 from livereview.sync.poller import CycleReport

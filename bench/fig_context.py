@@ -33,11 +33,11 @@ from livereview.core.model import (
     Snapshot,
     Thread,
 )
+from livereview.core.prompt import Prompt
 from livereview.core.triggers import reply_marker
-from livereview.reply.context import Prompt
-from livereview.reply.elsewhere import gather
-from livereview.reply.llm import Answer
-from livereview.reply.surroundings import Surroundings
+from livereview.jobs.llm import Answer
+from livereview.reply.code_context import Surroundings
+from livereview.reply.other_threads import gather
 from livereview.sandbox.gitlab.server import FakeGitLabServer
 
 PATH = "bench/context"

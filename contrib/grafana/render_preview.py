@@ -46,7 +46,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-from livereview import logging as logs
+from livereview import log_setup as logs
 from livereview.app import App
 from livereview.core.triggers import replied_to
 from livereview.sandbox.gitlab.model import diff_lines, unified_diff

@@ -17,9 +17,9 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from livereview.core.model import Identity, JobState, Policy
 from livereview.hosts.base import Host, HostError
 from livereview.hosts.connect import connect
+from livereview.jobs.knowledge import Knowledge
+from livereview.jobs.llm import Answerer, OpenAIAnswerer
 from livereview.metrics import Metrics
-from livereview.reply.knowledge import Knowledge
-from livereview.reply.llm import Answerer, OpenAIAnswerer
 from livereview.reply.worker import Worker
 from livereview.review.notify import notifiers
 from livereview.review.runner import ReviewRunner
@@ -28,7 +28,7 @@ from livereview.store import jobs, state
 from livereview.store.db import Store
 from livereview.store.engine import StoreError, StoreFatal
 from livereview.store.leases import Leases, holder_name
-from livereview.store.local_book import RepoBooks
+from livereview.store.review_export import RepoBooks
 from livereview.sync.poller import CycleReport, HostPoller
 from livereview.systemd import Notifier
 

@@ -24,14 +24,14 @@ from livereview.hosts.base import (
     TLSFailed,
 )
 from livereview.hosts.connect import connect
+from livereview.jobs.llm import probe
 from livereview.metrics import Metrics
 from livereview.reachability import diagnose
-from livereview.reply.llm import probe
 from livereview.settings import AISettings, DaemonSettings, HostSettings, Settings
 from livereview.store import jobs
 from livereview.store.db import Store
 from livereview.store.engine import StoreError, sqlite_file
-from livereview.store.local_book import RepoBooks
+from livereview.store.review_export import RepoBooks
 
 IDENTITY_TIMEOUT_SECONDS = 15.0  # a host that accepts connections but never answers
 

@@ -30,7 +30,7 @@ from livereview import (
     lesson_commands,
     mcp_server,
 )
-from livereview import logging as logs
+from livereview import log_setup as logs
 from livereview.app import App
 from livereview.check import check, render
 from livereview.cli_types import seconds

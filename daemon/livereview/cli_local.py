@@ -20,7 +20,7 @@ from typing import NoReturn
 
 import structlog
 
-from livereview import logging as logs
+from livereview import log_setup as logs
 from livereview.cli_types import row_id, seconds
 from livereview.core.local_model import (
     Feedback,

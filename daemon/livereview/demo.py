@@ -24,7 +24,7 @@ from typing import Any, TextIO
 
 from livereview.app import App
 from livereview.core.triggers import replied_to
-from livereview.reply.llm import probe
+from livereview.jobs.llm import probe
 from livereview.sandbox.gitlab.server import FakeGitLabServer
 from livereview.sandbox.gitlab.state import FakeGitLab
 from livereview.sandbox.llm_server import FakeLLMServer

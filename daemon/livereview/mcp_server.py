@@ -5,7 +5,7 @@ result; a failure is a tool error carrying the same one-line message the CLI pri
 server uses the daemon's configuration, store and hosts, and runs beside `livereview run`
 (SQLite in WAL mode, short transactions behind the busy timeout).
 
-stdout is the protocol: every log line goes to stderr (livereview.logging writes there).
+stdout is the protocol: every log line goes to stderr (livereview.log_setup writes there).
 """
 
 from __future__ import annotations

@@ -18,11 +18,11 @@ from freezegun import freeze_time
 from sqlmodel import Session
 
 from livereview.app import App
+from livereview.core.prompt import Prompt
 from livereview.core.triggers import replied_to
 from livereview.hosts.base import Host
+from livereview.jobs.llm import Answer
 from livereview.metrics import Metrics
-from livereview.reply.context import Prompt
-from livereview.reply.llm import Answer
 from livereview.settings import load
 from livereview.store.db import Store
 from tests.databases import execute, query

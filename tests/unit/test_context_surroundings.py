@@ -10,14 +10,15 @@ from datetime import timedelta
 import pytest
 
 from livereview.core.model import Anchor, Lesson, Message, Thread
+from livereview.core.postable import postable
+from livereview.core.prompt import Reference
 from livereview.reply.budget import Section, fit
+from livereview.reply.code_context import Excerpt, Surroundings
 from livereview.reply.code_refs import Place, definition, named_in, region
-from livereview.reply.compose import postable
-from livereview.reply.context import Reference, build
-from livereview.reply.elsewhere import MAX_THREADS, gather, link
+from livereview.reply.context import build
 from livereview.reply.interdiff import interdiff
+from livereview.reply.other_threads import MAX_THREADS, gather, link
 from livereview.reply.policy import AnswerPolicy
-from livereview.reply.surroundings import Excerpt, Surroundings
 from tests.factories import ALICE, BOB, BOT, IDENTITY, T0, mr, msg, snapshot, thread
 
 ANCHOR = Anchor("src/cache.py", "src/cache.py", 9, None, "b0", "s0", "c2")

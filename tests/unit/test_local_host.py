@@ -19,7 +19,7 @@ from livereview.core.model import (
 )
 from livereview.hosts.base import NotFound, Unsupported
 from livereview.hosts.local.adapter import LocalHost
-from livereview.store.local_book import RepoBooks
+from livereview.store.review_export import RepoBooks
 from livereview.tools import local_review as ops
 from tests.local_repo import review_repo
 

@@ -175,8 +175,8 @@ def test_a_reply_cut_to_any_length_or_a_quote_pings_and_hides_nothing(text: str,
                                                                       cut: int) -> None:
     """What the worker posts: the answer cut to `max_reply_chars` and closed, then the
     marker (the only comment, the last line); or a quoted question."""
+    from livereview.core.postable import postable
     from livereview.core.sanitize import quote
-    from livereview.reply.compose import postable
     posted = postable(text, "7", cut)
     assert posted.endswith("\n\n<!-- livereview:reply-to=7 -->")
     assert live_mentions(posted) == {}

@@ -7,8 +7,8 @@ import asyncio
 import structlog
 from structlog.testing import capture_logs
 
-from livereview.logging import FailureLog
-from livereview.reply.slots import Slots
+from livereview.jobs.job_slots import Slots
+from livereview.log_setup import FailureLog
 
 
 def slots() -> Slots:

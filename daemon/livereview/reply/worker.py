@@ -39,15 +39,15 @@ from livereview.hosts.base import (
     RateLimited,
     statement,
 )
-from livereview.logging import FailureLog
+from livereview.jobs import failure
+from livereview.jobs.claims import AnsweredElsewhere, ClaimedElsewhere, JobClaims
+from livereview.jobs.job_slots import Slots
+from livereview.jobs.knowledge import Knowledge
+from livereview.jobs.llm import Answerer
+from livereview.log_setup import FailureLog
 from livereview.metrics import Metrics
-from livereview.reply import failure
-from livereview.reply.claims import AnsweredElsewhere, ClaimedElsewhere, JobClaims
 from livereview.reply.code_reader import CodeReader
 from livereview.reply.compose import Composer, JobSkipped
-from livereview.reply.knowledge import Knowledge
-from livereview.reply.llm import Answerer
-from livereview.reply.slots import Slots
 from livereview.settings import AnswerSettings, BotSettings, DaemonSettings, LessonsSettings
 from livereview.store import jobs, reply_claims, snapshots
 from livereview.store.db import Store

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from importlib import resources
 
 from livereview.core.model import FileChange, Lesson, MergeRequest
+from livereview.core.prompt import Prompt, Reference
 from livereview.core.sanitize import clean, fence_id, fenced, one_line
-from livereview.reply.context import Prompt, Reference
 
 DESCRIPTION_CHARS = 4000
 REFERENCE_CHARS = 3000  # of each knowledge file the repo configured

@@ -27,10 +27,10 @@ from livereview.core import placement
 from livereview.core.findings import parse_findings
 from livereview.core.model import FileChange, FileDiff, Lesson, MergeRequest
 from livereview.core.model_runs import ReviewRun
+from livereview.core.prompt import Reference
 from livereview.core.sanitize import one_line
 from livereview.hosts.base import Host
-from livereview.reply.context import Reference
-from livereview.reply.llm import Answerer, LLMError
+from livereview.jobs.llm import Answerer, LLMError
 from livereview.review import prompt
 from livereview.review.followup import UNSURE
 from livereview.review.followup import of as fingerprint_of

@@ -30,12 +30,12 @@ from livereview.core.sanitize import outgoing
 from livereview.core.triggers import ack_marker, acked_for, is_draft
 from livereview.core.verdict import VerdictPolicy, decide
 from livereview.hosts.base import Host, HostError, RateLimited, Unsupported
-from livereview.logging import FailureLog
+from livereview.jobs import failure
+from livereview.jobs.job_slots import Slots
+from livereview.jobs.knowledge import Knowledge
+from livereview.jobs.llm import Answerer
+from livereview.log_setup import FailureLog
 from livereview.metrics import Metrics
-from livereview.reply import failure
-from livereview.reply.knowledge import Knowledge
-from livereview.reply.llm import Answerer
-from livereview.reply.slots import Slots
 from livereview.review import followup, render
 from livereview.review.notify import Notifier, NotifyFailed
 from livereview.review.posting import Poster, as_finding, notes

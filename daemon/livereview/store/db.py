@@ -23,7 +23,7 @@ from sqlalchemy import Engine
 from sqlalchemy.exc import DBAPIError
 from sqlmodel import Session
 
-from livereview.logging import FailureLog
+from livereview.log_setup import FailureLog
 from livereview.settings import DaemonSettings
 from livereview.store import engine as engines
 from livereview.store.engine import StoreError, StoreFatal, StoreGone

@@ -27,7 +27,7 @@ from livereview.core.model import Event, Identity, MRKey, Policy, ReplyRequest, 
 from livereview.core.model_runs import ReviewRequest
 from livereview.core.triggers import reply_requests, review_requests
 from livereview.hosts.base import AuthFailed, Forbidden, Host, HostError, NotFound
-from livereview.logging import FailureLog
+from livereview.log_setup import FailureLog
 from livereview.metrics import Metrics
 from livereview.settings import DaemonSettings
 from livereview.store import jobs, reviews, snapshots, state, sync_failures

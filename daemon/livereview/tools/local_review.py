@@ -32,7 +32,7 @@ from livereview.core.local_model import (
 from livereview.hosts.local.adapter import LocalHost, merged
 from livereview.hosts.local.git import BadRange, Git, GitRange, NotARepository
 from livereview.store.db import Store
-from livereview.store.local_book import RepoBooks, ReviewBook
+from livereview.store.review_export import RepoBooks, ReviewBook
 from livereview.tools.errors import MAX_ID, BadInput
 
 PEOPLE = frozenset({AuthorKind.HUMAN})  # whose words `wait` hands out

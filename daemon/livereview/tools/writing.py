@@ -15,9 +15,9 @@ import asyncio
 import hashlib
 
 from livereview.core.model import Anchor, Identity, Message, MRKey, Snapshot, Thread
+from livereview.core.postable import postable
 from livereview.core.sanitize import outgoing
 from livereview.core.triggers import replied_to
-from livereview.reply.compose import postable
 from livereview.store import replied as replied_rows
 from livereview.store import reply_claims
 from livereview.tools import results

@@ -18,10 +18,10 @@ from openai.types.chat import (
     ChatCompletionUserMessageParam,
 )
 
+from livereview.core.prompt import Prompt
 from livereview.hosts.http import ssl_context
 from livereview.metrics import Metrics
 from livereview.reachability import PROBE_TIMEOUT_SECONDS, cause
-from livereview.reply.context import Prompt
 from livereview.settings import AISettings
 
 

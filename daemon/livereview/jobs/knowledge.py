@@ -17,8 +17,8 @@ from typing import Any
 
 from livereview.core.lessons import scopes_for
 from livereview.core.model import MRKey
+from livereview.core.prompt import Reference
 from livereview.hosts.base import Host, NotFound
-from livereview.reply.context import Reference
 
 CACHE_SECONDS = 600.0
 MAX_FILES_PER_GLOB = 10

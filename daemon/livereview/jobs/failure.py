@@ -15,8 +15,8 @@ from collections.abc import Sequence
 import structlog
 
 from livereview.hosts.base import AuthFailed, Forbidden, HostError, RateLimited
-from livereview.logging import Redactor
-from livereview.reply.llm import LLMError
+from livereview.jobs.llm import LLMError
+from livereview.log_setup import Redactor
 
 Causes = Sequence[tuple[type[BaseException], str]]
 # First match wins: a subclass before its base (RateLimited is a HostError).

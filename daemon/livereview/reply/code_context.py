@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 
 from livereview.core.sanitize import fenced
 from livereview.reply.budget import Section
-from livereview.reply.elsewhere import Elsewhere
 from livereview.reply.interdiff import Interdiff
+from livereview.reply.other_threads import Elsewhere
 
 # Lower is kept first (0, the thread and the MR summary, is always kept).
 PRIORITY = {"the diff hunk": 1, "the diffstat": 1, "the changes since the thread started": 2,

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from livereview.logging import FailureLog
+from livereview.log_setup import FailureLog
 from livereview.store.engine import StoreError
 
 
