@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from livereview import log_setup as logs
-from livereview.app import App
+from livereview.app.daemon import App
 from livereview.core.prompt import Prompt
 from livereview.core.triggers import reply_marker
 from livereview.jobs.llm import Answer

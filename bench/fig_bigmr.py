@@ -18,7 +18,7 @@ from pathlib import Path
 
 from common import LATENCY, BenchGitLab, NoLLM, Row, poll_cycle, repo_path, settings
 
-from livereview.app import App
+from livereview.app.daemon import App
 from livereview.sandbox.gitlab.server import FakeGitLabServer
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from common import HUMANS, Row, percentile
 
-from livereview.app import App
+from livereview.app.daemon import App
 from livereview.core.prompt import Prompt
 from livereview.core.triggers import acked_for
 from livereview.hosts.bitbucket_cloud.adapter import BitbucketCloud

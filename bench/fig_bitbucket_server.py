@@ -26,7 +26,7 @@ from typing import Any
 
 from common import LATENCY, Clock, NoLLM, Row, percentile, poll_cycle
 
-from livereview.app import App
+from livereview.app.daemon import App
 from livereview.core.triggers import acked_for, replied_to
 from livereview.hosts.bitbucket_server.payloads import incoming
 from livereview.sandbox.bitbucket_server.http import FakeBitbucketDCServer

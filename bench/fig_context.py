@@ -20,7 +20,7 @@ from pathlib import Path
 import structlog
 from common import LATENCY, BenchGitLab, Row, settings, timed
 
-from livereview.app import App
+from livereview.app.daemon import App
 from livereview.core.model import (
     Actor,
     Identity,

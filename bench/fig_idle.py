@@ -37,7 +37,7 @@ from common import (
     settings,
 )
 
-from livereview.app import App
+from livereview.app.daemon import App
 from livereview.sandbox.gitlab.server import FakeGitLabServer
 
 HOT_INTERVAL = 3.0  # the default hot_poll_interval_seconds

@@ -41,7 +41,7 @@ from common import (
     settings,
 )
 
-from livereview.app import App
+from livereview.app.daemon import App
 from livereview.core.triggers import replied_to
 from livereview.sandbox.gitlab.server import FakeGitLabServer
 from livereview.sandbox.gitlab.state import FakeGitLab

@@ -49,7 +49,7 @@ from common import (
 from fig_memory import FrozenGitLab
 from sqlalchemy import create_engine, text
 
-from livereview.app import App, now
+from livereview.app.daemon import App, now
 from livereview.sandbox.gitlab.server import FakeGitLabServer
 from livereview.sandbox.llm_server import FakeLLMServer
 from livereview.settings import parse

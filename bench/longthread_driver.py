@@ -20,7 +20,7 @@ from pathlib import Path
 from common import NoLLM, poll_cycle, quiet, repo_path, settings
 from memory_driver import memory_kib
 
-from livereview.app import App
+from livereview.app.daemon import App
 from livereview.core.prompt import Prompt
 from livereview.jobs.llm import Answer
 

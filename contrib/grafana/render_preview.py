@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from livereview import log_setup as logs
-from livereview.app import App
+from livereview.app.daemon import App
 from livereview.core.triggers import replied_to
 from livereview.sandbox.gitlab.model import diff_lines, unified_diff
 from livereview.sandbox.gitlab.server import FakeGitLabServer

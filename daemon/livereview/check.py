@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from livereview.app.hosts import connect
 from livereview.core.model import JobState
 from livereview.hosts.base import (
     AuthFailed,
@@ -23,7 +24,6 @@ from livereview.hosts.base import (
     HostError,
     TLSFailed,
 )
-from livereview.hosts.connect import connect
 from livereview.jobs.llm import probe
 from livereview.metrics import Metrics
 from livereview.reachability import diagnose

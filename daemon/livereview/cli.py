@@ -31,7 +31,7 @@ from livereview import (
     mcp_server,
 )
 from livereview import log_setup as logs
-from livereview.app import App
+from livereview.app.daemon import App
 from livereview.check import check, render
 from livereview.cli_types import seconds
 from livereview.core.model import JobState

@@ -21,6 +21,7 @@ from typing import NoReturn
 import structlog
 
 from livereview import log_setup as logs
+from livereview.app.local_respond import Responder, responder
 from livereview.cli_types import row_id, seconds
 from livereview.core.local_model import (
     Feedback,
@@ -33,7 +34,6 @@ from livereview.core.local_model import (
 )
 from livereview.core.sanitize import clean, one_line
 from livereview.hosts.base import HostError
-from livereview.local_respond import Responder, responder
 from livereview.store.engine import StoreError
 from livereview.tools import local_review as ops
 from livereview.tools.errors import ToolError

@@ -16,6 +16,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import TextIO
 
+from livereview.app.wiring import open_toolbox
 from livereview.core.sanitize import clean
 from livereview.settings import Settings
 from livereview.tools import comments, diffs, results, writing
@@ -112,7 +113,7 @@ async def _diff(box: Toolbox, args: argparse.Namespace, out: TextIO) -> None:
 
 
 async def _main(settings: Settings, args: argparse.Namespace, out: TextIO) -> int:
-    box = Toolbox.open(settings)
+    box = open_toolbox(settings)
     try:
         if args.operation == "diff":
             await _diff(box, args, out)

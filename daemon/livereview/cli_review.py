@@ -14,7 +14,7 @@ import json
 import sys
 from typing import TextIO
 
-from livereview.app import App
+from livereview.app.daemon import App
 from livereview.conversation import UnknownMR, parse_url
 from livereview.core.model import MRKey
 from livereview.core.model_runs import ReviewRequest, ReviewState, ReviewTrigger

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from livereview.app import App
+from livereview.app.daemon import App
 from livereview.core.triggers import replied_to
 from livereview.jobs.llm import probe
 from livereview.sandbox.gitlab.server import FakeGitLabServer

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import tomli_w
 
+from livereview.app.wiring import open_store
 from livereview.cli_types import row_id
 from livereview.core.lessons import STATUSES
 from livereview.core.model import Lesson
@@ -64,7 +65,7 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
     daemon's, and reading ones never write."""
     daemon = settings.daemon
     if args.verb == "import":
-        store = Store.for_settings(daemon)
+        store = open_store(daemon)
     else:
         store = Store.open_existing(daemon.database_url, daemon.busy_timeout_seconds,
                                     read_only=args.verb in ("list", "show", "export"))

@@ -17,6 +17,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
+from livereview.app.local_respond import Answering, answering_for
 from livereview.core.local_model import (
     AuthorKind,
     LocalReview,
@@ -26,7 +27,6 @@ from livereview.core.local_model import (
     thread_dict,
 )
 from livereview.hosts.base import HostError
-from livereview.local_respond import Answering, answering_for
 from livereview.settings import Settings
 from livereview.store.engine import StoreError
 from livereview.tools import local_review as ops

@@ -19,6 +19,7 @@ import anyio
 from pydantic import Field
 
 from livereview import __version__, local_mcp
+from livereview.app.wiring import open_toolbox
 from livereview.local_mcp import LocalReviewTools
 from livereview.settings import Settings
 from livereview.tools import comments as comment_tools
@@ -167,7 +168,7 @@ def build(box: Toolbox) -> MCPServer:
 
 
 async def serve(settings: Settings) -> None:
-    box = Toolbox.open(settings)
+    box = open_toolbox(settings)
     try:
         await build(box).run_stdio_async()
     finally:

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from livereview.app.hosts import connect
 from livereview.core.model import Thread
 from livereview.hosts.base import Host
-from livereview.hosts.connect import connect
 from livereview.hosts.http import HttpClient
 from livereview.metrics import Metrics
 from livereview.sandbox.bitbucket_cloud.server import FakeBitbucketCloudServer

@@ -13,9 +13,9 @@ import re
 from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar, Protocol
 
+from livereview.app.hosts import connect
 from livereview.core.model import Thread
 from livereview.hosts.base import Host
-from livereview.hosts.connect import connect
 from livereview.hosts.http import HttpClient, RetryPolicy
 from livereview.metrics import Metrics
 from livereview.sandbox.github.server import FakeGitHubServer

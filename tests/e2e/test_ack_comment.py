@@ -12,7 +12,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from sqlmodel import Session
 
-from livereview.app import App
+from livereview.app.daemon import App
 from livereview.core.triggers import acked_for, replied_to
 from livereview.hosts.base import Host
 from livereview.metrics import Metrics

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import structlog
 
-from livereview.app import App
+from livereview.app.daemon import App
 from livereview.core.triggers import replied_to
 from livereview.metrics import Metrics
 from livereview.sandbox.llm_server import LLMFault

@@ -11,7 +11,7 @@ from typing import Concatenate, ParamSpec, TypeVar, cast
 import pytest
 from sqlmodel import Session
 
-from livereview.app import App
+from livereview.app.daemon import App
 from livereview.core.model import MRKey
 from livereview.core.triggers import replied_to
 from livereview.metrics import Metrics

@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from livereview.app import App
+from livereview.app.daemon import App
 from livereview.metrics import Metrics
 from livereview.settings import load
 from tests.e2e.conftest import Sandbox, write_config

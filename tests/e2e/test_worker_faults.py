@@ -17,7 +17,7 @@ import pytest
 from freezegun import freeze_time
 from sqlmodel import Session
 
-from livereview.app import App
+from livereview.app.daemon import App
 from livereview.core.prompt import Prompt
 from livereview.core.triggers import replied_to
 from livereview.hosts.base import Host

@@ -19,9 +19,9 @@ import httpx2
 import pytest
 from atlassian.bitbucket import Cloud
 
+from livereview.app.hosts import connect
 from livereview.core.model import MRKey
 from livereview.hosts.bitbucket_cloud.adapter import BitbucketCloud
-from livereview.hosts.connect import connect
 from livereview.metrics import Metrics
 from livereview.sandbox.bitbucket_cloud.server import FakeBitbucketCloudServer
 from livereview.sandbox.bitbucket_cloud.state import FakeBitbucketCloud

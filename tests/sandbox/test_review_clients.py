@@ -14,9 +14,9 @@ from atlassian import Bitbucket
 from atlassian.bitbucket import Cloud
 from github import Auth, Github, GithubException
 
+from livereview.app.hosts import connect
 from livereview.core.model import MRKey
 from livereview.hosts.base import PostsNotes
-from livereview.hosts.connect import connect
 from livereview.metrics import Metrics
 from livereview.sandbox.bitbucket_cloud.server import FakeBitbucketCloudServer
 from livereview.sandbox.bitbucket_cloud.state import FakeBitbucketCloud

@@ -9,10 +9,10 @@ from datetime import timedelta
 
 import pytest
 
+from livereview.app.hosts import connect
 from livereview.core.model import MRKey
 from livereview.hosts.base import AuthFailed, Forbidden, NotFound
 from livereview.hosts.bitbucket_server.adapter import PAGE, BitbucketServer
-from livereview.hosts.connect import connect
 from livereview.hosts.http import HttpClient
 from livereview.metrics import Metrics
 from livereview.sandbox.bitbucket_server.http import FakeBitbucketDCServer

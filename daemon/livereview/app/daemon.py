@@ -14,9 +14,10 @@ from datetime import datetime
 import structlog
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
+from livereview.app.hosts import connect
+from livereview.app.wiring import open_store
 from livereview.core.model import Identity, JobState, Policy
 from livereview.hosts.base import Host, HostError
-from livereview.hosts.connect import connect
 from livereview.jobs.knowledge import Knowledge
 from livereview.jobs.llm import Answerer, OpenAIAnswerer
 from livereview.metrics import Metrics
@@ -76,7 +77,7 @@ class App:
                metrics: Metrics | None = None) -> App:
         metrics = metrics or Metrics(replica=settings.daemon.replica)
         metrics.prepare({h.type for h in settings.hosts}, {h.name for h in settings.hosts})
-        store = Store.for_settings(settings.daemon)
+        store = open_store(settings.daemon)
         leases = Leases(store, settings.daemon.lease_seconds,
                         holder_name(settings.daemon.replica))
         # A local host's reviews live in each repository's own store (issue 17).

@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from livereview.app import App
+from livereview.app.daemon import App
 from livereview.core.local_model import LocalReview
 from livereview.settings import AISettings, ConfigError, Secret, Settings, load
 from livereview.tools import local_review as ops
