@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from livereview.cli import main
+from livereview.cli.commands import main
 from livereview.core.triggers import acked_for, replied_to
 from livereview.sandbox.bitbucket_cloud.server import FakeBitbucketCloudServer
 from livereview.sandbox.bitbucket_cloud.state import FakeBitbucketCloud

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from livereview.cli import main
+from livereview.cli.commands import main
 from livereview.core.triggers import replied_to
 from livereview.sandbox.github.server import FakeGitHubServer
 from livereview.sandbox.github.state import FakeGitHub
@@ -93,7 +93,7 @@ def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sandbox
 @pytest.fixture
 def sandbox_database(sandbox: Sandbox, database_url: str) -> str:
     """Opt in (`pytestmark = pytest.mark.usefixtures("sandbox_database")`): the module's
-    tests run once on SQLite and once on PostgreSQL (issue 18); returns the URL. A
+    tests run once on SQLite and once on PostgreSQL (docs/DESIGN.md §12); returns the URL. A
     PostgreSQL run (LIVEREVIEW_TEST_BACKEND) has the sandbox on PostgreSQL already."""
     if database_url.startswith("sqlite") or ON_POSTGRESQL:
         return sandbox.database_url

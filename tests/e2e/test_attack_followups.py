@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from livereview.cli import main
+from livereview.cli.commands import main
 from livereview.core.triggers import replied_to
 from livereview.sandbox.llm_server import LLMFault
 from tests.e2e.conftest import PROJECT, Sandbox, retries_due

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from livereview.cli import main
+from livereview.cli.commands import main
 from livereview.core.triggers import acked_for, replied_to
 from livereview.hosts.bitbucket_server.payloads import incoming
 from livereview.sandbox.bitbucket_server.http import FakeBitbucketDCServer

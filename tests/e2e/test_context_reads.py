@@ -1,5 +1,5 @@
-"""Reading the code a question names stays bounded and cached (issue 19), on the fake GitLab
-and the fake GitHub."""
+"""Reading the code a question names stays bounded and cached (docs/DESIGN.md §10.1), on the fake
+GitLab and the fake GitHub."""
 
 from __future__ import annotations
 

@@ -12,8 +12,8 @@ import pytest
 from mcp import Client
 
 from livereview.app.wiring import open_toolbox
-from livereview.cli import main
-from livereview.mcp_server import build
+from livereview.cli.commands import main
+from livereview.mcp.server import build
 from livereview.settings import load
 from tests.databases import url_for
 from tests.local_repo import review_repo

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from livereview.cli import main
+from livereview.cli.commands import main
 from livereview.sandbox.llm_server import LLMFault
 from tests.e2e.conftest import PROJECT, Sandbox
 from tests.e2e.test_tools_daemon import enable_writes

@@ -1,5 +1,6 @@
-"""The pure pieces of an answer's wider context (issue 19): what a question names, where a
-definition is, what changed at an anchor, the MR's other threads, the budget by priority."""
+"""The pure pieces of an answer's wider context (docs/DESIGN.md §10.1): what a question names,
+where a definition is, what changed at an anchor, the MR's other threads, the budget by
+priority."""
 
 from __future__ import annotations
 

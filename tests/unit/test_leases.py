@@ -1,5 +1,5 @@
-"""Leases (issue 18): one holder at a time on PostgreSQL, expiry hands work over, shards are
-shared fairly by the live replicas; on SQLite the one process holds everything."""
+"""Leases (docs/DESIGN.md §12): one holder at a time on PostgreSQL, expiry hands work over, shards
+are shared fairly by the live replicas; on SQLite the one process holds everything."""
 
 from __future__ import annotations
 

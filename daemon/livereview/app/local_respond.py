@@ -91,7 +91,8 @@ class Responder:
         database = self.answering.database_url or f"sqlite:///{self.ws.store.path}"
         return Settings.model_validate({
             "hosts": [{"name": HOST_NAME, "type": "local", "url": "/"}],
-            # The AI review (issue 14's runner) reviews a new review, and again after update.
+            # The AI review (the review runner, docs/DESIGN.md §11) reviews a new review, and
+            # again after update.
             "repos": [{"host": HOST_NAME, "path": self.ws.top, "review_on": ["opened", "push"]}],
             "daemon": {**(base.daemon.model_dump() if base else {}),
                        "database_url": database, "metrics_listen": ""},

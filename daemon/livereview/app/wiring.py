@@ -1,5 +1,5 @@
-"""Settings → the store and the tools' toolbox (DESIGN §11: wiring lives in app, not in the
-I/O layers it wires; the host adapters are wired in app/hosts.py)."""
+"""Settings → the store and the tools' toolbox. Wiring lives in app, not in the I/O layers
+it wires (docs/DESIGN.md §2); the host adapters are wired in app/hosts.py."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""Review runs (issue 14): what asks for a review, the run that does it, and the findings it
-stores — frozen dataclasses, as in `model.py`, which holds what every part of a review
-shares with the conversation (MRs, anchors, verdicts)."""
+"""Review runs (docs/DESIGN.md §11): what asks for a review, the run that does it, and the
+findings it stores — frozen dataclasses, as in `model.py`, which holds what every part of a
+review shares with the conversation (MRs, anchors, verdicts)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Text as the bot may post it (DESIGN §9): the model's text and anything quoted from a
+"""Text as the bot may post it (docs/DESIGN.md §9): the model's text and anything quoted from a
 comment are hostile, so mentions are defused, hidden HTML is shown, invisible characters are
 dropped, no line poses as a review's verdict, and the one reply marker is the bot's own last
 line. Replies (reply/compose.py) and the tools' replies (tools/writing.py) both post through

@@ -1,4 +1,4 @@
-"""What any prompt is made of, whichever workflow builds it (DESIGN §11): the model's input
+"""What any prompt is made of, whichever workflow builds it (docs/DESIGN.md §2): the model's input
 (system and user text, what was cut, which sections it holds) and the repository's
 knowledge a prompt may cite. The reply prompt (reply/context.py) and the review prompt
 (review/prompt.py) both build these; the model client (jobs/llm.py) sends them."""

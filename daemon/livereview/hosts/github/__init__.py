@@ -1,1 +1,2 @@
-"""GitHub (REST v3, GraphQL for review threads): the adapter, payloads, reviews (DESIGN §3)."""
+"""GitHub (REST v3, GraphQL for review threads): the adapter, payloads, reviews
+(docs/DESIGN.md §3)."""

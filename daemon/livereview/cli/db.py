@@ -1,4 +1,4 @@
-"""`livereview db …`: the database itself (issue 18).
+"""`livereview db …`: the database itself (docs/DESIGN.md §12).
 
 `db migrate` brings a database to this version's schema (what starting the daemon does,
 without starting it). `db copy --from sqlite:///… --to postgresql+psycopg://…` moves the

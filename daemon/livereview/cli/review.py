@@ -15,7 +15,7 @@ import sys
 from typing import TextIO
 
 from livereview.app.daemon import App
-from livereview.conversation import UnknownMR, parse_url
+from livereview.cli.conversation import UnknownMR, parse_url
 from livereview.core.model import MRKey
 from livereview.core.model_runs import ReviewRequest, ReviewState, ReviewTrigger
 from livereview.core.sanitize import one_line

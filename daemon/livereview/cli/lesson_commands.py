@@ -16,7 +16,7 @@ from pathlib import Path
 import tomli_w
 
 from livereview.app.wiring import open_store
-from livereview.cli_types import row_id
+from livereview.cli.arg_types import row_id
 from livereview.core.lessons import STATUSES
 from livereview.core.model import Lesson
 from livereview.settings import Settings

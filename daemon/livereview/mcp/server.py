@@ -1,4 +1,5 @@
-"""`livereview mcp`: the MR tools as a Model Context Protocol server over stdio (issue 16).
+"""`livereview mcp`: the MR tools as a Model Context Protocol server over stdio
+(docs/DESIGN.md §13).
 
 Each operation of `livereview.tools` is one MCP tool with a JSON schema and a structured
 result; a failure is a tool error carrying the same one-line message the CLI prints. The
@@ -18,9 +19,10 @@ from typing import TYPE_CHECKING, Annotated, TypeVar
 import anyio
 from pydantic import Field
 
-from livereview import __version__, local_mcp
+from livereview import __version__
 from livereview.app.wiring import open_toolbox
-from livereview.local_mcp import LocalReviewTools
+from livereview.mcp import local as local_mcp
+from livereview.mcp.local import LocalReviewTools
 from livereview.settings import Settings
 from livereview.tools import comments as comment_tools
 from livereview.tools import diffs, results, writing
@@ -160,7 +162,7 @@ def build(box: Toolbox) -> MCPServer:
         server.add_tool(getattr(tools, name), name=name, annotations=read)
     for name in ("reply", "comment", "approve", "unapprove", "request_changes"):
         server.add_tool(getattr(tools, name), name=name, annotations=write)
-    local = LocalReviewTools(box.settings)  # local reviews of git ranges (issue 17)
+    local = LocalReviewTools(box.settings)  # local reviews of git ranges (docs/DESIGN.md §14)
     for name in local_mcp.NAMES:
         server.add_tool(getattr(local, name), name=name,
                         annotations=read if name == "show_review" else write)

@@ -1,4 +1,4 @@
-"""`livereview mr <operation> …`: the MR tools for people and scripts (issue 16).
+"""`livereview mr <operation> …`: the MR tools for people and scripts (docs/DESIGN.md §13).
 
 Parsing and rendering only: each operation is one call into `livereview.tools`. Text on a
 terminal, `--json` for scripts; exit 2 for bad input (or a write the host does not allow

@@ -1,4 +1,5 @@
-"""The local-review MCP tools (issue 17): `request_review`, `update_review`, `show_review`.
+"""The local-review MCP tools (docs/DESIGN.md §14): `request_review`, `update_review`,
+`show_review`.
 
 The coding agent's side of the loop: it asks for a review of its commits, reads the
 threads, comments, waits for the person's feedback (the AI answers the person's replies

@@ -1,5 +1,5 @@
 """`livereview review request|reply|approve|request-changes|wait|update|show|resolve`: local
-reviews of a git range, for people and agents (issue 17). Parsing and rendering only; the
+reviews of a git range, for people and agents (docs/DESIGN.md §14). Parsing and rendering only; the
 work is tools/local_review.py.
 
 No config file is needed: the store is `.livereview/livereview.db` in the repository; with
@@ -22,7 +22,7 @@ import structlog
 
 from livereview import log_setup as logs
 from livereview.app.local_respond import Responder, responder
-from livereview.cli_types import row_id, seconds
+from livereview.cli.arg_types import row_id, seconds
 from livereview.core.local_model import (
     Feedback,
     LocalReview,
@@ -93,7 +93,7 @@ def verb_parser() -> argparse.ArgumentParser:
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """`review VERB …` for local reviews; any other first word is an MR reference, which
-    cli.py hands to cli_review (issue 14): argparse cannot mix a free positional with
+    cli.py hands to cli_review (docs/DESIGN.md §11): argparse cannot mix a free positional with
     subcommands, so the verbs are parsed by `verb_parser` from the rest of the line."""
     review = sub.add_parser(
         "review", help="review one MR now (an MR URL or HOST:REPO!IID), or a local git "

@@ -20,24 +20,21 @@ from typing import NoReturn, TextIO, cast
 
 import structlog
 
-from livereview import (
-    __version__,
-    cli_db,
-    cli_local,
-    cli_mr,
-    cli_review,
-    conversation,
-    lesson_commands,
-    mcp_server,
-)
+from livereview import __version__
 from livereview import log_setup as logs
 from livereview.app.daemon import App
-from livereview.check import check, render
-from livereview.cli_types import seconds
+from livereview.cli import conversation, lesson_commands
+from livereview.cli import db as cli_db
+from livereview.cli import local as cli_local
+from livereview.cli import mr as cli_mr
+from livereview.cli import review as cli_review
+from livereview.cli.arg_types import seconds
+from livereview.cli.check import check, render
+from livereview.cli.demo import DemoError, DemoInterrupted, run_demo
+from livereview.cli.poll_profile import profile_report
 from livereview.core.model import JobState
-from livereview.demo import DemoError, DemoInterrupted, run_demo
+from livereview.mcp import server as mcp_server
 from livereview.metrics import ListenError, Metrics
-from livereview.profile import profile_report
 from livereview.settings import ConfigError, Settings, load, load_ai
 from livereview.store import jobs, state
 from livereview.store.db import Store
@@ -353,9 +350,9 @@ def _command(args: argparse.Namespace) -> int:
     if args.command == "db":  # `db copy` needs no config; `db migrate` may read it
         return cli_db.run(args, lambda: _settings(args))
     if args.command == "review":
-        if args.what in cli_local.VERBS:  # local reviews need no config file (issue 17)
+        if args.what in cli_local.VERBS:  # local reviews need no config file (docs/DESIGN.md §14)
             return cli_local.run(args, args.config)
-        args = _hosted_review(args)  # `review <MR URL | HOST:REPO!IID>` (issue 14)
+        args = _hosted_review(args)  # `review <MR URL | HOST:REPO!IID>` (docs/DESIGN.md §11)
     try:
         settings = _settings(args)
     except ConfigError as exc:
