@@ -1,4 +1,4 @@
-"""Figure 14 (informational): what an answer's wider context costs (issue 19).
+"""Figure 14 (informational): what an answer's wider context costs (docs/DESIGN.md §10.1).
 
 One MR of 200 threads (half on lines of its 20 files, 40 answered by the bot) after a push,
 so the anchored threads are outdated. The question, in one of them, names a place

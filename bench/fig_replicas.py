@@ -1,4 +1,4 @@
-"""Figure 13: replicas on one PostgreSQL database (issue 18).
+"""Figure 13: replicas on one PostgreSQL database (docs/DESIGN.md §12).
 
     LIVEREVIEW_TEST_POSTGRES_URL=postgresql+psycopg://USER@HOST:PORT/postgres \\
         python bench/fig_replicas.py [--quick] [--mrs N]

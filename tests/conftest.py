@@ -16,4 +16,4 @@ def _structlog_defaults() -> Iterator[None]:
     structlog.reset_defaults()
 
 
-pytest_plugins = ["tests.databases"]  # `database_url`: SQLite and PostgreSQL (issue 18)
+pytest_plugins = ["tests.databases"]  # `database_url`: SQLite and PostgreSQL (docs/DESIGN.md §12)

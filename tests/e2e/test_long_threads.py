@@ -1,5 +1,5 @@
 """One MR too big for the daemon's budget, and one merely long: neither holds up the
-others, and the too-big one says why (issue 12.1)."""
+others, and the too-big one says why (docs/DESIGN.md §6)."""
 
 from __future__ import annotations
 

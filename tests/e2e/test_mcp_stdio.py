@@ -20,7 +20,7 @@ from tests.e2e.test_tools_daemon import enable_writes
 
 TOOLS = {"comments", "reply", "diffstat", "diff", "file", "comment", "approve", "unapprove",
          "request_changes", "replied",
-         "request_review", "update_review", "show_review"}  # local reviews (issue 17)
+         "request_review", "update_review", "show_review"}  # local reviews (docs/DESIGN.md §14)
 PATH = "src/cache.py"
 
 

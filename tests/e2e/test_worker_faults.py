@@ -1,5 +1,5 @@
 """Whatever a reply job's step raises, the job ends its run in a recorded state, the worker
-goes on serving other jobs, and nothing loops hot (issue 12 items 2 and 3).
+goes on serving other jobs, and nothing loops hot (docs/DESIGN.md §4).
 
 Faults are injected at each step through stand-ins of the interfaces the worker talks to —
 a Host that wraps the real GitLab adapter, an Answerer, a Store — never by patching the

@@ -80,7 +80,7 @@ class App:
         store = open_store(settings.daemon)
         leases = Leases(store, settings.daemon.lease_seconds,
                         holder_name(settings.daemon.replica))
-        # A local host's reviews live in each repository's own store (issue 17).
+        # A local host's reviews live in each repository's own store (docs/DESIGN.md §14).
         hosts = {h.name: connect(h, metrics, books=RepoBooks()) for h in settings.hosts}
         worker = Worker(store=store, hosts=hosts, identities={}, policy=policy(settings),
                         leases=leases,

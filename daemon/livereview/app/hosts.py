@@ -45,7 +45,8 @@ def _headers(settings: HostSettings) -> dict[str, str]:
 def connect(settings: HostSettings, metrics: Metrics,
             transport: httpx2.AsyncBaseTransport | None = None,
             books: LocalBooks | None = None) -> Host:
-    if settings.type == "local":  # git and each repository's review store, no HTTP (issue 17)
+    # git and each repository's review store, no HTTP (docs/DESIGN.md §14)
+    if settings.type == "local":
         return LocalHost(settings.name, books, Path(settings.url or "/"))
     if settings.type not in ("gitlab", "github", "bitbucket-cloud", "bitbucket-server"):
         raise ValueError(f"host type {settings.type} is not supported")

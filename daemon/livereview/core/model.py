@@ -253,7 +253,7 @@ class Policy:
     automated_reply_seconds: float = 5.0  # an answer to the bot faster than this is a bot's
 
 
-# ---- reviews (issue 14): what a host needs to show a review, independent of the host ----
+# ---- reviews (docs/DESIGN.md §11): what a host needs to show a review, independent of the host ---
 
 
 class FileStatus(enum.StrEnum):

@@ -293,7 +293,7 @@ def loop_guard(snapshot: Snapshot, thread: Thread, identity: Identity, policy: P
     return None
 
 
-# ---- reviews (issue 14): `@livereview review`, and repo policy ------------------------------
+# ---- reviews (docs/DESIGN.md §11): `@livereview review`, and repo policy -------------------------
 _DRAFT = re.compile(r"\s*(?:\[draft\]|\(draft\)|draft:|draft\s+-|\[wip\]|wip:)", re.IGNORECASE)
 
 

@@ -154,7 +154,7 @@ class Host(Protocol):
 
     async def react(self, key: MRKey, message_id: str, emoji: str) -> None: ...
 
-    # ---- reviews (issue 14) -------------------------------------------------------------
+    # ---- reviews (docs/DESIGN.md §11) ------------------------------------------------------------
     async def diffstat(self, key: MRKey) -> list[FileChange]: ...
 
     def diff_files(self, key: MRKey, max_file_bytes: int = 1_000_000

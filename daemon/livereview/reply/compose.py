@@ -134,7 +134,8 @@ class Composer:
                             interdiff=changed)
 
     async def _finding(self, job: ReplyJob) -> list[Reference]:
-        """In a thread a review opened (issue 14): the finding and the review's verdict."""
+        """In a thread a review opened (docs/DESIGN.md §11): the finding and the review's
+        verdict."""
         found = await self.store.run(reviews.finding_in_thread, job.mr, job.thread_id)
         if found is None:
             return []

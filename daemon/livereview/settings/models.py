@@ -81,7 +81,7 @@ class DaemonSettings(Section):
     shutdown_grace_seconds: Annotated[float, Between(1, 40)] = 30.0
     busy_timeout_seconds: Annotated[float, Between(0.1, 300)] = 10.0
     log_format: Annotated[str, one_of("auto", "console", "json")] = "auto"
-    # -- issue 18: several daemons on one PostgreSQL database (ignored on SQLite) --------
+    # -- several daemons on one PostgreSQL database (docs/DESIGN.md §12; ignored on SQLite) --
     # This daemon's name: the `replica` label of every metric ("" → no label).
     replica: Annotated[str, AfterValidator(_replica_name)] = ""
     # A dead replica's polls and reply jobs pass to another after this long.
@@ -202,7 +202,7 @@ class HostSettings(Section):
     # refused (that MR is skipped and the log says why) rather than let one MR take it all.
     max_response_mb: Annotated[int, Between(1, 1024)] = 32
     list_strategy: Annotated[str, one_of("auto", "instance", "project")] = "auto"
-    # ---- agent tools (issue 16) ----
+    # ---- agent tools (docs/DESIGN.md §13) ----
     # `livereview mr` and `livereview mcp` may write here (reply, comment, approve,
     # unapprove, request changes) only when set: a read-only agent cannot approve by accident.
     agent_writes: bool = False
@@ -211,7 +211,7 @@ class HostSettings(Section):
     @classmethod
     def _url(cls, url: str, info: ValidationInfo) -> str:
         host_type = info.data.get("type")
-        if host_type == "local":  # issue 17: the directory its repos' paths are under
+        if host_type == "local":  # docs/DESIGN.md §14: the directory its repos' paths are under
             return _local_root(url, info)
         if host_type == "bitbucket-cloud":
             return _bitbucket_cloud_url(url, info)
@@ -306,8 +306,8 @@ class RepoSettings(Section):
     path: Annotated[str, AfterValidator(repo_path)]
     # Files of the repo (CONTRIBUTING.md, docs/adr/…), URLs, or (title, text) snippets.
     knowledge: KnowledgeEntries = ()
-    answers: AnswerSettings | None = None  # overrides [answers] key by key (issue 19)
-    # Reviews (issue 14): review new MRs and/or re-review after pushes; none by default.
+    answers: AnswerSettings | None = None  # overrides [answers] key by key (docs/DESIGN.md §10.1)
+    # Reviews (docs/DESIGN.md §11): review new MRs and/or re-review after pushes; none by default.
     review_on: Annotated[TomlList[str], AfterValidator(review_events)] = ()
 
 

@@ -1,4 +1,4 @@
-"""One function per merge-request operation, over hosts and the store (issue 16).
+"""One function per merge-request operation, over hosts and the store (docs/DESIGN.md §13).
 
 `livereview mr …` (cli_mr) and `livereview mcp` (mcp_server) only parse, call these and
 render their typed results: no host logic lives in a face. Reads: comments (with the

@@ -1,4 +1,4 @@
-"""Local review operations (issue 17): one function per action, shared by the command line
+"""Local review operations (docs/DESIGN.md §14): one function per action, shared by the command line
 (`livereview review request|reply|…`) and the MCP tools; the faces only parse and render.
 
 A `Workspace` is one repository's reviews: its git, its store (the config's database, or

@@ -1,4 +1,4 @@
-"""The local host: merge requests that are local reviews of a git range (issue 17).
+"""The local host: merge requests that are local reviews of a git range (docs/DESIGN.md §14).
 
 There is no server: the repository is read with git (git.py) and the
 conversation lives in the store, reached through the `LocalBook` it is given (the store
