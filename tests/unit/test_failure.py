@@ -1,4 +1,4 @@
-"""The one description of a failed run that replies and reviews share (reply/failure.py)."""
+"""The one description of a failed run that replies and reviews share (jobs/failure.py)."""
 
 from __future__ import annotations
 

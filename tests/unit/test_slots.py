@@ -1,4 +1,4 @@
-"""The scheduling the reply worker and the review runner share (reply/slots.py)."""
+"""The scheduling the reply worker and the review runner share (jobs/job_slots.py)."""
 
 from __future__ import annotations
 

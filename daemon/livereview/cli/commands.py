@@ -335,7 +335,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _hosted_review(args: argparse.Namespace) -> argparse.Namespace:
     """`review` takes a local verb or an MR reference: argparse cannot hold both under one
-    name, so the MR form is parsed here with cli_review's own parser."""
+    name, so the MR form is parsed here with cli/review.py's own parser."""
     hosted = _Parser(prog="livereview")
     cli_review.add_parser(cast("argparse._SubParsersAction[argparse.ArgumentParser]",
                                hosted.add_subparsers(dest="command", required=True)))

@@ -77,7 +77,7 @@ def add_verbs(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
 
 
 class _VerbParser(argparse.ArgumentParser):
-    """Bad usage is one line, exit 2 (as cli.py's parser)."""
+    """Bad usage is one line, exit 2 (as commands.py's parser)."""
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"{self.prog}: {message} (see `{self.prog} --help`)\n")
@@ -93,8 +93,9 @@ def verb_parser() -> argparse.ArgumentParser:
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """`review VERB …` for local reviews; any other first word is an MR reference, which
-    cli.py hands to cli_review (docs/DESIGN.md §11): argparse cannot mix a free positional with
-    subcommands, so the verbs are parsed by `verb_parser` from the rest of the line."""
+    commands.py hands to cli/review.py (docs/DESIGN.md §11): argparse cannot mix a free
+    positional with subcommands, so the verbs are parsed by `verb_parser` from the rest of
+    the line."""
     review = sub.add_parser(
         "review", help="review one MR now (an MR URL or HOST:REPO!IID), or a local git "
                        "range: request, reply, approve, request-changes, wait, update, show, "
@@ -109,7 +110,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def run(root: argparse.Namespace, config: Path | None) -> int:
-    """A local verb (cli.py hands an MR reference to cli_review instead)."""
+    """A local verb (commands.py hands an MR reference to cli/review.py instead)."""
     if root.what not in VERBS:
         print(f"livereview review: {root.what!r} is not a verb (expected one of "
               f"{', '.join(VERBS)})", file=sys.stderr)
@@ -126,7 +127,7 @@ def run(root: argparse.Namespace, config: Path | None) -> int:
         return EXIT_RUNTIME
     except KeyboardInterrupt:
         return EXIT_SIGINT
-    except Exception as exc:  # noqa: BLE001 - a bug: one line for the user, as cli.py does
+    except Exception as exc:  # noqa: BLE001 - a bug: one line for the user, as commands.py does
         structlog.get_logger("livereview.cli").debug("internal_error", exc_info=True)
         print(f"livereview: internal error: {type(exc).__name__}: {exc} (a bug; "
               "--log-level DEBUG shows where, please report it)", file=sys.stderr)

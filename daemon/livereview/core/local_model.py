@@ -1,6 +1,6 @@
 """A local review: a synthetic merge request over a commit range of a local git repository.
 
-Pure types shared by the local host (hosts/local.py), the store (store/local_reviews.py)
+Pure types shared by the local host (hosts/local/adapter.py), the store (store/local_reviews.py)
 and the faces; `as_dict` is the one JSON shape of `.livereview/review.json`, `--json` and
 the MCP tools, so the three never drift apart.
 """

@@ -4,7 +4,7 @@ Each transition is committed before the next I/O step. The one step that cannot 
 atomic — the POST of the reply — is bracketed: `post_started_at` is committed first, and a
 job that finds it set re-reads the thread and adopts a reply carrying its hidden marker
 instead of posting a second one. It posts only under the comment's claim, which an agent's
-tool reply takes too (reply/claims.py): of the two, one answers.
+tool reply takes too (jobs/claims.py): of the two, one answers.
 
 Whatever a step raises, the job ends its run in a recorded state — retried later with
 backoff, or skipped or failed with the reason — and one log line says why. If even that

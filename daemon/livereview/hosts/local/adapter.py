@@ -59,7 +59,7 @@ from livereview.hosts.local.view import (
 
 
 class LocalBook(Protocol):
-    """One repository's reviews, as the host needs them (store.local_book.ReviewBook)."""
+    """One repository's reviews, as the host needs them (store.review_export.ReviewBook)."""
 
     async def review(self, review_id: int) -> LocalReview: ...
 
@@ -83,7 +83,7 @@ class LocalBook(Protocol):
 class LocalBooks(Protocol):
     """Each repository's book, by its top-level directory: the reviews live in the
     repository's own store (`.livereview/livereview.db`), whoever opens them — a person's
-    command, an agent's tool, the daemon (store.local_book.RepoBooks)."""
+    command, an agent's tool, the daemon (store.review_export.RepoBooks)."""
 
     def __call__(self, top: str) -> LocalBook: ...
 

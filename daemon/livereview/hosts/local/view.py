@@ -1,5 +1,5 @@
 """A local review seen as a merge request (pure): its snapshot, threads, authors and file
-changes in the model every host speaks (docs/DESIGN.md §14). hosts/local.py serves them."""
+changes in the model every host speaks (docs/DESIGN.md §14). hosts/local/adapter.py serves them."""
 
 from __future__ import annotations
 
