@@ -32,14 +32,12 @@ from livereview.cli.arg_types import seconds
 from livereview.cli.check import check, render
 from livereview.cli.demo import DemoError, DemoInterrupted, run_demo
 from livereview.cli.poll_profile import profile_report
-from livereview.core.model import JobState
 from livereview.mcp import server as mcp_server
 from livereview.metrics import ListenError, Metrics
 from livereview.settings import ConfigError, Settings, load, load_ai
-from livereview.store import jobs, state
-from livereview.store.db import Store
 from livereview.store.engine import StoreError, StoreMissing
-from livereview.store.leases import INSTANCE, poll_scopes
+from livereview.store.leases import INSTANCE
+from livereview.tools import status
 
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE = 0, 1, 2
 EXIT_SIGINT = 130  # 128 + SIGINT, what a shell reports for Ctrl-C
@@ -115,21 +113,11 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def _reader(settings: Settings) -> Store:
-    """The database for a command that only reads: never created, never written."""
-    return Store.open_existing(settings.daemon.database_url,
-                               settings.daemon.busy_timeout_seconds)
-
-
 def _conversation(settings: Settings, args: argparse.Namespace) -> int:
     try:
         key = conversation.parse_url(settings, args.url)
-        store = _reader(settings)
-        try:
-            graph = conversation.load(store, key, settings.bot.ack_reaction)
-        finally:
-            store.close()
-    except conversation.UnknownMR as exc:
+        graph = status.conversation(settings, key)
+    except status.UnknownMR as exc:
         print(f"livereview: {exc}", file=sys.stderr)
         return EXIT_USAGE
     print(json.dumps(conversation.as_dict(graph), indent=2) if args.json
@@ -137,39 +125,8 @@ def _conversation(settings: Settings, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-# A host's stalest poll shard: its scope, the shard's repos, its last successful listing,
-# and whether that shard is new since the repo set changed.
-_Shard = tuple[str, tuple[str, ...], datetime | None, bool]
-
-
-def _stalest(listed: dict[str, datetime | None], split: dict[str, tuple[str, ...]]) -> _Shard:
-    """Judged by the stalest shard, not the freshest: one shard nobody polls any more is
-    enough to be unhealthy. Scopes of a former repo set are not judged (nobody polls them
-    again); a shard of the current set not listed yet counts from the host's last success
-    under the former set, so a repo set change is not a failure until that is max-age old."""
-    former = [at for scope, at in listed.items() if scope not in split and at is not None]
-    judged: list[_Shard] = [(scope, repos, listed.get(scope) or max(former, default=None),
-                             listed.get(scope) is None) for scope, repos in split.items()]
-    return min(judged, key=lambda j: (j[2] is not None, j[2] or datetime.min.replace(
-        tzinfo=UTC), j[0]))
-
-
-def _last_success(settings: Settings) -> dict[str, _Shard]:
-    try:
-        store = _reader(settings)
-    except StoreMissing:  # nothing polled yet, and a health check must not create it
-        return {}
-    try:
-        listed = store.transaction(state.listings)
-        return {h.name: _stalest(listed.get(h.name, {}),
-                                 poll_scopes(store, settings.repos_of(h.name)))
-                for h in settings.hosts}
-    finally:
-        store.close()
-
-
 def _health(settings: Settings, args: argparse.Namespace) -> int:
-    last = _last_success(settings)
+    last = status.last_success(settings)
     max_age = args.max_age or max(300.0, 5 * settings.daemon.poll_interval_seconds)
     now = datetime.now(UTC)
     healthy = True
@@ -224,17 +181,11 @@ def _pending(settings: Settings, args: argparse.Namespace) -> int:
               f"watches {', '.join(watched)})", file=sys.stderr)
         return EXIT_USAGE
     try:
-        store = _reader(settings)
+        rows = status.pending(settings, include_replied=args.include_replied,
+                              repo=None if args.repo is None else args.repo.strip("/"))
     except StoreMissing as exc:
         print(f"nothing pending: {exc}")
         return EXIT_OK
-    try:
-        states = None if args.include_replied else (
-            [s.value for s in JobState if s.open] + [JobState.FAILED.value])
-        rows = store.transaction(jobs.listing, states=states,
-                                 repo=None if args.repo is None else args.repo.strip("/"))
-    finally:
-        store.close()
     items = [{
         "key": r.key, "state": r.state, "reason": r.reason, "attempts": r.attempts,
         "last_error": r.last_error, "comment_created_at": r.comment_created_at.isoformat(),

@@ -1,4 +1,5 @@
-"""`livereview conversation <MR URL>`: the normalized graph of one MR, from the store.
+"""`livereview conversation <MR URL>`: the normalized graph of one MR, from the store
+(read by tools/status.py).
 
 Threads with anchors, messages with who wrote them, reactions, the events derived by
 polling and the reply jobs with their states — as a tree, or as JSON for scripts.
@@ -6,22 +7,14 @@ polling and the reply jobs with their states — as a tree, or as JSON for scrip
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import cached_property
 from typing import Any
 
-from livereview.core.model import Identity, Message, MRKey, Snapshot, Thread
+from livereview.core.model import Identity, Message, MRKey, Thread
 from livereview.core.sanitize import clean
 from livereview.settings import Settings
-from livereview.store import jobs, snapshots, state
-from livereview.store.db import Store
-from livereview.store.tables import EventRow, ReplyJobRow
 from livereview.tools import target
 from livereview.tools.errors import BadInput
-
-
-class UnknownMR(ValueError):
-    """The URL names no watched host, or the MR was never polled."""
+from livereview.tools.status import Graph, UnknownMR
 
 
 def parse_url(settings: Settings, url: str) -> MRKey:
@@ -31,38 +24,6 @@ def parse_url(settings: Settings, url: str) -> MRKey:
         return target.parse_mr(settings.hosts, url)
     except BadInput as exc:
         raise UnknownMR(str(exc)) from None
-
-
-@dataclass(frozen=True)
-class Graph:
-    snapshot: Snapshot
-    identity: Identity | None
-    events: list[EventRow]
-    jobs: list[ReplyJobRow]
-    ack_reaction: str = "eyes"
-
-    @cached_property
-    def _acked(self) -> frozenset[str]:
-        return frozenset(j.host_message_id for j in self.jobs if j.acked_at is not None)
-
-    def reactions(self, message: Message) -> list[dict[str, str]]:
-        """The message's reactions, plus the bot's ack where its reply job acked: GitLab's
-        discussions carry no award emoji, so the snapshot alone shows none."""
-        shown = [{"name": r.name, "user": r.user.username} for r in message.reactions]
-        bot = self.identity.username if self.identity else "bot"
-        if message.id in self._acked and {"name": self.ack_reaction, "user": bot} not in shown:
-            shown.append({"name": self.ack_reaction, "user": bot, "source": "reply job"})
-        return shown
-
-
-def load(store: Store, key: MRKey, ack_reaction: str = "eyes") -> Graph:
-    snapshot = store.transaction(snapshots.load, key)
-    if snapshot is None:
-        raise UnknownMR(f"{key}: not in the store yet (has `livereview once` or `run` "
-                        "polled it?)")
-    return Graph(snapshot, store.transaction(state.identity, key.host),
-                 store.transaction(snapshots.events_of, key),
-                 store.transaction(jobs.listing, mr=key), ack_reaction)
 
 
 def _actor(message: Message, identity: Identity | None) -> str:

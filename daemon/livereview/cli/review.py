@@ -15,7 +15,7 @@ import sys
 from typing import TextIO
 
 from livereview.app.daemon import App
-from livereview.cli.conversation import UnknownMR, parse_url
+from livereview.cli.conversation import parse_url
 from livereview.core.model import MRKey
 from livereview.core.model_runs import ReviewRequest, ReviewState, ReviewTrigger
 from livereview.core.sanitize import one_line
@@ -23,6 +23,7 @@ from livereview.hosts.base import HostError, NotFound
 from livereview.review.runner import result
 from livereview.settings import Settings
 from livereview.store import reviews
+from livereview.tools.status import UnknownMR
 
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE = 0, 1, 2
 
