@@ -14,7 +14,7 @@ from unidiff import PatchSet
 
 from livereview.core.model import MRKey, Thread
 from livereview.hosts.base import BadResponse
-from livereview.hosts.bitbucket_server import payloads as payloads
+from livereview.hosts.bitbucket_server import payloads
 from livereview.hosts.payload import JsonObject, json_object
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "bitbucket_server"

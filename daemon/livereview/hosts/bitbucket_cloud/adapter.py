@@ -34,7 +34,7 @@ from livereview.hosts.base import (
     NotFound,
     OverHttp,
 )
-from livereview.hosts.bitbucket_cloud import payloads as payloads
+from livereview.hosts.bitbucket_cloud import payloads
 from livereview.hosts.bitbucket_cloud.access import Credential, notes, quota
 from livereview.hosts.bitbucket_cloud.budget import Budget, Use
 from livereview.hosts.bitbucket_cloud.review import BitbucketCloudReview

@@ -35,7 +35,7 @@ from livereview.core.model import (
     Verdict,
 )
 from livereview.hosts.base import Conflict, NotFound
-from livereview.hosts.bitbucket_cloud import payloads as payloads
+from livereview.hosts.bitbucket_cloud import payloads
 from livereview.hosts.bitbucket_cloud.budget import Use
 from livereview.hosts.diffs import (
     anchor_of,

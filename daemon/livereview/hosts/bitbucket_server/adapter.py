@@ -33,7 +33,7 @@ from livereview.hosts.base import (
     NotFound,
     OverHttp,
 )
-from livereview.hosts.bitbucket_server import payloads as payloads
+from livereview.hosts.bitbucket_server import payloads
 from livereview.hosts.bitbucket_server.review import BitbucketServerReview
 from livereview.hosts.http import HttpClient
 from livereview.hosts.payload import JsonObject, json_object

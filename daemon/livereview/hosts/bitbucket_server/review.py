@@ -33,7 +33,7 @@ from livereview.core.model import (
     Verdict,
 )
 from livereview.hosts.base import AuthFailed, HostError, Transient
-from livereview.hosts.bitbucket_server import payloads as payloads
+from livereview.hosts.bitbucket_server import payloads
 from livereview.hosts.diffs import anchor_of, own_general_comments, too_large
 from livereview.hosts.payload import JsonObject
 

@@ -33,7 +33,7 @@ from livereview.hosts.base import (
     NotFound,
     OverHttp,
 )
-from livereview.hosts.gitlab import payloads as payloads
+from livereview.hosts.gitlab import payloads
 from livereview.hosts.gitlab.review import GitLabReview
 from livereview.hosts.http import HttpClient
 

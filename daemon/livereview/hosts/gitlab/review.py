@@ -41,7 +41,7 @@ from livereview.core.model import (
 )
 from livereview.hosts.base import AuthFailed, Forbidden, NotFound
 from livereview.hosts.diffs import count_lines, looks_binary, too_large
-from livereview.hosts.gitlab import payloads as payloads
+from livereview.hosts.gitlab import payloads
 from livereview.hosts.payload import JsonObject, json_objects
 
 if TYPE_CHECKING:
