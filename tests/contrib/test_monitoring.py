@@ -270,11 +270,29 @@ def test_rules_cover_the_alerts_with_labels_and_annotations() -> None:
     for name, rules in blocks.items():
         for rule in rules:
             for needle in ("severity:", "summary:", "description:",
-                           'runbook: "README.md#troubleshooting"'):
+                           f'runbook: "docs/troubleshooting.md#{name.lower()}"'):
                 assert needle in rule, f"{name}: no {needle}"
     no_poll = "\n".join(blocks["LivereviewNoSuccessfulPoll"])
     assert "time() - livereview_last_poll_success_timestamp_seconds > 600" in no_poll
     assert "absent(livereview_last_poll_success_timestamp_seconds" in no_poll
+
+
+def heading_anchors(page: Path) -> set[str]:
+    """The anchors MkDocs gives a page's headings (Python-Markdown's toc slugify: lower
+    case, punctuation dropped, spaces to hyphens)."""
+    anchors = set()
+    for heading in re.findall(r"^#+ (.+)$", page.read_text(encoding="utf-8"), re.MULTILINE):
+        anchors.add(re.sub(r"[\s]+", "-", re.sub(r"[^\w\s-]", "", heading).strip().lower()))
+    return anchors
+
+
+def test_each_alerts_runbook_is_a_section_of_the_troubleshooting_page() -> None:
+    runbooks = set(re.findall(r'runbook: "([^"]+)"', RULES.read_text(encoding="utf-8")))
+    tested = set(re.findall(r"runbook: (\S+)", RULE_TESTS.read_text(encoding="utf-8")))
+    assert runbooks == tested == {f"docs/troubleshooting.md#{name.lower()}" for name in ALERTS}
+    anchors = heading_anchors(ROOT / "docs" / "troubleshooting.md")
+    missing = {runbook for runbook in runbooks if runbook.partition("#")[2] not in anchors}
+    assert not missing
 
 
 def test_rules_and_their_tests_use_known_metrics() -> None:

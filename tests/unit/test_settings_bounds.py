@@ -2,7 +2,8 @@
 
 0.0001 s was once accepted (about 550 requests in 4 s) and 99999999999999999999 passed only to
 raise OverflowError at run time. The bounds are found on the models themselves, so a new
-numeric key without bounds, or bounds the README does not state, fails here.
+numeric key without bounds, or bounds the configuration reference (docs/configuration.md,
+generated from these models) or the example config does not state, fails here.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from livereview.settings import (
     ConfigError,
     DaemonSettings,
     HostSettings,
+    ReviewSettings,
     parse,
 )
 from livereview.settings.rules import Between
@@ -178,18 +180,31 @@ def test_values_the_tests_and_benchmarks_use_are_accepted(section: str,
     parse(config(section, values), ENV)
 
 
+def _number(value: float) -> str:
+    return f"{value:f}".rstrip("0").rstrip(".")  # 2000000, 0.01: never 2e+06
+
+
 def _range(bounds: Between) -> str:
-    return f"{bounds.low:g}–{bounds.high:g}"
+    return f"{_number(bounds.low)}–{_number(bounds.high)}"
 
 
-@pytest.mark.parametrize(("section", "name", "kind", "bounds"), NUMBERS, ids=IDS)
-def test_the_readme_states_each_range(section: str, name: str, kind: type,
-                                      bounds: Between) -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    row = next((line for line in readme.splitlines()
+# Every table of the file with numbers in it, reviews' and knowledge's included.
+DOCUMENTED = [*NUMBERS, *(
+    ("review", name, int if info.annotation is int else float, bound)
+    for name, info in ReviewSettings.model_fields.items()
+    for bound in info.metadata if isinstance(bound, Between))]
+
+
+@pytest.mark.parametrize(("section", "name", "kind", "bounds"), DOCUMENTED,
+                         ids=[f"{s}.{n}" for s, n, _, _ in DOCUMENTED])
+def test_the_configuration_reference_states_each_range(section: str, name: str, kind: type,
+                                                       bounds: Between) -> None:
+    reference = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
+    row = next((line for line in reference.splitlines()
                 if line.startswith(f"| `{section}.{name}` |")), None)
-    assert row is not None, f"README: no configuration row for {section}.{name}"
+    assert row is not None, f"docs/configuration.md: no row for {section}.{name}"
     assert f"| {_range(bounds)} |" in row
+    assert ("integer" if kind is int else "number") in row
 
 
 @pytest.mark.parametrize(("section", "name", "kind", "bounds"), NUMBERS, ids=IDS)

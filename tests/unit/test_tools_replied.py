@@ -7,7 +7,11 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from livereview.core.model import JobReason, MRKey, ReplyRequest
+from livereview.core.triggers import bot_replies, reply_marker
 from livereview.store import jobs
 from livereview.store import replied as replied_rows
 from livereview.store.db import Store
@@ -79,3 +83,30 @@ def test_the_filter_leaves_out_replied_comments_and_the_bots_own() -> None:
     assert everything.comments[0].replied_by == "daemon"
     assert everything.comments[1].author_kind == "self"
     assert (everything.left_out_replied, everything.left_out_own) == (0, 0)
+
+
+@given(st.lists(st.tuples(st.sampled_from(["ask", "answer", "other-bot"]),
+                          st.integers(0, 11)), max_size=12),
+       st.sets(st.integers(0, 11), max_size=4))
+def test_no_comment_the_daemon_counts_answered_is_listed_as_open(
+        posts: list[tuple[str, int]], recorded: set[int]) -> None:
+    """Whatever the store holds, `comments` and the daemon's trigger filter agree: a
+    comment with the bot's marked reply on the host is never offered as open."""
+    messages = []
+    for n, (kind, target) in enumerate(posts):
+        author, body = ALICE, f"@livereview question {n}"
+        if kind == "answer":
+            author, body = BOT, f"An answer.\n\n{reply_marker(str(target))}"
+        elif kind == "other-bot":  # someone else's copy of the marker answers nothing
+            body = f"Quoted.\n\n{reply_marker(str(target))}"
+        messages.append(msg(str(n), author, body, at=n))
+    snap = snapshot(thread("t1", *messages))
+    rows = {str(r): replied_rows.Replied(KEY.host, KEY.repo, KEY.iid, str(r), "x", T0, "tool")
+            for r in recorded}
+    marks = replied_rows.answered(KEY, rows, bot_replies(snap, IDENTITY))
+    listed = {c.id for c in select_comments(snap, IDENTITY, marks).comments}
+    assert not listed & set(bot_replies(snap, IDENTITY))
+    assert not listed & set(rows)
+    for comment_id, reply in bot_replies(snap, IDENTITY).items():
+        assert marks[comment_id].source == ("tool" if comment_id in rows else "host")
+        assert reply.author == BOT

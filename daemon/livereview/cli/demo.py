@@ -170,8 +170,8 @@ def summary(demo: Demo, out: TextIO) -> None:
         print(f"  time to reply:  median {statistics.median(replies):.1f}s, "
               f"max {max(replies):.1f}s", file=out)
     print("\nNext: `livereview init` writes a config for your GitLab, `livereview check` "
-          "tests it,\n`livereview run` starts the daemon. README.md explains each setting.",
-          file=out)
+          "tests it,\n`livereview run` starts the daemon. docs/configuration.md explains "
+          "each setting.", file=out)
 
 
 async def run_demo(out: TextIO, ai: AISettings | None = None, *, keep: bool = False) -> int:

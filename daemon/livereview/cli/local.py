@@ -2,8 +2,9 @@
 reviews of a git range, for people and agents (docs/DESIGN.md §14). Parsing and rendering only; the
 work is tools/local_review.py.
 
-No config file is needed: the store is `.livereview/livereview.db` in the repository; with
-`--config` (or $LIVEREVIEW_CONFIG) its database and its [ai] section are used instead.
+No config file is needed: the store is `.livereview/livereview.db` in the repository, with
+or without `--config` (or $LIVEREVIEW_CONFIG), whose [ai], bot, lessons and review settings
+are used (never its database: a local review's state, AI runs included, is the repo's).
 Exit codes: 0 ok, 2 bad input, 1 runtime failure, 124 `wait` timed out without feedback.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
 import re
 import sys
@@ -24,11 +26,13 @@ from livereview import log_setup as logs
 from livereview.app.local_respond import Responder, responder
 from livereview.cli.arg_types import row_id, seconds
 from livereview.core.local_model import (
+    NOTHING_TO_REVIEW,
     Feedback,
     LocalReview,
     LocalThread,
     ReviewStatus,
     as_dict,
+    has_textual_change,
     message_dict,
     thread_dict,
 )
@@ -155,12 +159,14 @@ async def _verb(args: argparse.Namespace, ws: ops.Workspace, description: str,
     verb = args.verb
     if verb == "request":
         review = await ops.request(ws, args.range, args.title, description)
+        if not has_textual_change(review.files):
+            print(f"livereview: review {review.id}: {NOTHING_TO_REVIEW}", file=sys.stderr)
         review = await answering.review(review)
         _say(answering.note, args.json)
         return await _print(ws, review, args.json)
     if verb == "reply":
         message = await ops.reply(ws, args.id, args.thread, args.text)
-        await answering.answer()
+        await answering.answer(args.id)
         _say(answering.note, args.json)
         review = await ops.review_of(ws, args.id)
         thread = review.thread(message.thread_id)
@@ -185,7 +191,7 @@ async def _verb(args: argparse.Namespace, ws: ops.Workspace, description: str,
         _say(answering.note, args.json)
         return await _print(ws, review, args.json)
     if verb == "wait":
-        return await _wait(ws, args, answering.answer)
+        return await _wait(ws, args, functools.partial(answering.answer, args.id))
     return await _print(ws, await ops.review_of(ws, args.id), args.json, code=True)
 
 

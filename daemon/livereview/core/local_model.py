@@ -129,6 +129,15 @@ class Feedback:
         return self.status is None and not self.messages
 
 
+NOTHING_TO_REVIEW = "the range has no textual change: there is nothing to review"
+
+
+def has_textual_change(files: tuple[FileStat, ...]) -> bool:
+    """Whether any file gains or loses a line of text: a range with none (`HEAD..HEAD`, a
+    reverted edit, only binaries or renames) has nothing an AI review could read."""
+    return any(f.additions or f.deletions for f in files)
+
+
 def message_dict(message: LocalMessage) -> dict[str, object]:
     return {"id": message.id, "thread": message.thread_id, "author": message.author,
             "author_kind": message.author_kind.value, "body": message.body,

@@ -126,16 +126,21 @@ def is_other_bot(message: Message, policy: Policy) -> bool:
             or acked_for(message.body) is not None)
 
 
-def answered_ids(snapshot: Snapshot, identity: Identity) -> set[str]:
-    """Messages the bot has already answered, read from the markers of its own replies."""
-    done: set[str] = set()
+def bot_replies(snapshot: Snapshot, identity: Identity) -> dict[str, Message]:
+    """What "answered" means, for the daemon (`reply_requests`) and the agent tools
+    (`comments`, `reply`) alike: a message is answered when the host shows the bot's reply
+    to it, the message id in the marker its reply ends with — anywhere on the MR (GitHub's
+    general comments are not threaded), whichever process, replica or store posted it, or
+    none that this one can see (a store restored from backup, a reply from before replies
+    were recorded). Message id → the bot's first such reply."""
+    found: dict[str, Message] = {}
     for thread in snapshot.threads:
         for message in thread.messages:
             if identity.is_me(message.author):
                 target = replied_to(message.body)
-                if target:
-                    done.add(target)
-    return done
+                if target and target not in found:
+                    found[target] = message
+    return found
 
 
 @dataclass(frozen=True)
@@ -190,7 +195,7 @@ def reply_requests(
     `baseline` is the first-seen time of the repo minus the backfill window: anything
     created before it is history, never answered.
     """
-    done = answered_ids(snapshot, identity)
+    done = bot_replies(snapshot, identity)
     threads = {t.id: t for t in snapshot.threads}
     messages = snapshot.messages()
     indexes: dict[str, _ThreadIndex] = {}

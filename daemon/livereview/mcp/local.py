@@ -11,6 +11,7 @@ are tools/local_review.py's, this module only shapes arguments and results.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,10 +21,12 @@ from pydantic import Field
 
 from livereview.app.local_respond import Answering, answering_for
 from livereview.core.local_model import (
+    NOTHING_TO_REVIEW,
     AuthorKind,
     LocalReview,
     ReviewStatus,
     as_dict,
+    has_textual_change,
     message_dict,
     thread_dict,
 )
@@ -62,13 +65,16 @@ class LocalReviewTools:
             repo: REPO = "") -> dict[str, Any]:
         """Open a review of local commits: every changed file with +/- counts, and a thread
         for each 💡 / ❓ / TODO / FIXME comment in the added lines. Returns the review (its
-        id, files, threads); `ai` says whether the AI answers threads."""
+        id, files, threads); `ai` says whether the AI answers threads, `warning` that the
+        range has no textual change (nothing to review)."""
         with _as_tool_errors():
             ws, answering = self._open(repo)
             try:
                 review = await ops.request(ws, range, title,
                                            json.dumps(description) if description else "")
-                return {**as_dict(review), "ai": answering.note or "on"}
+                warning = {} if has_textual_change(review.files) else {
+                    "warning": NOTHING_TO_REVIEW}
+                return {**as_dict(review), "ai": answering.note or "on", **warning}
             finally:
                 ws.close()
 
@@ -120,7 +126,8 @@ class LocalReviewTools:
             result: dict[str, Any] = {}
             if wait_for_feedback:
                 feedback = await ops.wait(ws, review_id, wait_for_feedback,
-                                          between=responder.answer)
+                                          between=functools.partial(
+                                              responder.answer, review_id))
                 result["feedback"] = [message_dict(m) for m in feedback.messages]
                 result["status_changed"] = feedback.status is not None
                 result["timed_out"] = feedback.empty

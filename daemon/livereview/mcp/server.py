@@ -34,8 +34,10 @@ if TYPE_CHECKING:  # the SDK is imported when the server starts: every other com
 
 R = TypeVar("R")
 MR = Annotated[str, Field(description=(
-    "The merge request: its web URL on any configured host (GitLab …/-/merge_requests/N, "
-    "GitHub …/pull/N, Bitbucket …/pull-requests/N) or HOST:REPO!IID, e.g. gl:group/app!7"))]
+    "The merge request: its web URL on a configured host (GitLab …/-/merge_requests/N, "
+    "GitHub …/pull/N, Bitbucket …/pull-requests/N) or HOST:REPO!IID, e.g. gl:group/app!7. "
+    "Only repos the operator chose are reached: the host's watched repos and its "
+    "agent_repos patterns"))]
 PATHS = Annotated[list[str], Field(description=(
     "Only files whose new or old path matches one of these shell globs (* also crosses /); "
     "empty: every file"))]
@@ -44,7 +46,8 @@ INSTRUCTIONS = (
     "Start with `comments` to see what reviewers asked that nobody answered yet; read the "
     "code with `diffstat`, `diff` and `file`; answer each comment with `reply` (once per "
     "comment: it is recorded, and the daemon will not answer it again). Writes (reply, "
-    "comment, approve, unapprove, request_changes) fail unless the host's agent_writes is on.")
+    "comment, approve, unapprove, request_changes) fail unless the host's agent_writes is on; "
+    "an MR of a repo outside the host's watched repos and agent_repos patterns is refused.")
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -70,8 +73,9 @@ class Tools:
                                "please report it)") from exc
 
     async def comments(self, mr: MR, include_replied: Annotated[bool, Field(description=(
-            "Also return comments already answered (by the daemon or a reply tool call) "
-            "and the bot's own messages"))] = False) -> results.Comments:
+            "Also return comments already answered (by the daemon, a reply tool call, or "
+            "any reply of the bot's the MR shows) and the bot's own messages"))] = False
+                       ) -> results.Comments:
         """The MR's comments that still need an answer: id (pass it to `reply`), thread,
         author, the file and line a diff comment is on, and its text. Comments already
         answered and the bot's own are left out unless include_replied; the counts say how
@@ -85,9 +89,10 @@ class Tools:
                     ) -> results.Posted:
         """Reply in the thread of one comment, and record it as answered. Safe to retry:
         a call repeated after a lost response adopts the reply already posted instead of
-        posting it twice. A comment already answered — by the daemon or another call, or
-        being answered by one right now (in_progress) — gets no second reply: the result
-        says already_answered, answered_by, and the other reply's id when known."""
+        posting it twice. A comment already answered — by the daemon or another call (or
+        by a reply of the bot's the MR shows: answered_by "host"), or being answered by one
+        right now (in_progress) — gets no second reply: the result says already_answered,
+        answered_by, and the other reply's id when known."""
         return await self._call(writing.reply(self.box, mr, comment_id, body))
 
     async def diffstat(self, mr: MR, paths: PATHS | None = None) -> results.Diffstat:

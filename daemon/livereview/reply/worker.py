@@ -28,7 +28,16 @@ from structlog.typing import FilteringBoundLogger
 
 from livereview.core.answer import StructuredAnswer
 from livereview.core.lessons import repo_scope
-from livereview.core.model import Identity, JobState, Lesson, Policy, ReplyJob, Snapshot, Thread
+from livereview.core.model import (
+    Identity,
+    JobState,
+    Lesson,
+    MRKey,
+    Policy,
+    ReplyJob,
+    Snapshot,
+    Thread,
+)
 from livereview.core.sanitize import outgoing, quote
 from livereview.core.triggers import ack_marker, acked_for, asks_to_resolve, loop_guard, replied_to
 from livereview.hosts.base import (
@@ -81,6 +90,8 @@ class Worker:
     answers: Callable[[str, str], AnswerSettings] = field(  # (host, repo) → [answers]
         default=lambda host, repo: AnswerSettings())
     leases: Leases | None = None  # replicas: run only the jobs this one claimed
+    # A local command's worker runs only its review's jobs (local_respond.py).
+    only: MRKey | None = None
     idle_wait_seconds: float = 1.0  # look for due retries this often when nothing wakes us
     _trouble: FailureLog = field(default_factory=lambda: FailureLog(log))
     composer: Composer = field(init=False)
@@ -107,9 +118,10 @@ class Worker:
         if free <= 0:
             return 0
         if self.leases is None or not self.leases.exclusive:  # SQLite: one process
-            due = await self.store.run(jobs.due, self.clock(), free, self.slots.busy())
+            due = await self.store.run(jobs.due, self.clock(), free, self.slots.busy(),
+                                       self.only)
         else:
-            due = await self.leases.due_jobs(self.clock(), free, self.slots.busy())
+            due = await self.leases.due_jobs(self.clock(), free, self.slots.busy(), self.only)
         for job in due:
             self.slots.start(job.id, self._guarded(job))
         return len(due)

@@ -24,7 +24,7 @@ from structlog.typing import FilteringBoundLogger
 
 from livereview.core.findings import Severity
 from livereview.core.lessons import applicable
-from livereview.core.model import Identity, Snapshot, Verdict
+from livereview.core.model import Identity, MRKey, Snapshot, Verdict
 from livereview.core.model_runs import ReviewRun, ReviewState, StoredFinding
 from livereview.core.sanitize import outgoing
 from livereview.core.triggers import ack_marker, acked_for, is_draft
@@ -87,6 +87,8 @@ class ReviewRunner:
     knowledge: Knowledge = field(default_factory=Knowledge)  # the repos' configured references
     clock: Callable[[], datetime] = field(default=lambda: datetime.now().astimezone())
     leases: Leases | None = None  # replicas: run only the reviews this one claimed
+    # A local command's runner runs only its review's runs (local_respond.py).
+    only: MRKey | None = None
     idle_wait_seconds: float = 1.0
     slots: Slots = field(init=False)
 
@@ -111,9 +113,9 @@ class ReviewRunner:
         if free <= 0:
             return 0
         busy = self.slots.busy()
-        due = (await self.store.run(reviews.due, self.clock(), free, busy)
+        due = (await self.store.run(reviews.due, self.clock(), free, busy, self.only)
                if self.leases is None else
-               await self.leases.due_reviews(self.clock(), free, busy))
+               await self.leases.due_reviews(self.clock(), free, busy, self.only))
         for run in due:
             self.slots.start(run.id, self.attempt(run))
         return len(due)
@@ -304,7 +306,10 @@ class ReviewRunner:
         standing = [f.severity for f, k in zip(found, kinds, strict=True) if k == "new"]
         standing += [row.severity for row, e in zip(earlier_rows, earlier, strict=True)
                      if not e.settled and row.id not in fixed_ids]
-        verdict = decide((Severity(s) for s in standing), self.policy, complete=not unsure)
+        # A diff with no file of text to read (empty, or only binaries and skipped files)
+        # is judged neither way: "approved, 0 files reviewed" would be a claim nobody made.
+        verdict = (decide((Severity(s) for s in standing), self.policy, complete=not unsure)
+                   if now_digests else Verdict.COMMENTED)
         bound.info("review_decided", verdict=verdict.value, findings=len(found),
                    not_raised_again=kinds.count("settled"), already_open=kinds.count("open"),
                    fixed=len(fixed), unsure=len(unsure))

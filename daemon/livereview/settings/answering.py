@@ -48,13 +48,23 @@ class AnswerSettings(Section):
     budget of one answer."""
 
     tone: Annotated[str, one_of("concise", "thorough")] = "concise"
-    # with_evidence: concede only when the code shown or a reference proves the point.
+    """How the answers are written: `concise` or `thorough`."""
     concede: Annotated[str, one_of("with_evidence", "when_convinced")] = "with_evidence"
-    languages: Annotated[TomlList[str], AfterValidator(_languages)] = ()  # () → the question's
-    max_chars: Annotated[int, Between(100, 60_000)] = 6000  # bot.max_reply_chars still caps
-    context_budget_tokens: Annotated[int, Between(500, 200_000)] = 8000  # 4 chars ≈ 1 token
-    max_files_read: Annotated[int, Between(0, 100)] = 12  # per answer, for the code it names
-    max_file_kb: Annotated[int, Between(1, 4096)] = 256  # a bigger file is not read
+    """`with_evidence`: concede only when the code shown or a reference proves the point;
+    `when_convinced`: when the model is convinced."""
+    languages: Annotated[TomlList[str], AfterValidator(_languages)] = ()
+    """`[]`: answer in the question's language; else the languages to answer in
+    (`["English"]`)."""
+    max_chars: Annotated[int, Between(100, 60_000)] = 6000
+    """The answer is cut there, after a paragraph or a line, with a note;
+    `bot.max_reply_chars` still caps."""
+    context_budget_tokens: Annotated[int, Between(500, 200_000)] = 8000
+    """The prompt's context (4 characters ≈ 1 token); the lowest-priority parts are cut
+    first, and every cut is stated."""
+    max_files_read: Annotated[int, Between(0, 100)] = 12
+    """Files read per answer for the code a question names (0: none)."""
+    max_file_kb: Annotated[int, Between(1, 4096)] = 256
+    """A bigger file is not read for an answer."""
 
 
 KnowledgeEntries = Annotated[tuple[str | tuple[str, str], ...], BeforeValidator(_knowledge)]
@@ -62,8 +72,12 @@ KnowledgeEntries = Annotated[tuple[str | tuple[str, str], ...], BeforeValidator(
 
 class GroupKnowledge(Section):
     host: Required
-    path: Annotated[str, AfterValidator(repo_path)]  # every repo under it (subgroups too)
+    """The `[[hosts]]` entry (by name) the group is on."""
+    path: Annotated[str, AfterValidator(repo_path)]
+    """The group: every repo under it (subgroups too) sees these entries."""
     entries: KnowledgeEntries = ()
+    """The same forms as `repos[].knowledge`; files are read from the repo being answered
+    in."""
 
 
 class KnowledgeSettings(Section):
@@ -71,7 +85,9 @@ class KnowledgeSettings(Section):
     read from the repo being answered in."""
 
     everywhere: KnowledgeEntries = Field(default=(), alias="global")
+    """Knowledge for every repo; the same forms as `repos[].knowledge`."""
     groups: TomlList[GroupKnowledge] = ()
+    """Knowledge for the repos under a group (`[[knowledge.groups]]`)."""
 
 
 REVIEW_EVENTS = ("opened", "push")
@@ -108,24 +124,35 @@ def _http_or_none(url: str) -> str:
 
 
 class LessonsSettings(Section):
-    require_approval: bool = True  # a conceded lesson waits for `livereview lessons approve`
+    require_approval: bool = True
+    """A lesson the bot learned by conceding waits for `livereview lessons approve`; false:
+    it is active at once."""
 
 
 class ReviewSettings(Section):
     """Reviews (docs/DESIGN.md §11): how findings become a verdict, what the diff reading may cost,
     whom to tell."""
 
-    # Any finding of these severities requests changes.
     changes_requested_on: Annotated[TomlList[str], AfterValidator(_severities)] = ("critical",)
-    approve: bool = True  # approve an MR with nothing above a suggestion
+    """Severities (`critical`, `warning`, `suggestion`) of which any finding requests
+    changes."""
+    approve: bool = True
+    """Approve an MR when nothing is above a suggestion and every file was fully reviewed."""
     max_file_bytes: Annotated[int, Between(1_000, 50_000_000)] = 1_000_000
-    batch_chars: Annotated[int, Between(1_000, 2_000_000)] = 60_000  # diff text per LLM call
-    # More inline findings than this (least severe first) are listed in the summary instead.
+    """A larger file is skipped and listed in the summary."""
+    batch_chars: Annotated[int, Between(1_000, 2_000_000)] = 60_000
+    """Diff characters per model call; a review holds one batch in memory."""
     max_inline_findings: Annotated[int, Between(1, 1000)] = 50
-    notify_author: bool = True  # a comment mentioning the author on changes requested
+    """More inline findings than this (the least severe first) go to the summary."""
+    notify_author: bool = True
+    """On changes requested, a comment mentioning the MR's author."""
     notify_on: Annotated[TomlList[str], AfterValidator(_verdicts)] = ("changes_requested",)
-    notify_command: TomlList[str] = ()  # argv; the event JSON on stdin
-    notify_url: Annotated[str, AfterValidator(_http_or_none)] = ""  # the event JSON is POSTed
-
+    """Verdicts (`approved`, `changes_requested`, `commented`) that notify."""
+    notify_command: TomlList[str] = ()
+    """A command (argv) given the event JSON on stdin."""
+    notify_url: Annotated[str, AfterValidator(_http_or_none)] = ""
+    """An internal URL the event JSON is POSTed to."""
     notify_timeout_seconds: Annotated[float, Between(1, 600)] = 30.0
+    """Per notifier."""
     max_attempts: Annotated[int, Between(1, 100)] = 8
+    """A review run's attempts before it fails (an unusable model answer is one)."""

@@ -32,6 +32,7 @@ from livereview.settings.answering import (
     review_events,
 )
 from livereview.settings.errors import Invalid, Rank, plain, shown
+from livereview.settings.repo_globs import check_patterns
 from livereview.settings.rules import (
     Between,
     HttpUrl,
@@ -63,29 +64,50 @@ def _replica_name(name: str) -> str:
 
 
 class DaemonSettings(Section):
-    state_dir: str = ""  # shorthand: the SQLite file goes here
-    database_url: str = ""  # "" → in state_dir, $STATE_DIRECTORY or ~/.local/state/livereview
+    state_dir: str = ""
+    """Shorthand for a SQLite database: the file `livereview.db` goes in this directory."""
+    database_url: str = ""
+    """`sqlite:///PATH` (WAL) or `postgresql+psycopg://USER@HOST/DB` (install `.[postgres]`);
+    "" → `livereview.db` in `state_dir`, else in `$STATE_DIRECTORY`, else in
+    `~/.local/state/livereview`."""
     poll_interval_seconds: Annotated[float, Between(1, SECONDS_PER_DAY)] = 30.0
+    """The cold cycle: per-project listing (where used), re-checking failing repos."""
     hot_poll_interval_seconds: Annotated[float, Between(0.1, 3600)] = 3.0
+    """The hot cycle: the listing and the hot MRs; at most `poll_interval_seconds`."""
     hot_window_seconds: Annotated[float, Between(10, SECONDS_PER_DAY)] = 600.0
-    metrics_listen: str = "127.0.0.1:9464"  # "" disables
+    """An MR with human activity this recent is hot (fetched every hot cycle)."""
+    metrics_listen: str = "127.0.0.1:9464"
+    """`HOST:PORT` of the Prometheus endpoint (`/metrics`); "" disables it."""
     backfill_hours: Annotated[float, Between(0, 720)] = 24.0
+    """On the first sight of a repo, comments older than this are never answered."""
     watermark_overlap_seconds: Annotated[float, Between(60, 3600, why=(
         "GitLab bumps an MR's updated_at at most once a minute per note"))] = 120.0
+    """How far each listing reaches back before the watermark."""
     max_concurrent_jobs: Annotated[int, Between(1, 64)] = 4
+    """Reply jobs in flight at once."""
     max_attempts: Annotated[int, Between(1, 50)] = 6
+    """A reply job's tries (delays doubling, jittered, at most 15 min) before it fails
+    visibly."""
     retry_base_seconds: Annotated[float, Between(0.01, 900)] = 5.0
+    """The first retry's delay."""
     step_timeout_seconds: Annotated[float, Between(1, 3600)] = 120.0
+    """Soft limit of one step of a job (ack, model call, post)."""
     job_timeout_seconds: Annotated[float, Between(1, 7200)] = 600.0
-    # systemd's TimeoutStopSec=45 kills a daemon that takes longer to stop.
+    """Hard limit of one job; at least `step_timeout_seconds`."""
     shutdown_grace_seconds: Annotated[float, Between(1, 40)] = 30.0
+    """On SIGTERM, the time the running cycle and in-flight replies get to finish; below
+    the systemd unit's `TimeoutStopSec=45`, which kills a daemon that takes longer."""
     busy_timeout_seconds: Annotated[float, Between(0.1, 300)] = 10.0
+    """SQLite: wait this long for a lock, then fail with one line rather than hang."""
     log_format: Annotated[str, one_of("auto", "console", "json")] = "auto"
+    """`auto`: readable lines on a terminal or journald, JSON lines otherwise."""
     # -- several daemons on one PostgreSQL database (docs/DESIGN.md §12; ignored on SQLite) --
-    # This daemon's name: the `replica` label of every metric ("" → no label).
     replica: Annotated[str, AfterValidator(_replica_name)] = ""
-    # A dead replica's polls and reply jobs pass to another after this long.
+    """Replicas on PostgreSQL: this daemon's name (up to 64 letters, digits, `-`, `_`, `.`),
+    the `replica` label of every metric; "" → no label."""
     lease_seconds: Annotated[float, Between(1, 600)] = 30.0
+    """Replicas on PostgreSQL: a dead replica's polls and reply jobs pass to another after
+    this long."""
 
     @field_validator("database_url", mode="after")
     @classmethod
@@ -137,30 +159,54 @@ def _non_empty(values: tuple[str, ...]) -> tuple[str, ...]:
 
 class BotSettings(Section):
     mention_aliases: Annotated[TomlList[str], AfterValidator(_aliases)] = ("@livereview",)
+    """The mentions that summon the bot: case-insensitive, word-bounded, only in prose (not
+    in code, links or quotes)."""
     ack_reaction: Annotated[Required, at_most(64)] = "eyes"
-    # Where the host has no reactions (Bitbucket Cloud), a short reply acknowledges instead.
+    """The emoji the bot reacts with to acknowledge a comment."""
     ack_comment: Annotated[Required, at_most(200)] = "👀 Looking into this…"
+    """Where the host has no reactions (Bitbucket Cloud, Bitbucket Data Center before 7),
+    the short reply that acknowledges a comment; it stays, and the answer follows as its
+    own reply (which notifies the asker)."""
     ignore_users: Annotated[TomlList[str], AfterValidator(_non_empty)] = (
         "ghost", "*-bot", "*[bot]")
+    """Glob patterns of users never answered (their replies are not a human's either)."""
     max_reply_chars: Annotated[int, Between(100, 60_000)] = 6000  # GitHub's cap is 65 536
+    """A longer answer is cut, with a note."""
     max_consecutive_replies: Annotated[int, Between(1, 100)] = 5
+    """Loop guard: bot replies in a thread without a human in between."""
     max_exchange_replies: Annotated[int, Between(1, 100)] = 10
+    """Loop guard: bot replies in a thread to one counterpart while nobody else writes,
+    whatever the timing."""
     max_replies_per_thread_per_hour: Annotated[int, Between(1, 1000)] = 12
+    """Loop guard: bot replies in one thread in an hour, whoever asks (two bots taking turns
+    look like a conversation)."""
     max_replies_per_mr_per_hour: Annotated[int, Between(1, 10_000)] = 30
+    """Reply budget per MR."""
     automated_reply_seconds: Annotated[float, Between(0, 600)] = 5.0
+    """An answer to the bot faster than this is not a human's."""
     answer_closed_mrs: bool = False
+    """Still answer when the MR was merged or closed meanwhile."""
 
 
 class AISettings(Section):
     derived: ClassVar[dict[str, str]] = {"api_key": "set api_key_env or api_key_file"}
     base_url: HttpUrl = "https://api.openai.com/v1"
+    """Any OpenAI-compatible server (OpenAI, vLLM, Ollama, …)."""
     model: Required = "gpt-4o-mini"
-    api_key_env: VariableName = "OPENAI_API_KEY"  # "" for servers that need no key
+    """The model name the endpoint knows."""
+    api_key_env: VariableName = "OPENAI_API_KEY"
+    """The environment variable holding the API key; "" for a server that needs no key (a
+    named variable that is unset is an error)."""
     api_key_file: str = ""
+    """Instead of `api_key_env`: a file holding the key; a relative path is read from
+    `$CREDENTIALS_DIRECTORY` (systemd credentials)."""
     api_key: Secret = Secret("")
     timeout_seconds: Annotated[float, Between(1, 3600)] = 60.0
+    """One model call."""
     max_output_tokens: Annotated[int, Between(16, 65_536)] = 800
+    """The most tokens one answer may have."""
     temperature: Annotated[float, Between(0, 2)] = 0.2
+    """The sampling temperature."""
 
     @model_validator(mode="after")
     def _read_key(self, info: ValidationInfo) -> Self:
@@ -185,27 +231,53 @@ def _host_type(value: str) -> str:
 class HostSettings(Section):
     derived: ClassVar[dict[str, str]] = {"token": "set token_env or token_file"}
     name: Required
+    """This host's name, which `[[repos]]` entries and MR references (`NAME:REPO!IID`)
+    use."""
     type: Annotated[Required, AfterValidator(_host_type)]
-    url: str = ""  # required, except where DEFAULT_URLS has one
+    """`gitlab`, `github`, `bitbucket-cloud`, `bitbucket-server` (Data Center) or
+    `local`."""
+    url: str = ""
+    """GitLab: the instance. GitHub: the REST base, `https://api.github.com` by default
+    (GHES: `https://HOST/api/v3`). Bitbucket Cloud: `https://api.bitbucket.org/2.0` by
+    default. Bitbucket Data Center: the server's base, `https://HOST[/CONTEXT]`. `local`:
+    the directory its repos' paths are under (default `/`)."""
     token_env: VariableName = ""
+    """The environment variable holding the token; this or `token_file` is required (not for
+    `local`)."""
     token_file: str = ""
+    """A file holding the token; a relative path is read from `$CREDENTIALS_DIRECTORY`
+    (systemd `LoadCredential=`)."""
     token: Secret = Secret("")
     ca_bundle: str | None = None
-    username: str | None = None  # identity override; else GET /user
-    # Bitbucket Cloud's Basic-auth account (with an API token or app password as the secret);
-    # without it the secret is sent as a Bearer access token.
+    """A PEM bundle for an internal CA; by default the OS trust store."""
+    username: str | None = None
+    """Overrides the bot's identity, by default read from the host (`GET /user`); Bitbucket
+    Cloud with an access token: the token's name (required there)."""
     login: str | None = None
+    """Bitbucket Cloud only: the account whose API token (or app password) the secret is,
+    for Basic auth; without it the secret is an access token (Bearer)."""
     max_concurrent_requests: Annotated[int, Between(1, 64)] = 4
+    """Requests in flight to this host."""
     request_timeout_seconds: Annotated[float, Between(1, 600)] = 30.0
-    # What one response may weigh: a 40 000-note thread is ~32 MB of GitLab JSON and
-    # ~250 MB of the daemon's memory while it is parsed (bench figure 8). A bigger answer is
-    # refused (that MR is skipped and the log says why) rather than let one MR take it all.
+    """One HTTP request."""
+    # bench figure 8: a 40 000-note thread is ~32 MB of GitLab JSON, ~250 MB while parsed.
     max_response_mb: Annotated[int, Between(1, 1024)] = 32
+    """The largest answer read from the host: a bigger one is refused and its MR skipped,
+    with the reason logged, rather than let one MR take all the memory. A thread of 40 000
+    notes is about 32 MB of GitLab JSON and takes the daemon about 250 MB while it is
+    read."""
     list_strategy: Annotated[str, one_of("auto", "instance", "project")] = "auto"
+    """GitLab: `instance` (one listing request for all repos), `project` (one per repo) or
+    `auto` (instance, falling back to project where the token may not list it)."""
     # ---- agent tools (docs/DESIGN.md §13) ----
-    # `livereview mr` and `livereview mcp` may write here (reply, comment, approve,
-    # unapprove, request changes) only when set: a read-only agent cannot approve by accident.
     agent_writes: bool = False
+    """`livereview mr` and `livereview mcp` may reply, comment, approve, unapprove and
+    request changes on this host; off, a read-only agent cannot approve by accident."""
+    agent_repos: Annotated[TomlList[str], AfterValidator(check_patterns)] = ()
+    """Repository path patterns the agent tools (`livereview mr`, `livereview mcp`) may
+    reach on this host besides its watched `[[repos]]`: `*` and `?` within one path
+    segment, `**` across segments (`group/**`); case is ignored where the host ignores it.
+    Anything else is refused before a request is made (docs/DESIGN.md §13, "Reach")."""
 
     @field_validator("url", mode="after")
     @classmethod
@@ -303,12 +375,19 @@ def _bitbucket_cloud_url(url: str, info: ValidationInfo) -> str:
 
 class RepoSettings(Section):
     host: Required
+    """The `[[hosts]]` entry (by name) the repo is on."""
     path: Annotated[str, AfterValidator(repo_path)]
-    # Files of the repo (CONTRIBUTING.md, docs/adr/…), URLs, or (title, text) snippets.
+    """GitLab: `group/subgroup/project`; GitHub: `owner/name`; Bitbucket Cloud:
+    `workspace/repository`; Bitbucket Data Center: `PROJECT_KEY/repo-slug`; `local`: a git
+    working tree."""
     knowledge: KnowledgeEntries = ()
-    answers: AnswerSettings | None = None  # overrides [answers] key by key (docs/DESIGN.md §10.1)
-    # Reviews (docs/DESIGN.md §11): review new MRs and/or re-review after pushes; none by default.
+    """Repo files and globs (`docs/adr/*.md`, read from the target branch), links, and
+    `{ title, text }` snippets the answers may cite."""
+    answers: AnswerSettings | None = None
+    """This repo's `[answers]` keys, over the global ones (`answers = { tone = "thorough" }`)."""
     review_on: Annotated[TomlList[str], AfterValidator(review_events)] = ()
+    """`"opened"`: review new MRs; `"push"`: a follow-up review after each push. None by
+    default."""
 
 
 def _at_least_one(kind: str) -> AfterValidator:

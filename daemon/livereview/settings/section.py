@@ -17,8 +17,10 @@ def reading_of(info: ValidationInfo) -> Reading | None:
 
 class Section(BaseModel):
     # Defaults are validated too: a default outside its own bounds is a bug caught at once.
+    # Each key's meaning is the docstring under its field: the configuration reference
+    # (docs/configuration.md) is generated from it.
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False,
-                              validate_default=True)
+                              validate_default=True, use_attribute_docstrings=True)
     # Attributes computed while reading (key → what to write in the file instead).
     derived: ClassVar[dict[str, str]] = {}
 

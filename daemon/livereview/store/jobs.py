@@ -52,15 +52,18 @@ def enqueue(session: Session, requests: Iterable[ReplyRequest], now: datetime
     return [(row.id, row.key) for row in rows if row.id is not None]
 
 
-def due(session: Session, now: datetime, limit: int, exclude: Iterable[int] = ()) -> list[ReplyJob]:
-    """Open jobs whose next attempt is due. A row this version cannot read (a reason or
-    state a newer version wrote, a hand edit) is failed with the reason, not a crash of
-    every run."""
+def due(session: Session, now: datetime, limit: int, exclude: Iterable[int] = (),
+        only: MRKey | None = None) -> list[ReplyJob]:
+    """Open jobs whose next attempt is due (of the MR `only`, when given). A row this
+    version cannot read (a reason or state a newer version wrote, a hand edit) is failed
+    with the reason, not a crash of every run."""
     open_states = [s.value for s in JobState if s.open]
+    of_mr = () if only is None else (ReplyJobRow.host == only.host,
+                                     ReplyJobRow.repo == only.repo, ReplyJobRow.iid == only.iid)
     rows = session.exec(
         select(ReplyJobRow)
         .where(col(ReplyJobRow.state).in_(open_states), ReplyJobRow.next_attempt_at <= now,
-               col(ReplyJobRow.id).not_in(list(exclude)))
+               col(ReplyJobRow.id).not_in(list(exclude)), *of_mr)
         .order_by(col(ReplyJobRow.next_attempt_at), col(ReplyJobRow.id))
         .limit(limit)
     )

@@ -30,7 +30,7 @@ from sqlalchemy import CursorResult, delete, func, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
-from livereview.core.model import ReplyJob
+from livereview.core.model import MRKey, ReplyJob
 from livereview.core.model_runs import ReviewRun, StoredFinding
 from livereview.store import jobs, reviews
 from livereview.store.db import Store
@@ -105,23 +105,27 @@ def held_elsewhere(session: Session, holder: str, now: datetime, prefix: str) ->
 
 
 def claim_due_jobs(session: Session, holder: str, now: datetime, limit: int,
-                   exclude: Sequence[int], seconds: float) -> list[ReplyJob]:
-    """Due jobs no other replica works on, claimed. Each is read again after its claim: a
-    job another replica finished and let go of between the two is not run again."""
+                   exclude: Sequence[int], seconds: float, only: MRKey | None = None
+                   ) -> list[ReplyJob]:
+    """Due jobs no other replica works on (of the MR `only`, when given), claimed. Each is
+    read again after its claim: a job another replica finished and let go of between the
+    two is not run again."""
     elsewhere = [int(n.removeprefix("job:")) for n in held_elsewhere(session, holder, now,
                                                                     "job:")]
-    due = jobs.due(session, now, limit, [*exclude, *elsewhere])
+    due = jobs.due(session, now, limit, [*exclude, *elsewhere], only)
     names = claim_all(session, [f"job:{job.id}" for job in due], holder, now, seconds)
     fresh = [jobs.get(session, job.id) for job in due if f"job:{job.id}" in names]
     return [job for job in fresh if job.state.open]
 
 
 def claim_due_reviews(session: Session, holder: str, now: datetime, limit: int,
-                      exclude: Sequence[int], seconds: float) -> list[ReviewRun]:
-    """Due review runs no other replica works on, claimed and read again (as for jobs)."""
+                      exclude: Sequence[int], seconds: float, only: MRKey | None = None
+                      ) -> list[ReviewRun]:
+    """Due review runs no other replica works on (of the MR `only`, when given), claimed
+    and read again (as for jobs)."""
     elsewhere = [int(n.removeprefix("review:"))
                  for n in held_elsewhere(session, holder, now, "review:")]
-    due = reviews.due(session, now, limit, [*exclude, *elsewhere])
+    due = reviews.due(session, now, limit, [*exclude, *elsewhere], only)
     names = claim_all(session, [f"review:{run.id}" for run in due], holder, now, seconds)
     fresh = [reviews.get(session, run.id) for run in due if f"review:{run.id}" in names]
     return [run for run in fresh if run.state.open]
@@ -209,13 +213,14 @@ class Leases:
                                       self.seconds)
         return {scope: split[scope] for scope in scopes}
 
-    async def due_jobs(self, now: datetime, limit: int, exclude: Sequence[int]
-                       ) -> list[ReplyJob]:
-        """Due reply jobs for this replica to run, each claimed (on SQLite: all due)."""
+    async def due_jobs(self, now: datetime, limit: int, exclude: Sequence[int],
+                       only: MRKey | None = None) -> list[ReplyJob]:
+        """Due reply jobs (of the MR `only`, when given) for this replica to run, each
+        claimed (on SQLite: all due)."""
         if not self.exclusive:
-            return await self.store.run(jobs.due, now, limit, exclude)
+            return await self.store.run(jobs.due, now, limit, exclude, only)
         return await self.store.run(claim_due_jobs, self.holder, now, limit, list(exclude),
-                                    self.seconds)
+                                    self.seconds, only)
 
     async def fence(self, job: ReplyJob, now: datetime, seconds: float = 0.0) -> None:
         """Before a step that talks to the host: this replica still holds the job, for at
@@ -226,13 +231,14 @@ class Leases:
                 _fence, job, self.holder, now, max(seconds, self.seconds)):
             raise LeaseLost(f"reply job {job.id} is another replica's now")
 
-    async def due_reviews(self, now: datetime, limit: int, exclude: Sequence[int]
-                          ) -> list[ReviewRun]:
-        """Due review runs for this replica, each claimed (on SQLite: all due)."""
+    async def due_reviews(self, now: datetime, limit: int, exclude: Sequence[int],
+                          only: MRKey | None = None) -> list[ReviewRun]:
+        """Due review runs (of the MR `only`, when given) for this replica, each claimed (on
+        SQLite: all due)."""
         if not self.exclusive:
-            return await self.store.run(reviews.due, now, limit, exclude)
+            return await self.store.run(reviews.due, now, limit, exclude, only)
         return await self.store.run(claim_due_reviews, self.holder, now, limit,
-                                    list(exclude), self.seconds)
+                                    list(exclude), self.seconds, only)
 
     async def fence_review(self, run: ReviewRun, now: datetime, seconds: float = 0.0,
                            finding: StoredFinding | None = None) -> None:

@@ -9,16 +9,20 @@ a reply may already be on the host and looks for its marker before posting again
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
 from sqlmodel import Session, col, select
 
-from livereview.core.model import JobState, MRKey
+from livereview.core.model import JobState, Message, MRKey
 from livereview.store import reply_claims
 from livereview.store.tables import ReplyJobRow, ToolReply
 
 DAEMON, TOOL = "daemon", "tool"
+# A comment the bot's marked reply on the host answers, recorded by no row of this store:
+# another replica's store, a store restored from backup, a reply made before tracking.
+HOST = "host"
 _LAST = "\U0010ffff"  # sorts after every character a key can hold
 
 
@@ -32,7 +36,7 @@ class Replied:
     comment_id: str
     reply_id: str
     replied_at: datetime
-    source: str  # DAEMON (a reply job) | TOOL (`livereview mr reply`, the MCP tool)
+    source: str  # DAEMON (a reply job) | TOOL (`livereview mr reply`, the MCP tool) | HOST
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +75,19 @@ def replied_in(session: Session, key: MRKey) -> dict[str, Replied]:
         if at is not None and comment_id not in found:
             found[comment_id] = Replied(key.host, key.repo, key.iid, comment_id,
                                         reply_id or "", at, TOOL)
+    return found
+
+
+def answered(key: MRKey, recorded: Mapping[str, Replied], on_host: Mapping[str, Message]
+             ) -> dict[str, Replied]:
+    """The MR's answered comments: the store's rows (which say who replied and when) and
+    every other comment the host shows the bot's marked reply to (`triggers.bot_replies`,
+    the daemon's own test of "answered"), as HOST at the reply's time."""
+    found = dict(recorded)
+    for comment_id, reply in on_host.items():
+        if comment_id not in found:
+            found[comment_id] = Replied(key.host, key.repo, key.iid, comment_id, reply.id,
+                                        reply.created_at, HOST)
     return found
 
 

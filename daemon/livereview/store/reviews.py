@@ -89,12 +89,15 @@ def by_key(session: Session, key: str) -> ReviewRun | None:
     return to_model(row) if row else None
 
 
-def due(session: Session, now: datetime, limit: int, exclude: Iterable[int] = ()
-        ) -> list[ReviewRun]:
+def due(session: Session, now: datetime, limit: int, exclude: Iterable[int] = (),
+        only: MRKey | None = None) -> list[ReviewRun]:
+    """Open runs whose next attempt is due (of the MR `only`, when given)."""
+    of_mr = () if only is None else (ReviewRunRow.host == only.host,
+                                     ReviewRunRow.repo == only.repo, ReviewRunRow.iid == only.iid)
     rows = session.exec(
         select(ReviewRunRow)
         .where(col(ReviewRunRow.state).in_(OPEN), ReviewRunRow.next_attempt_at <= now,
-               col(ReviewRunRow.id).not_in(list(exclude)))
+               col(ReviewRunRow.id).not_in(list(exclude)), *of_mr)
         .order_by(col(ReviewRunRow.next_attempt_at), col(ReviewRunRow.id)).limit(limit))
     found = []
     for row in rows:

@@ -1,7 +1,10 @@
 """`comments` and `replied`: what was said on an MR and which of it is answered.
 
-The filter is a pure function over the host's snapshot and the store's replied marks, one
-dictionary lookup per comment (bench figure 12 measures it on 1 000 comments).
+The filter is a pure function over the host's snapshot and the replied marks, one
+dictionary lookup per comment (bench figure 12 measures it on 1 000 comments). A comment is
+replied when the store records its reply or the host shows the bot's marked reply to it
+(`store.replied.answered`): the daemon's own test, so neither lists as open what the other
+will not answer.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from collections.abc import Mapping
 from datetime import datetime
 
 from livereview.core.model import ActorKind, Identity, Message, Snapshot, Thread
+from livereview.core.triggers import bot_replies
 from livereview.store import replied as replied_rows
 from livereview.tools import results
 from livereview.tools.errors import BadInput
@@ -63,7 +67,8 @@ async def comments(box: Toolbox, mr: str, *, include_replied: bool = False
     key = box.mr(mr)
     identity = await box.identity(key)
     snapshot = await box.snapshot(key)
-    marks = await box.stored(replied_rows.replied_in, key)
+    recorded = await box.stored(replied_rows.replied_in, key)
+    marks = replied_rows.answered(key, recorded, bot_replies(snapshot, identity))
     return select_comments(snapshot, identity, marks, include_replied=include_replied)
 
 

@@ -28,3 +28,9 @@ class WritesDisabled(ToolError):
 
 class HostFailed(ToolError):
     """The host refused or failed (including an operation it does not have)."""
+
+
+class OutOfReach(ToolError):
+    """A repo outside the host's watched [[repos]] and its agent_repos patterns."""
+
+    exit_code = EXIT_USAGE

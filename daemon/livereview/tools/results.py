@@ -23,7 +23,7 @@ class Comment:
     resolved: bool
     replied: bool
     reply_id: str  # "" when not replied
-    replied_by: str  # "daemon" | "tool" | ""
+    replied_by: str  # "daemon" | "tool" | "host" (a marked reply no store row records) | ""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -97,7 +97,7 @@ class Posted:
     # Nothing posted: the comment is answered by another reply, or being answered right now
     # (in_progress: its id is not known yet) — the daemon's, or another tool call's.
     already_answered: bool = False
-    answered_by: str = ""  # "daemon" | "tool" when already_answered
+    answered_by: str = ""  # "daemon" | "tool" | "host" when already_answered
     in_progress: bool = False
 
 

@@ -20,6 +20,7 @@ from livereview.settings import Settings
 from livereview.store.db import Store
 from livereview.store.engine import StoreError
 from livereview.tools.errors import BadInput, HostFailed, ToolError, WritesDisabled
+from livereview.tools.scope import Reach
 from livereview.tools.target import parse_mr
 
 P = ParamSpec("P")
@@ -38,6 +39,10 @@ class Toolbox:
     hosts: dict[str, Host]
     clock: Callable[[], datetime] = now
     _identities: dict[str, Identity] = field(default_factory=dict)
+    reach: Reach = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.reach = Reach.of(self.settings)
 
     async def close(self) -> None:
         for host in self.hosts.values():
@@ -46,7 +51,9 @@ class Toolbox:
 
     # ---- inputs ---------------------------------------------------------------------
     def mr(self, text: str) -> MRKey:
-        return parse_mr(self.settings.hosts, text)
+        """The MR `text` names, if the agent tools reach its repo (tools/scope.py): every
+        operation on an MR starts here, before any request."""
+        return self.reach.key(parse_mr(self.settings.hosts, text))
 
     def host(self, key: MRKey) -> Host:
         try:

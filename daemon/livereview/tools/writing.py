@@ -17,7 +17,7 @@ import hashlib
 from livereview.core.model import Anchor, Identity, Message, MRKey, Snapshot, Thread
 from livereview.core.postable import postable
 from livereview.core.sanitize import outgoing
-from livereview.core.triggers import replied_to
+from livereview.core.triggers import bot_replies
 from livereview.store import replied as replied_rows
 from livereview.store import reply_claims
 from livereview.tools import results
@@ -47,16 +47,15 @@ def _find(snapshot: Snapshot, comment_id: str) -> tuple[Thread, Message]:
 
 
 def _marked_reply(snapshot: Snapshot, identity: Identity, comment_id: str) -> Message | None:
-    """The bot's reply to `comment_id`, by its marker, anywhere on the MR: where general
-    comments are not threaded (GitHub) the reply is a thread of its own."""
-    return next((m for t in snapshot.threads for m in t.messages
-                 if identity.is_me(m.author) and replied_to(m.body) == comment_id), None)
+    """The bot's reply to `comment_id` as the daemon finds it (`triggers.bot_replies`)."""
+    return bot_replies(snapshot, identity).get(comment_id)
 
 
 def _answered(key: MRKey, comment_id: str, by: str, reply_id: str, thread_id: str,
               *, in_progress: bool = False) -> results.Posted:
     """Nothing posted: the comment has its one answer already (or is getting it now)."""
-    who = "the daemon" if by == replied_rows.DAEMON else "another tool call"
+    who = {replied_rows.DAEMON: "the daemon", replied_rows.TOOL: "another tool call"}.get(
+        by, "the bot (its marked reply is on the MR)")
     note = (f"comment {comment_id} on {key} is already answered: {who} is posting its reply "
             "now; nothing posted" if in_progress else
             f"comment {comment_id} on {key} is already answered by {who} (reply "
@@ -89,8 +88,8 @@ async def reply(box: Toolbox, mr: str, comment_id: str, body: str) -> results.Po
     posted = _marked_reply(snapshot, identity, comment_id)
     if posted is not None and attempt is not None:  # our POST landed, its response did not
         return await _adopt(box, key, comment_id, thread.id, digest, posted.id)
-    if posted is not None:  # the daemon's POST landed; its job has not recorded it yet
-        return _answered(key, comment_id, replied_rows.DAEMON, posted.id, thread.id)
+    if posted is not None:  # a POST no row of this store records (yet, or ever)
+        return _answered(key, comment_id, replied_rows.HOST, posted.id, thread.id)
     daemon = box.settings.daemon
     claim = await box.stored(reply_claims.claim, key, comment_id, reply_claims.TOOL,
                              replied_rows.tool_holder(digest), box.clock(),

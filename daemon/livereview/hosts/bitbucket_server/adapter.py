@@ -175,7 +175,7 @@ class BitbucketServer(BitbucketServerReview, OverHttp):
         (`order=NEWEST`), read until a page reaches PRs older than `since`. An idle repo
         costs one request. Every comment action (added, replied, edited, deleted) is an
         activity of the PR (PullRequestAction javadoc), taken to move its `updatedDate`: the
-        fake does; a live server has not confirmed it yet (README)."""
+        fake does; a live server has not confirmed it yet (docs/bitbucket-data-center.md)."""
         await self._detect()
         found = await asyncio.gather(*(self._changed_in(repo, since) for repo in repos))
         return [mr for listed in found for mr in listed]

@@ -115,6 +115,9 @@ class LocalHost:
         self._books = books
         self.root = root
         self._gits: dict[str, Git] = {}
+        # A command's own host (local_respond.py) lists only the review the command names,
+        # whatever the watermark: a command runs the AI for that review and no other.
+        self.only: frozenset[int] | None = None
 
     def book(self, key: MRKey) -> LocalBook:
         if self._books is None:  # `check` connects hosts without opening any store
@@ -181,8 +184,10 @@ class LocalHost:
                 continue  # nobody asked for a review here yet: create nothing in the clone
             book = self.book(MRKey(self.name, repo, 0))
             for listed in await book.reviews(top):
+                if self.only is not None and listed.id not in self.only:
+                    continue
                 review = await merged(self.git(repo), book, listed)  # a merge is a change
-                if since is None or review.updated_at >= since:
+                if self.only is not None or since is None or review.updated_at >= since:
                     changed.append(ChangedMR(repo, review.id, review.updated_at,
                                              STATE.get(review.status, "opened")))
         return changed

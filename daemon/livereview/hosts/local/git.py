@@ -8,11 +8,13 @@ Everything is asked of git in its machine-readable forms (`--numstat -z`, `--nam
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
 import subprocess
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -95,7 +97,7 @@ class Git:
         return self.run("hash-object", "-t", "tree", "--stdin", stdin=b"").decode().strip()
 
     def resolve(self, spec: str) -> GitRange:
-        """A range as a person writes it (see README, "Local reviews"):
+        """A range as a person writes it (see docs/local-reviews.md, "Ranges"):
         `HEAD` the working tree and index against HEAD; `A..B` and `A...B` as git reads
         them; a branch name its commits since it left the default branch; a commit sha
         that one commit; any other revision (`HEAD~3`, a tag) everything since it."""
@@ -184,31 +186,56 @@ class Git:
         return [b for b in (configured, "main", "master") if b]
 
     def numstat(self, r: GitRange, paths: Sequence[str] = ()) -> list[NumstatRow]:
-        """Per-file status and +/- counts, exactly `git diff --numstat`'s."""
+        """Per-file status and +/- counts, exactly `git diff --numstat`'s; a working-tree
+        range includes the files git does not track yet (see `_with_untracked`)."""
+        with self._with_untracked(r, paths) as env:
+            return self._numstat(r, paths, env)
+
+    def untracked(self, paths: Sequence[str] = ()) -> list[str]:
+        """The files a working-tree review adds although git does not track them (a coding
+        agent's new files): not ignored, as `git ls-files --others --exclude-standard -z`
+        lists them (of `paths` only, when given)."""
+        out = self.run("ls-files", "--others", "--exclude-standard", "-z")
+        found = [n.decode("utf-8", "surrogateescape") for n in out.split(b"\0") if n]
+        # A directory entry ("sub/") is a nested repository: not a file of this one.
+        return [n for n in found if not n.endswith("/") and _among(n, paths)]
+
+    @contextlib.contextmanager
+    def _with_untracked(self, r: GitRange, paths: Sequence[str]) -> Iterator[dict[str, str]]:
+        """The environment for a `git diff` of `r` that sees the untracked files too: a
+        throwaway copy of the index in which they are intent-to-add (`git add -N`), so git
+        itself shows each as a new file — its counts, binary and rename detection, a
+        symlink as its target's name (never followed). The repository's own index is not
+        touched. Nothing to add (a commit range, no untracked file): no change."""
+        untracked = self.untracked(paths) if r.worktree else []
+        if not untracked:
+            yield {}
+            return
+        index = self.top / self.run("rev-parse", "--git-path", "index").decode().strip()
+        with tempfile.TemporaryDirectory(prefix="livereview-index-") as scratch:
+            copy = Path(scratch) / "index"
+            if index.exists():
+                shutil.copyfile(index, copy)
+            env = {"GIT_INDEX_FILE": str(copy)}
+            _run(self.top, "add", "--intent-to-add", "--pathspec-from-file=-",
+                 "--pathspec-file-nul", stdin=b"\0".join(os.fsencode(n) for n in untracked),
+                 env={**env, "GIT_LITERAL_PATHSPECS": "1"})
+            yield env
+
+    def _numstat(self, r: GitRange, paths: Sequence[str], env: dict[str, str]
+                 ) -> list[NumstatRow]:
         tail = ("--", *paths) if paths else ()
-        counts = self.run(*_DIFF, "--numstat", "-z", *r.revs, *tail).split(b"\0")
-        names = self.run(*_DIFF, "--name-status", "-z", *r.revs, *tail).split(b"\0")
-        rows: list[NumstatRow] = []
-        c = n = 0
-        while n < len(names) and names[n]:
-            letter = names[n].decode()[:1]
-            paired = letter in ("R", "C")
-            old = names[n + 1].decode("utf-8", "surrogateescape")
-            new = names[n + 2].decode("utf-8", "surrogateescape") if paired else old
-            n += 3 if paired else 2
-            added, deleted = counts[c].split(b"\t")[:2]
-            c += 3 if paired else 1  # a rename's numstat is "A\tD\t" NUL old NUL new
-            binary = added == b"-"
-            rows.append(NumstatRow(
-                path=new, old_path=old, status=_STATUS.get(letter, "modified"),
-                additions=0 if binary else int(added), deletions=0 if binary else int(deleted),
-                binary=binary))
-        return rows
+        counts = _run(self.top, *_DIFF, "--numstat", "-z", *r.revs, *tail, env=env)
+        names = _run(self.top, *_DIFF, "--name-status", "-z", *r.revs, *tail, env=env)
+        return _rows(counts.split(b"\0"), names.split(b"\0"))
+
 
     def diff(self, r: GitRange, paths: Sequence[str] = ()) -> str:
-        """The unified diff of the range (of `paths` only, when given)."""
+        """The unified diff of the range (of `paths` only, when given); a working-tree
+        range's untracked files follow, each as a new file."""
         tail = ("--", *paths) if paths else ()
-        return self.run(*_DIFF, *r.revs, *tail).decode("utf-8", "replace")
+        with self._with_untracked(r, paths) as env:
+            return _run(self.top, *_DIFF, *r.revs, *tail, env=env).decode("utf-8", "replace")
 
     def commits(self, r: GitRange) -> list[Commit]:
         """The range's commits, newest first (none for the working tree alone)."""
@@ -251,8 +278,34 @@ class Git:
             return os.environ.get("USER", "you")
 
 
-def _run(cwd: Path, *args: str, stdin: bytes | None = None) -> bytes:
-    done = _call(cwd, *args, stdin=stdin)
+def _rows(counts: list[bytes], names: list[bytes]) -> list[NumstatRow]:
+    """`--numstat -z` and `--name-status -z` of one diff, read together."""
+    rows: list[NumstatRow] = []
+    c = n = 0
+    while n < len(names) and names[n]:
+        letter = names[n].decode()[:1]
+        paired = letter in ("R", "C")
+        old = names[n + 1].decode("utf-8", "surrogateescape")
+        new = names[n + 2].decode("utf-8", "surrogateescape") if paired else old
+        n += 3 if paired else 2
+        added, deleted = counts[c].split(b"\t")[:2]
+        c += 3 if paired else 1  # a rename's numstat is "A\tD\t" NUL old NUL new
+        binary = added == b"-"
+        rows.append(NumstatRow(
+            path=new, old_path=old, status=_STATUS.get(letter, "modified"),
+            additions=0 if binary else int(added), deletions=0 if binary else int(deleted),
+            binary=binary))
+    return rows
+
+
+def _among(path: str, paths: Sequence[str]) -> bool:
+    """Whether `path` is one of `paths` or inside one of them (all of them when none)."""
+    return not paths or any(path == p or path.startswith(p.rstrip("/") + "/") for p in paths)
+
+
+def _run(cwd: Path, *args: str, stdin: bytes | None = None,
+         env: dict[str, str] | None = None) -> bytes:
+    done = _call(cwd, *args, stdin=stdin, env=env)
     if done.returncode != 0:
         raise GitError(_said(done, args[0]))
     return done.stdout
@@ -263,10 +316,12 @@ def _said(done: subprocess.CompletedProcess[bytes], command: str) -> str:
     return said[-1] if said else f"git {command} exited {done.returncode}"
 
 
-def _call(cwd: Path, *args: str, stdin: bytes | None = None
-          ) -> subprocess.CompletedProcess[bytes]:
-    """git's exit status as it is (some commands answer yes/no with 0/1)."""
-    env = {**os.environ, "LC_ALL": "C", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"}
+def _call(cwd: Path, *args: str, stdin: bytes | None = None,
+          env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+    """git's exit status as it is (some commands answer yes/no with 0/1); `env` adds to
+    the pinned environment."""
+    env = {**os.environ, "LC_ALL": "C", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0",
+           **(env or {})}
     git = shutil.which("git")
     if git is None:
         raise GitError("git is not installed (no `git` on PATH)")
