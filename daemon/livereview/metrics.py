@@ -22,6 +22,8 @@ from prometheus_client.metrics_core import Metric
 from livereview import __version__
 
 REVIEW_OUTCOMES = ("approved", "changes_requested", "commented", "skipped", "failed", "retry")
+REVIEW_FAILURE_CAUSES = ("unreadable", "llm", "timeout", "rate_limited", "auth", "host",
+                         "notifier", "config", "unexpected")
 LATENCY_BUCKETS = (1, 2, 3, 5, 10, 20, 30, 60, 120, 300, 600, 1800, 3600)
 
 
@@ -113,6 +115,10 @@ class Metrics:
         self.reviews = Counter(
             "livereview_reviews_total", "Review runs finished (by verdict) or not, by outcome.",
             ["host_type", "outcome"], registry=r)
+        self.review_failures = Counter(
+            "livereview_review_failures_total",
+            "Review runs that gave up (a note on the MR says so), by cause.",
+            ["host_type", "cause"], registry=r)
         self.review_seconds = Histogram(
             "livereview_review_seconds",
             "One review attempt that put a review on the host: reading, model, posting.",
@@ -138,6 +144,8 @@ class Metrics:
                 self.acks.labels(host_type, outcome)
             for outcome in REVIEW_OUTCOMES:
                 self.reviews.labels(host_type, outcome)
+            for cause in REVIEW_FAILURE_CAUSES:
+                self.review_failures.labels(host_type, cause)
         for host in hosts:
             self.repo_unhealthy.labels(host).set(0)
         for kind in ("prompt", "completion"):

@@ -111,6 +111,7 @@ def exercised_metrics() -> Metrics:
     metrics.llm_tokens.labels("prompt").inc(1200)
     metrics.repo_unhealthy.labels("main").set(0)
     metrics.reviews.labels("gitlab", "changes_requested").inc()
+    metrics.review_failures.labels("gitlab", "unreadable").inc()
     metrics.review_seconds.labels("gitlab").observe(42.0)
     return metrics
 

@@ -82,7 +82,7 @@ def test_prose_is_read_again_and_the_next_readable_answer_is_the_review(
     assert len(finding_discussions(sandbox)) == 2 and len(summaries(sandbox)) == 1
 
 
-def test_an_answer_never_readable_fails_the_run_with_its_cause_and_posts_nothing(
+def test_an_answer_never_readable_fails_the_run_with_its_cause_and_posts_no_review(
         sandbox: Sandbox) -> None:
     configure(sandbox, review="max_attempts = 2\n")
     sandbox.llm.llm.faults += [LLMFault(content="Looks good to me. APPROVE.") for _ in range(2)]
@@ -93,7 +93,9 @@ def test_an_answer_never_readable_fails_the_run_with_its_cause_and_posts_nothing
     [(state, verdict, error)] = runs(sandbox)
     assert (state, verdict) == ("failed", "")
     assert error == "the model's answer about 1 file(s) is not findings (the answer is not JSON)"
-    assert [n for n in sandbox.bot_notes() if marked(str(n["body"]))] == []
+    # Only the note that says the review gave up (tests/e2e/test_review_gives_up.py).
+    assert [found[1] for n in sandbox.bot_notes()
+            if (found := marked(str(n["body"])))] == ["failed"]
     assert sandbox.gitlab.approvers(PROJECT, sandbox.iid) == []
     assert len(sandbox.llm.llm.prompts) == 2  # bounded by review.max_attempts
 

@@ -10,12 +10,15 @@ from typing import Any
 import pytest
 from structlog.testing import capture_logs
 
+from livereview.core.model import DiffRefs, InlineComment, MRKey, Side, Verdict
+from livereview.core.sanitize import WORD_JOINER
 from livereview.hosts.base import BadResponse, Forbidden
 from livereview.hosts.gitlab.adapter import REPROBE_SECONDS, GitLab
 from livereview.hosts.http import HttpClient, RetryPolicy
 from livereview.metrics import Metrics
 from livereview.sandbox.gitlab.server import FakeGitLabServer
 from livereview.sandbox.gitlab.state import FakeGitLab
+from tests.quick_actions_oracle import commands as gitlab_commands
 
 TOKEN = "glpat-adapter-test-token"
 REPO = "acme/widgets"
@@ -165,3 +168,25 @@ async def test_automated_accounts_are_marked_by_gitlabs_own_signs(setup: Setup) 
                     group_service: True, "project_7_bot": True}
     assert snapshot.mr.author.username == "alice" and snapshot.mr.author.bot
     await host.close()
+
+
+FENCED_MERGE = "Done.\n~~~\n/merge\n~~~\n```\n/approve\n``` x\n\n<!-- livereview:reply-to=1 -->"
+
+
+async def test_no_body_the_adapter_posts_runs_a_quick_action_even_unsanitised(
+        setup: Setup) -> None:
+    """Every GitLab posting path (reply, thread, note, inline finding, summary) neutralises
+    command lines itself: a caller that forgot `sanitize.outgoing` commands nothing."""
+    host = setup.host()
+    key = MRKey("gl", REPO, 1)
+    await host.note(key, FENCED_MERGE)
+    thread = await host.comment(key, FENCED_MERGE)
+    await host.reply(key, thread.thread_id, FENCED_MERGE)
+    mr = (await host.fetch_mr(REPO, 1)).mr
+    refs = DiffRefs(mr.base_sha, mr.start_sha, mr.head_sha)
+    await host.post_review(key, refs, [InlineComment("a.py", 1, Side.NEW, FENCED_MERGE)],
+                           FENCED_MERGE, Verdict.COMMENTED)
+    bodies = [str(n["body"]) for n in setup.fake.notes_by("livereview")]
+    assert len(bodies) == 5
+    assert [gitlab_commands(body) for body in bodies] == [[]] * 5
+    assert all(body.replace(WORD_JOINER, "") == FENCED_MERGE for body in bodies)

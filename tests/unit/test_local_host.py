@@ -19,6 +19,7 @@ from livereview.core.model import (
 )
 from livereview.hosts.base import NotFound, Unsupported
 from livereview.hosts.local.adapter import LocalHost
+from livereview.hosts.local.git import tracked
 from livereview.store.review_export import RepoBooks
 from livereview.tools import local_review as ops
 from tests.local_repo import review_repo
@@ -29,7 +30,7 @@ async def opened(tmp_path: Path) -> tuple[ops.Workspace, LocalHost, MRKey]:
     repo = review_repo(tmp_path / "r")
     ws = ops.open_workspace(repo.path)
     review = await ops.request(ws, "HEAD~1", "T")
-    host = LocalHost("laptop", RepoBooks(), root=tmp_path)
+    host = LocalHost("laptop", RepoBooks(tracked), root=tmp_path)
     return ws, host, MRKey("laptop", "r", review.id)
 
 
@@ -135,7 +136,7 @@ async def test_the_daemon_s_listing_sees_a_merged_branch(tmp_path: Path) -> None
     repo.git("checkout", "-q", "-b", "topic")
     repo.commit("on topic", **{"t_DOT_txt": "t\n"})
     ws = ops.open_workspace(repo.path)
-    host = LocalHost("laptop", RepoBooks(), root=tmp_path)
+    host = LocalHost("laptop", RepoBooks(tracked), root=tmp_path)
     try:
         on_main = await ops.request(ws, "main~1..main", "on main")
         topic = await ops.request(ws, "topic", "topic")

@@ -10,7 +10,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from livereview.core.markdown import code_lines
-from livereview.core.sanitize import WORD_JOINER, clean, fence_id, fenced, one_line, outgoing
+from livereview.core.sanitize import (
+    WORD_JOINER,
+    clean,
+    fence_id,
+    fenced,
+    inert_commands,
+    one_line,
+    outgoing,
+)
+from tests.quick_actions_oracle import commands as gitlab_commands
 from tests.render_oracles import HOSTS, hidden_comments, live_mentions, read
 
 MARKDOWN_ATOMS = [
@@ -204,15 +213,71 @@ def test_no_quick_action_survives_and_it_reads_the_same(command: str) -> None:
         assert command.strip() in "".join(read(render(posted)).text)
 
 
-def test_a_slash_inside_a_line_or_a_code_block_is_left_alone() -> None:
-    body = "use a/b or /path/ later\n\n```\n/merge\n```"
+def test_a_slash_inside_a_line_or_a_path_in_code_is_left_alone() -> None:
+    body = "use a/b or /path/ later\n\n```\n/usr/bin/env x\n// note\n/* c */\n```"
     assert outgoing(body) == body
+
+
+@pytest.mark.parametrize("body", [
+    "~~~\n/merge\n~~~", "```\n/merge\n``` x", "```\n/merge", "    ```\n/merge\n    ```",
+    "```\n/approve\n```", "- x\n\n      /merge", "```\n/cloſe\n```",
+])
+def test_a_command_in_what_markdown_calls_code_runs_nothing_and_reads_the_same(
+        body: str) -> None:
+    posted = outgoing(body)
+    assert gitlab_commands(posted) == []
+    assert posted.replace(WORD_JOINER, "").replace("\\/", "/") == body
 
 
 @given(markdown_soup(), st.sampled_from(QUICK_ACTIONS))
 def test_any_markdown_posted_runs_no_quick_action(text: str, command: str) -> None:
     posted = outgoing(f"{text}\n{command}\n{text}")
     assert commands_outside_code(posted) == []
+    assert gitlab_commands(posted) == []
+
+
+# What GitLab's extractor skips, and what it does not although CommonMark calls it code.
+FENCE_ATOMS = [
+    "```", "```ruby", "~~~", "````", "``` x", "    ```", "  ~~~", "`", "``", ">>>", ">>> ",
+    "> ", "> ```", "<div>", "</div>", "<pre>", "</pre>", "<pre>x", "<!--", "-->", "<details>",
+    "    ", "\t", "- ", "1. ", "text", "", "$$", "```suggestion:-0+0", "\u00a0", "\u2003",
+    "\u3000", "\ufeff", "\u200b", "\r", "\\", "&#47;", "*", "|a|",
+]
+COMMANDS = ["/merge", "/approve", "/MERGE", "/close", "/assign @x", "/assign_reviewer @me",
+            "/label ~a ~b", "/merge\t", "/merge   ", "/cloſe", "/unlocK", "/shrug ok",
+            "/tableflip", "/copy_metadata !1", "/h1"]
+
+
+def fence_soup() -> st.SearchStrategy[str]:
+    """Fences of every kind, quotes, HTML, indentation, odd spaces and CRLF, nested, with
+    commands among them."""
+    atom = st.sampled_from(FENCE_ATOMS)
+    line = st.one_of(
+        st.lists(atom, min_size=1, max_size=3).map("".join),
+        st.tuples(st.lists(st.sampled_from(["", " ", "  ", "\t", "> ", "- ", "\u00a0",
+                                            "\u2003", "\r", "\ufeff"]), max_size=2
+                           ).map("".join),
+                  st.sampled_from(COMMANDS)).map("".join))
+    ending = st.sampled_from(["\n", "\r\n", "\r", "\n\n"])
+    return st.lists(st.tuples(line, ending).map("".join), min_size=1, max_size=12
+                    ).map("".join)
+
+
+@settings(max_examples=400)
+@given(fence_soup())
+def test_no_body_posted_runs_a_quick_action_whatever_its_fences(body: str) -> None:
+    assert gitlab_commands(outgoing(body)) == []
+    assert gitlab_commands(inert_commands(body)) == []
+
+
+def test_a_lone_carriage_return_gitlab_deletes_starts_no_command() -> None:
+    assert gitlab_commands(inert_commands("a\n\r/merge\nb\r/approve")) == []
+
+
+@given(fence_soup())
+def test_neutralising_commands_twice_changes_nothing_more(body: str) -> None:
+    once = inert_commands(body)
+    assert inert_commands(once) == once
 
 
 # ---- references and what loads from elsewhere --------------------------------------------------

@@ -18,6 +18,7 @@ from livereview.app.hosts import connect
 from livereview.app.wiring import open_store
 from livereview.core.model import Identity, JobState, Policy
 from livereview.hosts.base import Host, HostError
+from livereview.hosts.local.git import tracked
 from livereview.jobs.knowledge import Knowledge
 from livereview.jobs.llm import Answerer, OpenAIAnswerer
 from livereview.metrics import Metrics
@@ -81,7 +82,7 @@ class App:
         leases = Leases(store, settings.daemon.lease_seconds,
                         holder_name(settings.daemon.replica))
         # A local host's reviews live in each repository's own store (docs/DESIGN.md §14).
-        hosts = {h.name: connect(h, metrics, books=RepoBooks()) for h in settings.hosts}
+        hosts = {h.name: connect(h, metrics, books=RepoBooks(tracked)) for h in settings.hosts}
         worker = Worker(store=store, hosts=hosts, identities={}, policy=policy(settings),
                         leases=leases,
                         lessons=settings.lessons,

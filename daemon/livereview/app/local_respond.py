@@ -131,7 +131,10 @@ class Responder:
             app.worker.only = app.reviewer.only = host.key_of(self.ws.top, review_id)
             self._app, self._made_for = app, (review_id, reviews)
         assert self._app is not None
-        await self._app.once()
+        # One runner per store at a time, across processes: each would otherwise answer the
+        # same message and review the same head (a SQLite store's process holds every lease).
+        async with self.ws.book.running():
+            await self._app.once()
 
     async def answer(self, review_id: int) -> None:
         """Answer what people said in review `review_id` (one poll, then every job it made),

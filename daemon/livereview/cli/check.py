@@ -24,6 +24,7 @@ from livereview.hosts.base import (
     HostError,
     TLSFailed,
 )
+from livereview.hosts.local.git import tracked
 from livereview.jobs.llm import probe
 from livereview.metrics import Metrics
 from livereview.reachability import diagnose
@@ -48,7 +49,7 @@ async def check(settings: Settings) -> list[Row]:
     rows = [database(settings.daemon), await endpoint(settings.ai)]
     metrics = Metrics()
     for index, host_settings in enumerate(settings.hosts):
-        host = connect(host_settings, metrics, books=RepoBooks())
+        host = connect(host_settings, metrics, books=RepoBooks(tracked))
         try:
             rows += await _host(f"hosts[{index}] ({host_settings.name})", host, host_settings,
                                 settings.repos_of(host_settings.name))

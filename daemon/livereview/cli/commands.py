@@ -91,7 +91,8 @@ def parser() -> argparse.ArgumentParser:
                       help="answer with the model of the config's [ai] section")
     demo.add_argument("--keep", action="store_true",
                       help="keep the sandbox's database (removed on exit otherwise)")
-    pending = sub.add_parser("pending", help="comments still awaiting an answer, failed jobs")
+    pending = sub.add_parser("pending", help="comments still awaiting an answer, reviews "
+                             "under way, what failed and why")
     pending.add_argument("--repo", help="only this repo path")
     pending.add_argument("--json", action="store_true", help="machine-readable output")
     pending.add_argument("--include-replied", action="store_true",
@@ -150,6 +151,8 @@ def _health(settings: Settings, args: argparse.Namespace) -> int:
 
 # Commands that only read the store: they check where each token comes from, read none.
 STORE_ONLY = ("health", "pending", "conversation", "lessons", "db")
+# States with a next attempt: a reply job's, a review run's.
+OPEN_STATES = ("pending", "acked", "answered", "reviewing", "posting", "notifying")
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -181,8 +184,8 @@ def _pending(settings: Settings, args: argparse.Namespace) -> int:
               f"watches {', '.join(watched)})", file=sys.stderr)
         return EXIT_USAGE
     try:
-        rows = status.pending(settings, include_replied=args.include_replied,
-                              repo=None if args.repo is None else args.repo.strip("/"))
+        rows, runs = status.pending(settings, include_replied=args.include_replied,
+                                    repo=None if args.repo is None else args.repo.strip("/"))
     except StoreMissing as exc:
         print(f"nothing pending: {exc}")
         return EXIT_OK
@@ -190,7 +193,11 @@ def _pending(settings: Settings, args: argparse.Namespace) -> int:
         "key": r.key, "state": r.state, "reason": r.reason, "attempts": r.attempts,
         "last_error": r.last_error, "comment_created_at": r.comment_created_at.isoformat(),
         "next_attempt_at": r.next_attempt_at.isoformat(),
-    } for r in rows]
+    } for r in rows] + [{  # review runs: open, or given up, and why
+        "key": r.key, "state": r.state, "reason": f"review ({r.trigger})",
+        "attempts": r.attempts, "last_error": r.last_error,
+        "comment_created_at": r.created_at.isoformat(),
+        "next_attempt_at": r.next_attempt_at.isoformat()} for r in runs]
     if args.json:
         print(json.dumps(items, indent=2))
         return EXIT_OK
@@ -199,7 +206,7 @@ def _pending(settings: Settings, args: argparse.Namespace) -> int:
     for item in items:
         error = f"  ({item['last_error']})" if item["last_error"] else ""
         retry = (f"  next attempt {item['next_attempt_at']}"
-                 if item["state"] in ("pending", "acked", "answered") else "")
+                 if item["state"] in OPEN_STATES else "")
         print(f"{item['state']:<9} {item['key']}  attempts={item['attempts']}{retry}{error}")
     return EXIT_OK
 

@@ -36,7 +36,7 @@ from livereview.core.local_model import (
     message_dict,
     thread_dict,
 )
-from livereview.core.sanitize import clean, one_line
+from livereview.core.sanitize import clean, one_line, shown_path
 from livereview.hosts.base import HostError
 from livereview.store.engine import StoreError
 from livereview.tools import local_review as ops
@@ -244,7 +244,8 @@ def render_review(review: LocalReview) -> str:
              f"{one_line(review.repo, 400)}",
              f"files ({len(review.files)}):"]
     for f in review.files:
-        name = one_line(f"{f.old_path} → {f.path}" if f.status == "renamed" else f.path, 400)
+        name = (f"{shown_path(f.old_path)} → {shown_path(f.path)}" if f.status == "renamed"
+                else shown_path(f.path))  # exact: two names differing in a space stay two
         stats = "binary" if f.binary else f"+{f.additions} -{f.deletions}"
         lines.append(f"  {_SIGN.get(f.status, '?')} {name}  {stats}")
     lines.append(f"threads ({len(review.threads)}, "
@@ -253,7 +254,7 @@ def render_review(review: LocalReview) -> str:
 
 
 def render_thread(thread: LocalThread) -> str:
-    path = one_line(thread.path, 400)
+    path = shown_path(thread.path)
     where = ("on the review" if not thread.path
              else f"{path}:{thread.line}" if thread.line is not None
              else f"{path} (outdated: its line is gone)")

@@ -166,3 +166,9 @@ def as_dict(review: LocalReview) -> dict[str, object]:
         "created_at": review.created_at.isoformat(),
         "updated_at": review.updated_at.isoformat(),
     }
+
+
+class UnsafeStore(Exception):
+    """The repository's `.livereview/` is not the clone's own (a symlink, a tracked file, a
+    path outside the working tree): nothing is opened or written there. `str()` is one
+    line, naming the entry and what to do; bad input (exit 2) for a command."""

@@ -119,6 +119,44 @@ def note_in(text: str) -> tuple[ThreadKind, str] | None:
     return kind, words or text.strip(_LEAD)
 
 
+def _target_path(target: str, parsed: str) -> str:
+    """The exact path of a diff's `+++ b/PATH` (the diff is made with the b/ prefix): git
+    C-quotes a name holding a control character, a quote or a backslash ("b/a\\tb.py"),
+    which the diff parser leaves quoted; unquoted here as git does."""
+    name = _unquoted(target) if target.startswith('"') else target
+    return name[2:] if name is not None and name.startswith("b/") else parsed
+
+
+_C_ESCAPES = {"a": 7, "b": 8, "f": 12, "n": 10, "r": 13, "t": 9, "v": 11, "\\": 92, '"': 34}
+
+
+def _unquoted(quoted: str) -> str | None:
+    """git's `unquote_c_style` (quote.c), ported: the bytes between the double quotes, with
+    \\a \\b \\f \\n \\r \\t \\v \\\\ \\" and three-digit octal escapes (first digit 0-3)
+    undone; None if it is not such a string."""
+    out = bytearray()
+    text = quoted[1:]
+    i = 0
+    while i < len(text):
+        char = text[i]
+        if char == '"':
+            return out.decode("utf-8", "surrogateescape") if i == len(text) - 1 else None
+        if char != "\\":
+            out += char.encode("utf-8", "surrogateescape")
+            i += 1
+            continue
+        escape = text[i + 1:i + 2]
+        if escape in _C_ESCAPES:
+            out.append(_C_ESCAPES[escape])
+            i += 2
+        elif re.fullmatch(r"[0-3][0-7]{2}", text[i + 1:i + 4]):
+            out.append(int(text[i + 1:i + 4], 8))
+            i += 4
+        else:
+            return None
+    return None
+
+
 def extract(file_diff: str) -> list[CodeNote]:
     """Notes on the added lines of one file's (or several files') unified diff."""
     try:
@@ -129,7 +167,7 @@ def extract(file_diff: str) -> list[CodeNote]:
     for patched in patch:
         if patched.is_removed_file or patched.is_binary_file:
             continue
-        path = patched.path
+        path = _target_path(patched.target_file, patched.path)
         syntaxes = syntaxes_for(path)
         for hunk in patched:
             open_block: str | None = None

@@ -7,7 +7,8 @@ fenced in a way its author cannot forge.
 
 Outbound (everything the bot posts under its name): no live `@mention` except the ones the
 bot means, no hidden HTML comment (a forged reply marker among them), no invisible
-characters. Code blocks are left as they are, since hosts make no mentions there.
+characters, no line GitLab would run as a quick action. Code blocks are otherwise left as
+they are, since hosts make no mentions there.
 """
 
 from __future__ import annotations
@@ -42,6 +43,32 @@ def clean(text: str) -> str:
     if text.isascii():
         return text
     return "".join(c for c in text if not _invisible(c))
+
+
+# A path shown as it is: printable, words separated by single spaces, no quote or backslash.
+_PLAIN_PATH = re.compile(r'[^\s"\\]+(?: [^\s"\\]+)*')
+_JSON_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n",
+                 "\r": "\\r", "\t": "\\t"}
+
+
+def shown_path(path: str) -> str:
+    """A file's path as people and models see it, never two paths alike: as it is when it is
+    plain (printable, no space at either end or twice in a row, no quote or backslash);
+    else as a JSON string, whose value is the exact path — `"a.py "`, `"a\\tb.py"`, any
+    invisible or control character as a `\\uXXXX` escape (git quotes such names the same
+    way, C-style, in its diff headers)."""
+    if _PLAIN_PATH.fullmatch(path) and path.isprintable():
+        return path
+    return '"' + "".join(_JSON_ESCAPES.get(c) or (c if c.isprintable() else _escape(c))
+                         for c in path) + '"'
+
+
+def _escape(char: str) -> str:
+    code = ord(char)
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000  # JSON spells the rest as a surrogate pair (RFC 8259 §7)
+    return f"\\u{0xd800 + (code >> 10):04x}\\u{0xdc00 + (code & 0x3ff):04x}"
 
 
 def one_line(text: str, limit: int = 200) -> str:
@@ -110,6 +137,17 @@ _AT_ENTITY = re.compile(r"&(?:#0*64|#x0*40|commat);?", re.IGNORECASE)  # hosts d
 # hosts' bots (Prow's `/lgtm`) read the same. An escaped slash reads the same and runs
 # nothing. https://docs.gitlab.com/user/project/quick_actions/
 _COMMAND = re.compile(r"^([ \t]*)/(?=[A-Za-z])")
+# GitLab's extractor (lib/gitlab/quick_actions/extractor.rb) has its own idea of code,
+# narrower than CommonMark's: in its regex generations only a ``` fence at the start of a
+# line closed by a bare ``` line, backtick pairs, `<tag>`…`</tag>` lines and `>>>` quotes
+# are skipped, so a `~~~`, indented or unclosed fence, a `<pre>` or an HTML comment hides
+# nothing from it. So a line shaped like its command — `/name`, then a space or the end
+# of the line; the name matched case-insensitively the Ruby way, where `ſ` reads `s` and
+# the Kelvin sign `k` — is neutralised even in code: a word joiner before the slash
+# shows nothing and makes the line start with something else. (Leading blanks are
+# allowed here although GitLab wants the slash in the first column: a later version may
+# not.)
+_COMMAND_SHAPE = re.compile(r"^([ \t]*)/(?=[A-Za-z0-9_\u0130\u0131\u017f\u212a]+(?:\s|$))")
 
 
 _BROADCASTS = frozenset({"all", "here", "channel", "everyone"})
@@ -141,10 +179,25 @@ def _defuse_line(line: str, allow: Sequence[str]) -> str:
     return _HIDDEN.sub("&lt;", line)
 
 
+def _inert_line(line: str) -> str:
+    return _COMMAND_SHAPE.sub(r"\1" + WORD_JOINER + "/", line)
+
+
+def inert_commands(text: str) -> str:
+    """`text` with every line GitLab could run as a quick action neutralised, whatever
+    Markdown says about it (the word joiner is invisible, in code too). What the GitLab
+    adapter applies to every body it posts, markers included: a path that forgot
+    `outgoing` still commands nothing. GitLab deletes every carriage return before it
+    looks (`content.delete!("\\r")`), so a lone one ends a line here, as it does when
+    the note is shown."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return "\n".join(_inert_line(line) for line in lines)
+
+
 def _defuse(lines: list[str], allow: Sequence[str]) -> list[str]:
     code = code_lines("\n".join(lines))
-    return [_BROADCAST.sub("@" + WORD_JOINER, line) if i in code else _defuse_line(line, allow)
-            for i, line in enumerate(lines)]
+    return [_inert_line(_BROADCAST.sub("@" + WORD_JOINER, line)) if i in code
+            else _defuse_line(line, allow) for i, line in enumerate(lines)]
 
 
 def outgoing(text: str, allow_mentions: Sequence[str] = ()) -> str:
@@ -153,7 +206,8 @@ def outgoing(text: str, allow_mentions: Sequence[str] = ()) -> str:
     word joiner (it shows the same, notifies nobody), HTML comments are shown, not hidden,
     a line starting with `/command` has its slash escaped (no quick action runs), and
     issue and MR references and images link and load nothing. In code blocks only
-    broadcast mentions (`@all`, `@here`) are defused.
+    broadcast mentions (`@all`, `@here`) are defused, and a line GitLab could still run
+    as a quick action gets an invisible word joiner before its slash.
 
     Defusing a line can change what the lines after it are (a defused HTML block turns an
     indented "code" line into paragraph text), so it repeats until nothing changes; if that

@@ -28,7 +28,7 @@ from livereview.core.model import (
     Thread,
 )
 from livereview.core.prompt import Prompt, Reference
-from livereview.core.sanitize import clean, fence_id, fenced, one_line
+from livereview.core.sanitize import clean, fence_id, fenced, one_line, shown_path
 from livereview.core.triggers import is_ack
 from livereview.reply.budget import Section, fit
 from livereview.reply.code_context import PRIORITY, Surroundings
@@ -213,7 +213,7 @@ def build(
                f"state: {one_line(mr.state, 20)}\n\n{parts.description}")
     where = ""
     if thread.anchor is not None:
-        where = f"file: {one_line(thread.anchor.new_path)}, line {thread.anchor.line}"
+        where = f"file: {shown_path(thread.anchor.new_path)}, line {thread.anchor.line}"
         if thread.anchor.head_sha not in ("", mr.head_sha):
             where += (f", of an earlier version (head {one_line(thread.anchor.head_sha)[:8]}; "
                       f"the MR is now at {one_line(mr.head_sha)[:8]}, so the code may have "

@@ -96,6 +96,10 @@ class Poster:
         return next((m for t in snapshot.threads for m in t.messages
                      if render.marked(m.body) == (run.token, part)), None)
 
+    async def posted(self, run: ReviewRun, host: Host, part: str) -> Message | None:
+        """This run's message for `part` on the MR, if an earlier attempt posted it."""
+        return await self._mine(run, host, part)
+
     def remember(self, run_id: int, snapshot: Snapshot) -> None:
         """The MR as fetched at the start of an attempt: whatever earlier attempts posted
         is in it."""

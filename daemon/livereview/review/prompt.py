@@ -7,12 +7,12 @@ fenced text itself) so no line of a diff can pose as an instruction.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from importlib import resources
 
 from livereview.core.model import FileChange, Lesson, MergeRequest
 from livereview.core.prompt import Prompt, Reference
-from livereview.core.sanitize import clean, fence_id, fenced, one_line
+from livereview.core.sanitize import clean, fence_id, fenced, one_line, shown_path
 
 DESCRIPTION_CHARS = 4000
 REFERENCE_CHARS = 3000  # of each knowledge file the repo configured
@@ -48,11 +48,27 @@ def build(mr: MergeRequest, files: Sequence[tuple[FileChange, str]],
         parts += ["", "The team's references (what its rules say; cite them by name):"]
         for source, text in refs:
             parts += [f"- {source}"] + ([fenced(text, fence)] if text else [])
-    parts += ["", f"Files to review ({len(files)}); name only these paths:"]
+    parts += ["", f"Files to review ({len(files)}); name only these paths (one in double "
+                  "quotes is a JSON string: its value is the path):"]
     for (change, _), diff in zip(files, diffs, strict=True):
-        renamed = f", renamed from {one_line(change.old_path)}" \
+        renamed = f", renamed from {shown_path(change.old_path)}" \
             if change.old_path != change.new_path else ""
-        parts += ["", f"{FILE_HEADER}{one_line(change.new_path, 1000)} ({change.status.value}, "
+        parts += ["", f"{FILE_HEADER}{shown_path(change.new_path)} ({change.status.value}, "
                       f"+{change.additions} -{change.deletions}{renamed})",
                   fenced(diff, fence)]
     return Prompt(system=system_prompt(fence), user="\n".join(parts))
+
+
+def names(changes: Iterable[FileChange]) -> dict[str, FileChange]:
+    """Each file by the names an answer may give it: its exact path, and the form `build`
+    showed (sanitize.shown_path) as a model may copy it. A name two files could answer to
+    (a file literally called `"a.py "` beside `a.py `) belongs to neither: a finding on it
+    is dropped rather than put on the wrong file."""
+    found: dict[str, FileChange] = {}
+    taken: set[str] = set()
+    for change in changes:
+        for name in {change.new_path, shown_path(change.new_path)}:
+            if name in found and found[name] is not change:
+                taken.add(name)
+            found[name] = change
+    return {name: change for name, change in found.items() if name not in taken}

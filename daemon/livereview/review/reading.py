@@ -42,7 +42,12 @@ T = TypeVar("T")
 
 
 class UnusableAnswer(LLMError):
-    """The model's answer about a batch is not findings: the batch is read again later."""
+    """The model's answer about a batch is not findings: the batch is read again later.
+    `why` is the parser's reason, in the bot's words (no text of the answer)."""
+
+    def __init__(self, message: str, why: str) -> None:
+        super().__init__(message)
+        self.why = why
 
 
 @dataclass
@@ -119,7 +124,7 @@ class Reader:
         if batch.files:
             built = prompt.build(mr, batch.files, lessons, run.previous_head_sha, references)
             answer = await bounded(self.answerer.answer(built), self.step_timeout_seconds)
-            shown = {one_line(change.new_path, 1000): change for change, _ in batch.files}
+            shown = prompt.names(change for change, _ in batch.files)  # exact, never merged
             parsed = parse_findings(answer.text, shown)
             if parsed.unreadable:
                 # The answer's start, on one line: what an operator needs to tell a
@@ -128,7 +133,8 @@ class Reader:
                             files=len(batch.files), answer_chars=len(answer.text),
                             answer_start=one_line(answer.text[:1000], 120))
                 raise UnusableAnswer(f"the model's answer about {len(batch.files)} file(s) "
-                                     f"is not findings ({parsed.unreadable})")
+                                     f"is not findings ({parsed.unreadable})",
+                                     parsed.unreadable)
             for reason in parsed.dropped:
                 log.info("review_finding_dropped", reason=reason)
             unsure = {shown[path].new_path for path in parsed.unsure}
@@ -138,12 +144,11 @@ class Reader:
                 for row in batch.rows:
                     if row["path"] in unsure and not row["skipped"]:
                         row["digest"] = UNSURE
-            maps = {path: placement.LineMap.of(diff) for path, diff in
-                    ((one_line(c.new_path, 1000), d) for c, d in batch.files)}
+            maps = {c.new_path: placement.LineMap.of(d) for c, d in batch.files}
             for finding in parsed.findings:
                 change = shown[finding.path]
                 real = replace(finding, path=change.new_path)
-                comment = placement.place(real, change, maps[finding.path])
+                comment = placement.place(real, change, maps[change.new_path])
                 findings.append({
                     "severity": real.severity.value, "path": comment.path if comment
                     else real.path, "line": comment.line if comment else real.line,

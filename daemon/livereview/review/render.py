@@ -22,7 +22,7 @@ from livereview.core.sanitize import one_line, outgoing
 
 _MARKER = "<!-- livereview:review={token}:{part} -->"
 _TRAILING = re.compile(r"(?:\A|\n)<!-- livereview:review=([0-9a-f]{8,32}):"
-                       r"(summary|notify|finding=\d+|fixed=\d+) -->\s*\Z")
+                       r"(summary|notify|failed|finding=\d+|fixed=\d+) -->\s*\Z")
 LISTED = 50  # entries per list in a summary; the rest is counted
 VERDICT_TITLES = {Verdict.APPROVED: "approved ✅",
                   Verdict.CHANGES_REQUESTED: "changes requested ❌",
@@ -32,7 +32,7 @@ BADGES = {Severity.CRITICAL: "🔴 **Critical**", Severity.WARNING: "🟠 **Warn
 
 
 def marker(token: str, part: str) -> str:
-    """`part`: "summary", "notify", "finding=<n>", "fixed=<n>"."""
+    """`part`: "summary", "notify", "failed", "finding=<n>", "fixed=<n>"."""
     return _MARKER.format(token=token, part=part)
 
 
@@ -128,3 +128,27 @@ def notice_body(token: str, author: str, verdict: Verdict, findings: Sequence[Fi
 def fixed_note(token: str, number: int, head_sha: str) -> str:
     return (f"Fixed by the new commits (at `{head_sha[:12]}`): resolving.\n\n"
             f"{marker(token, f'fixed={number}')}")
+
+
+# Why a run gave up, by its cause (failure.cause's bounded labels), in the bot's own words:
+# never the model's answer or an endpoint's reply, which may carry anything, or its URL.
+GAVE_UP = {
+    "unreadable": "the model's answers could not be read as review findings",
+    "llm": "the AI model gave no usable answer",
+    "timeout": "a step kept taking too long",
+    "rate_limited": "the host kept asking the bot to slow down",
+    "auth": "the bot may not read or post everything here",
+    "host": "the host kept failing",
+    "notifier": "a notifier did not confirm delivery",
+}
+
+
+def failed_note(token: str, cause: str, detail: str, attempts: int) -> str:
+    """The short note a review that gave up leaves on the MR: that it did, and why, with
+    no mention. `detail` is the bot's own (a reason `findings.parse_findings` gives)."""
+    why = GAVE_UP.get(cause, "an unexpected error")
+    why += f" ({one_line(detail, 120)})" if detail else ""
+    text = (f"⚠️ livereview review `{token}` could not be completed after {attempts} "
+            f"attempt{'s' if attempts != 1 else ''}: {why}. Nothing was approved or "
+            "resolved. Asking the bot for a review again starts a fresh one.")
+    return f"{outgoing(text)}\n\n{marker(token, 'failed')}"

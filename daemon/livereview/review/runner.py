@@ -29,7 +29,7 @@ from livereview.core.model_runs import ReviewRun, ReviewState, StoredFinding
 from livereview.core.sanitize import outgoing
 from livereview.core.triggers import ack_marker, acked_for, is_draft
 from livereview.core.verdict import VerdictPolicy, decide
-from livereview.hosts.base import Host, HostError, RateLimited, Unsupported
+from livereview.hosts.base import Host, HostError, RateLimited, Unsupported, statement
 from livereview.jobs import failure
 from livereview.jobs.job_slots import Slots
 from livereview.jobs.knowledge import Knowledge
@@ -39,7 +39,7 @@ from livereview.metrics import Metrics
 from livereview.review import followup, render
 from livereview.review.notify import Notifier, NotifyFailed
 from livereview.review.posting import Poster, as_finding, notes
-from livereview.review.reading import Reader
+from livereview.review.reading import Reader, UnusableAnswer
 from livereview.settings import BotSettings, DaemonSettings, ReviewSettings
 from livereview.store import lessons as lesson_rows
 from livereview.store import reviews
@@ -60,8 +60,10 @@ class RunFailed(Exception):
     """The run cannot succeed, now or later; says why."""
 
 
-# The reply worker's causes, and a notifier that did not confirm delivery.
-CAUSES: failure.Causes = (*failure.CAUSES, (NotifyFailed, "notifier"))
+# The reply worker's causes — an answer that is not findings before any other model
+# error — a notifier that did not confirm delivery, and a run that cannot succeed.
+CAUSES: failure.Causes = ((UnusableAnswer, "unreadable"), *failure.CAUSES,
+                          (NotifyFailed, "notifier"), (RunFailed, "config"))
 
 
 def _cause(exc: BaseException) -> str:
@@ -135,8 +137,8 @@ class ReviewRunner:
                                                host=run.mr.host, repo=run.mr.repo, mr=run.mr.iid)
         host_type = "unknown"
         self.poster.forget(run.id)
+        host = self.hosts.get(run.mr.host)
         try:
-            host = self.hosts.get(run.mr.host)
             if host is None:
                 raise RunFailed(f"host {run.mr.host!r} is not in the configuration any more")
             host_type = host.type
@@ -153,9 +155,9 @@ class ReviewRunner:
             await self._end(run, ReviewState.SKIPPED, str(exc), host_type, "skipped")
         except (RunFailed, Unsupported) as exc:
             bound.error("review_failed", reason=str(exc), retry=False)
-            await self._end(run, ReviewState.FAILED, str(exc), host_type, "failed")
+            await self._give_up(run, host, exc, host_type, bound)
         except Exception as exc:  # noqa: BLE001 - the state machine's edge: record, never loop
-            await self._retry_later(run, exc, bound, host_type)
+            await self._retry_later(run, host, exc, bound, host_type)
         finally:
             self.poster.forget(run.id)
             if self.leases is not None:
@@ -163,18 +165,44 @@ class ReviewRunner:
                     await self.leases.release_review(run.id)
 
     async def _end(self, run: ReviewRun, state: ReviewState, reason: str, host_type: str,
-                   outcome: str) -> None:
+                   outcome: str) -> bool:
         try:
             current = await self.store.run(reviews.get, run.id)
             await self.store.run(reviews.update, run.id, self.clock(), state=state,
                                  attempts=current.attempts + 1, last_error=reason[:500])
         except (StoreError, LookupError):
             self.slots.rest(run.id, STORE_REST_SECONDS)
-            return
+            return False
         self.metrics.reviews.labels(host_type, outcome).inc()
+        return True
 
-    async def _retry_later(self, run: ReviewRun, exc: Exception, bound: FilteringBoundLogger,
-                           host_type: str) -> None:
+    async def _give_up(self, run: ReviewRun, host: Host | None, exc: Exception,
+                       host_type: str, bound: FilteringBoundLogger) -> None:
+        """The run ends failed, visibly: a short note on the MR says that it gave up and
+        why, posted before the state is (an attempt that crashed in between adopts it),
+        and the failure is counted by cause. A new request is a new run."""
+        if host is not None:
+            await self._say_failed(run, host, exc, bound)
+        if await self._end(run, ReviewState.FAILED, _describe(exc), host_type, "failed"):
+            self.metrics.review_failures.labels(host_type, _cause(exc)).inc()
+
+    async def _say_failed(self, run: ReviewRun, host: Host, exc: Exception,
+                          bound: FilteringBoundLogger) -> None:
+        try:
+            current = await self.store.run(reviews.get, run.id)
+            if current.state is ReviewState.NOTIFYING:  # the review itself is on the MR
+                return
+            detail = exc.why if isinstance(exc, UnusableAnswer) else ""
+            body = render.failed_note(run.token, _cause(exc), detail, current.attempts + 1)
+            async with asyncio.timeout(self.daemon.step_timeout_seconds):
+                if await self.poster.posted(run, host, "failed") is None:
+                    await statement(host, run.mr, body)
+        except (HostError, TimeoutError, StoreError, LookupError) as exc2:
+            # The state still says why (`livereview pending`), and the metric counts it.
+            bound.warning("review_failed_note_skipped", reason=str(exc2) or type(exc2).__name__)
+
+    async def _retry_later(self, run: ReviewRun, host: Host | None, exc: Exception,
+                           bound: FilteringBoundLogger, host_type: str) -> None:
         try:
             current = await self.store.run(reviews.get, run.id)
         except (StoreError, LookupError):
@@ -184,7 +212,7 @@ class ReviewRunner:
         if attempts >= self.settings.max_attempts:
             bound.error("review_failed", reason=reason, cause=cause, attempts=attempts,
                         retry=False)
-            await self._end(run, ReviewState.FAILED, reason, host_type, "failed")
+            await self._give_up(run, host, exc, host_type, bound)
             return
         delay = self.daemon.retry_base_seconds * 2**attempts * random.uniform(0.5, 1)
         if isinstance(exc, RateLimited):

@@ -2,15 +2,16 @@
 
 Every write goes through a `ReviewBook`, which writes the repository's JSON file right after
 the transaction that changed it, atomically (a temporary file, then a rename): a reader — a
-person's editor, an agent — sees the old file or the new one, never half of one.
+person's editor, an agent — sees the old file or the new one, never half of one. Both happen
+under the store's `WriteLock` (store/local_lock.py), so the last export is of the last write;
+the folder is checked first (store/local_folder.py): nothing is written outside the clone.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
-import os
-import tempfile
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Concatenate, ParamSpec, TypeVar
@@ -32,8 +33,15 @@ from livereview.core.local_model import (
 )
 from livereview.store import local_reviews as rows
 from livereview.store.db import Store
+from livereview.store.local_folder import (
+    EXPORT_NAME,
+    RUNNER_LOCK_NAME,
+    Tracked,
+    checked_folder,
+    write_atomically,
+)
+from livereview.store.local_lock import WriteLock
 
-EXPORT_NAME = "review.json"
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -46,40 +54,44 @@ def export_path(repo: str | Path) -> Path:
     return Path(repo) / STATE_DIR / EXPORT_NAME
 
 
-def write_atomically(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-
-
 def export(reviews: list[LocalReview], repo: str | Path) -> Path:
     """Every review of the repository, oldest first, as `.livereview/review.json`."""
-    path = export_path(repo)
-    write_atomically(path, json.dumps({"version": 1, "reviews": [as_dict(r) for r in reviews]},
-                                      indent=2, ensure_ascii=False) + "\n")
-    return path
+    return write_atomically(
+        Path(repo) / STATE_DIR, EXPORT_NAME,
+        json.dumps({"version": 1, "reviews": [as_dict(r) for r in reviews]}, indent=2,
+                   ensure_ascii=False) + "\n")
 
 
 class ReviewBook:
     """The local reviews of one store; async (the host and the MCP server call it from the
     event loop), each call one transaction on the store's thread."""
 
-    def __init__(self, store: Store, clock: Callable[[], datetime] | None = None) -> None:
+    def __init__(self, store: Store, lock: WriteLock,
+                 clock: Callable[[], datetime] | None = None) -> None:
         self.store = store
+        self.lock = lock
+        self.runner = WriteLock(lock.folder, RUNNER_LOCK_NAME)
         self.clock = clock or (lambda: datetime.now(UTC))
+
+    @contextlib.asynccontextmanager
+    async def writing(self) -> AsyncIterator[None]:
+        """The store to this task alone (re-entrant): what it reads stays true until it has
+        written and exported; another process's writer waits."""
+        async with self.lock.held():
+            yield
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """The AI runner's turn on this store (store/local_lock.py): another process's
+        runner waits, then finds this one's work stored and done."""
+        async with self.runner.held():
+            yield
 
     async def _write(self, repo_of: int, fn: Callable[Concatenate[Session, P], R],
                      *args: P.args, **kwargs: P.kwargs) -> R:
-        result = await self.store.run(fn, *args, **kwargs)
-        await self.export(repo_of)
+        async with self.writing():
+            result = await self.store.run(fn, *args, **kwargs)
+            await self.export(repo_of)
         return result
 
     async def export(self, review_id: int) -> Path:
@@ -95,9 +107,10 @@ class ReviewBook:
 
     async def create(self, repo: str, title: str, description: str, at: RangeState,
                      threads: list[NewThread]) -> LocalReview:
-        review = await self.store.run(rows.create, repo, title, description, at, threads,
-                                      self.clock())
-        await self.export(review.id)
+        async with self.writing():
+            review = await self.store.run(rows.create, repo, title, description, at, threads,
+                                          self.clock())
+            await self.export(review.id)
         return review
 
     async def add_thread(self, review_id: int, new: NewThread) -> LocalThread:
@@ -126,20 +139,29 @@ class ReviewBook:
                             deliver: bool = True) -> Feedback:
         return await self.store.run(rows.take_feedback, review_id, kinds, deliver)
 
+    def close(self) -> None:
+        self.store.close()
+        self.lock.close()
+        self.runner.close()
+
 
 class RepoBooks:
-    """Each repository's book, opened (its store created and migrated) on first use."""
+    """Each repository's book, opened (its folder checked, its store created and migrated)
+    on first use; `tracked` is git's word on what the repository tracks (hosts.local_git),
+    as every process that opens a store must ask it: `UnsafeStore` when the folder is not
+    the clone's own."""
 
-    def __init__(self) -> None:
+    def __init__(self, tracked: Tracked) -> None:
+        self._tracked = tracked
         self._books: dict[str, ReviewBook] = {}
 
     def __call__(self, top: str) -> ReviewBook:
         if top not in self._books:
-            (Path(top) / STATE_DIR).mkdir(exist_ok=True)
-            self._books[top] = ReviewBook(Store.open(database_url(top)))
+            folder = checked_folder(top, self._tracked)
+            self._books[top] = ReviewBook(Store.open(database_url(top)), WriteLock(folder))
         return self._books[top]
 
     async def close(self) -> None:
         for book in self._books.values():
-            book.store.close()
+            book.close()
         self._books.clear()

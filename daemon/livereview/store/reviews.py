@@ -84,6 +84,17 @@ def enqueue(session: Session, requests: Iterable[ReviewRequest], now: datetime
     return [(row.id, row.key) for row in rows if row.id is not None]
 
 
+def unfinished(session: Session, repo: str | None = None) -> list[ReviewRunRow]:
+    """Runs still open, and those that gave up: what `livereview pending` lists, with
+    why (`last_error`)."""
+    query = (select(ReviewRunRow)
+             .where(col(ReviewRunRow.state).in_([*OPEN, ReviewState.FAILED.value]))
+             .order_by(col(ReviewRunRow.id)))
+    if repo is not None:
+        query = query.where(ReviewRunRow.repo == repo)
+    return list(session.exec(query))
+
+
 def by_key(session: Session, key: str) -> ReviewRun | None:
     row = session.exec(select(ReviewRunRow).where(ReviewRunRow.key == key)).first()
     return to_model(row) if row else None

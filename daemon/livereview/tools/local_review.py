@@ -28,9 +28,10 @@ from livereview.core.local_model import (
     RangeState,
     ReviewStatus,
     ThreadKind,
+    UnsafeStore,
 )
 from livereview.hosts.local.adapter import LocalHost, merged
-from livereview.hosts.local.git import BadRange, Git, GitRange, NotARepository
+from livereview.hosts.local.git import BadRange, Git, GitRange, NotARepository, tracked
 from livereview.store.db import Store
 from livereview.store.review_export import RepoBooks, ReviewBook
 from livereview.tools.errors import MAX_ID, BadInput
@@ -58,7 +59,7 @@ class Workspace:
         return str(self.git.top)
 
     def close(self) -> None:
-        self.store.close()
+        self.book.close()
 
 
 def open_git(repo: Path) -> Git:
@@ -70,11 +71,15 @@ def open_git(repo: Path) -> Git:
 
 def open_workspace(repo: Path, host_name: str = "local") -> Workspace:
     """The reviews of the repository holding `repo`, in its own store: its `.livereview/`
-    is created and git-ignored (in .git/info/exclude, so no tracked file changes)."""
+    is checked (not a link, nothing tracked: store/local_folder.py), created and git-ignored
+    (in .git/info/exclude, so no tracked file changes)."""
     git = open_git(repo)
+    books = RepoBooks(tracked)
+    try:
+        book = books(str(git.top))
+    except UnsafeStore as exc:
+        raise LocalReviewError(str(exc)) from None
     git.exclude(EXCLUDE_LINE)
-    books = RepoBooks()
-    book = books(str(git.top))
     return Workspace(git, book.store, book, LocalHost(host_name, books), git.user())
 
 
@@ -164,11 +169,12 @@ async def add_comment(ws: Workspace, review_id: int, text: str, path: str = "",
 
 async def set_status(ws: Workspace, review_id: int, status: ReviewStatus,
                      comment: str = "", kind: AuthorKind = AuthorKind.HUMAN) -> LocalReview:
-    await review_of(ws, review_id)
-    if comment:
-        await add_comment(ws, review_id, comment, kind=kind)
-    await ws.book.set_status(review_id, status)
-    return await ws.book.review(review_id)
+    async with ws.book.writing():  # the comment and the verdict together, as one writer
+        await review_of(ws, review_id)
+        if comment:
+            await add_comment(ws, review_id, comment, kind=kind)
+        await ws.book.set_status(review_id, status)
+        return await ws.book.review(review_id)
 
 
 async def resolve(ws: Workspace, review_id: int, thread_id: int, resolved: bool = True) -> None:
@@ -183,6 +189,13 @@ async def update(ws: Workspace, review_id: int, spec: str) -> LocalReview:
     """The review now covers `spec` (new commits): resolved threads stay as they were; the
     others move to where their line of code is now (line None: it is gone); new marked
     comments open new threads."""
+    # Read, ask git, write, as one writer (store/local_lock.py): two updates at once would
+    # each add the threads the other is adding.
+    async with ws.book.writing():
+        return await _update(ws, review_id, spec)
+
+
+async def _update(ws: Workspace, review_id: int, spec: str) -> LocalReview:
     review = await review_of(ws, review_id)
     at = _resolve(ws.git, spec)
     state, notes = await asyncio.to_thread(_range_state, ws.git, at, review.branch)

@@ -10,11 +10,11 @@ from functools import cached_property
 
 from livereview.core.model import Identity, JobState, Message, MRKey, Snapshot
 from livereview.settings import DaemonSettings, Settings
-from livereview.store import jobs, snapshots, state
+from livereview.store import jobs, reviews, snapshots, state
 from livereview.store.db import Store
 from livereview.store.engine import StoreMissing
 from livereview.store.leases import poll_scopes
-from livereview.store.tables import EventRow, ReplyJobRow
+from livereview.store.tables import EventRow, ReplyJobRow, ReviewRunRow
 
 # A host's stalest poll shard: its scope, the shard's repos, its last successful listing,
 # and whether that shard is new since the repo set changed.
@@ -59,16 +59,19 @@ def last_success(settings: Settings) -> dict[str, Shard]:
 
 
 def pending(settings: Settings, *, include_replied: bool, repo: str | None
-            ) -> list[ReplyJobRow]:
-    """The reply jobs still open or failed (every job with `include_replied`), of one repo
-    or all. Raises StoreMissing when nothing was polled yet."""
+            ) -> tuple[list[ReplyJobRow], list[ReviewRunRow]]:
+    """The reply jobs still open or failed (every job with `include_replied`), and the
+    review runs still open or given up, of one repo or all. Raises StoreMissing when nothing
+    was polled yet."""
     store = open_reader(settings.daemon)
     try:
         states = None if include_replied else (
             [s.value for s in JobState if s.open] + [JobState.FAILED.value])
-        return store.transaction(jobs.listing, states=states, repo=repo)
+        rows = store.transaction(jobs.listing, states=states, repo=repo)
+        runs = store.transaction(reviews.unfinished, repo=repo)
     finally:
         store.close()
+    return rows, runs
 
 
 @dataclass(frozen=True)

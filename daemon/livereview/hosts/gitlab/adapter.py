@@ -25,6 +25,7 @@ from livereview.core.model import (
     Snapshot,
     Thread,
 )
+from livereview.core.sanitize import inert_commands
 from livereview.hosts.base import (
     Capabilities,
     Conflict,
@@ -233,11 +234,12 @@ class GitLab(GitLabReview, OverHttp):
 
     async def reply(self, key: MRKey, thread_id: str, body: str) -> Message:
         note = await self.http.one(
-            "POST", f"{self._mr_path(key)}/discussions/{thread_id}/notes", json={"body": body})
+            "POST", f"{self._mr_path(key)}/discussions/{thread_id}/notes",
+            json={"body": inert_commands(body)})
         return payloads.message(note, thread_id)
 
     async def comment(self, key: MRKey, body: str, anchor: Anchor | None = None) -> Message:
-        payload: dict[str, Any] = {"body": body}
+        payload: dict[str, Any] = {"body": inert_commands(body)}
         if anchor is not None:
             payload["position"] = {
                 "position_type": "text", "base_sha": anchor.base_sha,

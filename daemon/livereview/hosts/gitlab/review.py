@@ -39,6 +39,7 @@ from livereview.core.model import (
     Side,
     Verdict,
 )
+from livereview.core.sanitize import inert_commands
 from livereview.hosts.base import AuthFailed, Forbidden, NotFound
 from livereview.hosts.diffs import count_lines, looks_binary, too_large
 from livereview.hosts.gitlab import payloads
@@ -125,7 +126,8 @@ class GitLabReview:
         resolvable, so it never holds up a merge. GitLab's note entity carries no
         discussion id, so the message's thread id is empty; the MR's discussions list the
         note as an individual discussion, where polling and adoption find it."""
-        posted = await self.http.one("POST", f"{_mr(key)}/notes", json={"body": body})
+        posted = await self.http.one("POST", f"{_mr(key)}/notes",
+                                     json={"body": inert_commands(body)})
         return payloads.message(posted, "")
 
     async def post_review(self, key: MRKey, refs: DiffRefs, comments: Sequence[InlineComment],
@@ -135,7 +137,8 @@ class GitLabReview:
         posted = []
         for c in comments:
             discussion = await self.http.one("POST", f"{_mr(key)}/discussions",
-                                             json={"body": c.body, "position": position(refs, c)})
+                                             json={"body": inert_commands(c.body),
+                                                   "position": position(refs, c)})
             root = payloads.thread(discussion).root
             if root is None:
                 raise discussion.error("notes", "empty")

@@ -28,6 +28,7 @@ from livereview.core.local_model import (
     NewThread,
     ReviewStatus,
     ThreadKind,
+    UnsafeStore,
 )
 from livereview.core.model import (
     Anchor,
@@ -45,7 +46,7 @@ from livereview.core.model import (
     Thread,
     Verdict,
 )
-from livereview.hosts.base import Capabilities, NotFound, Unsupported
+from livereview.hosts.base import Capabilities, Forbidden, NotFound, Unsupported
 from livereview.hosts.local.git import Git, GitError
 from livereview.hosts.local.view import (
     BOT,
@@ -122,7 +123,10 @@ class LocalHost:
     def book(self, key: MRKey) -> LocalBook:
         if self._books is None:  # `check` connects hosts without opening any store
             raise Unsupported("local reviews live in a store this command did not open")
-        return self._books(str(self.git(key.repo).top))
+        try:
+            return self._books(str(self.git(key.repo).top))
+        except UnsafeStore as exc:  # the clone's `.livereview` is not its own: touch nothing
+            raise Forbidden(str(exc)) from None
 
     def key_of(self, top: str | Path, review_id: int) -> MRKey:
         """The MR key of a review of the repository whose top-level directory is `top`."""

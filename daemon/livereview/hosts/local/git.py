@@ -24,8 +24,13 @@ from livereview.hosts.base import HostError
 
 GIT_TIMEOUT_SECONDS = 60.0
 # Pinned so that a user's git config cannot change what we read: no colours, no pager, no
-# external diff or textconv, paths unquoted, renames detected as `git diff` does by default.
-_DIFF = ("diff", "--no-color", "--no-ext-diff", "--no-textconv", "-M")
+# external diff or textconv, a/ and b/ prefixes (diff.noprefix), non-ASCII paths unquoted
+# (a control character is still C-quoted in a diff header: local_notes unquotes it), renames
+# detected as `git diff` does by default;
+# a path given to git is that path, never a pattern (`--literal-pathspecs`: a file named
+# `*.py` names itself, not every Python file).
+_DIFF = ("diff", "--no-color", "--no-ext-diff", "--no-textconv", "-M", "--src-prefix=a/",
+         "--dst-prefix=b/")
 _SHA = re.compile(r"[0-9a-fA-F]{4,64}")
 _STATUS = {"A": "added", "M": "modified", "D": "deleted", "R": "renamed", "T": "modified",
            "C": "added"}
@@ -303,6 +308,13 @@ def _among(path: str, paths: Sequence[str]) -> bool:
     return not paths or any(path == p or path.startswith(p.rstrip("/") + "/") for p in paths)
 
 
+def tracked(top: str, path: str) -> list[str]:
+    """What git tracks at or under `path` of the working tree at `top` (its index), as
+    paths from the top: `git ls-files -z`, exact."""
+    out = _run(Path(top), "ls-files", "-z", "--", path)
+    return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
+
+
 def _run(cwd: Path, *args: str, stdin: bytes | None = None,
          env: dict[str, str] | None = None) -> bytes:
     done = _call(cwd, *args, stdin=stdin, env=env)
@@ -327,7 +339,7 @@ def _call(cwd: Path, *args: str, stdin: bytes | None = None,
         raise GitError("git is not installed (no `git` on PATH)")
     try:
         done = subprocess.run(  # noqa: S603 - a fixed git command line, never a shell
-            [git, "-c", "core.quotepath=off", *args], cwd=cwd, input=stdin,
+            [git, "--literal-pathspecs", "-c", "core.quotepath=off", *args], cwd=cwd, input=stdin,
             capture_output=True, timeout=GIT_TIMEOUT_SECONDS, env=env, check=False)
     except subprocess.TimeoutExpired:
         raise GitError(f"git {args[0]} took longer than {GIT_TIMEOUT_SECONDS:.0f}s") from None
