@@ -47,7 +47,7 @@ class CrashAfterAck(Store):
 
     async def run(self, fn: Callable[Concatenate[Session, P], R], *args: P.args,
                   **kwargs: P.kwargs) -> R:
-        if fn is jobs.update and kwargs.get("state") == "acked" and not self.crashed:
+        if fn is jobs.mark_acked and not self.crashed:
             self.crashed = True
             raise RuntimeError("killed before the commit")
         return await super().run(fn, *args, **kwargs)

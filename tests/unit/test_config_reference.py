@@ -88,10 +88,11 @@ def test_a_key_without_a_docstring_stops_the_generation() -> None:
 def test_every_settings_table_is_on_the_page() -> None:
     text = PAGE.read_text(encoding="utf-8")
     for header in ("[[hosts]]", "[[repos]]", "[daemon]", "[bot]", "[ai]", "[lessons]",
-                   "[answers]", "[knowledge]", "[[knowledge.groups]]", "[review]"):
+                   "[answers]", "[knowledge]", "[[knowledge.groups]]", "[review]", "[web]"):
         assert f"## `{header}`" in text
     assert set(Settings.model_fields) - {"source"} == {
-        "hosts", "repos", "daemon", "bot", "ai", "lessons", "answers", "knowledge", "review"}
+        "hosts", "repos", "daemon", "bot", "ai", "lessons", "answers", "knowledge", "review",
+        "web"}
 
 
 def run_script(*args: str) -> subprocess.CompletedProcess[str]:

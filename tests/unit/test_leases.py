@@ -13,9 +13,9 @@ from datetime import datetime, timedelta
 import pytest
 from sqlmodel import Session
 
-from livereview.core.model import JobReason, JobState, ReplyRequest
-from livereview.core.model_runs import ReviewRequest, ReviewState, ReviewTrigger
-from livereview.store import jobs, leases, reviews, state
+from livereview.core.model import JobReason, ReplyRequest
+from livereview.core.model_runs import ReviewRequest, ReviewTrigger
+from livereview.store import jobs, leases, review_steps, reviews, state
 from livereview.store.db import Store
 from livereview.store.leases import LeaseLost, Leases
 from tests.factories import KEY, T0
@@ -85,7 +85,7 @@ async def test_a_job_runs_on_one_replica_and_a_finished_one_is_not_run_again(
     with pytest.raises(LeaseLost):
         await loser.fence(job, T0, 60)
     await winner.fence(job, T0, 60)
-    store.transaction(jobs.update, job.id, T0, state=JobState.POSTED)
+    store.transaction(jobs.mark_posted, job.id, "m1", T0, citations=[], lesson=None)
     await winner.release_job(job.id)
     assert await loser.due_jobs(T0, 4, []) == []
 
@@ -117,7 +117,7 @@ async def test_a_stalled_replica_may_not_post_a_job_another_finished_meanwhile(
         later = T0 + timedelta(seconds=31)
         [job] = await b.due_jobs(later, 4, [])
         await b.fence(job, later, 60)
-        store.transaction(jobs.update, job.id, later, state=JobState.POSTED)
+        store.transaction(jobs.mark_posted, job.id, "m1", later, citations=[], lesson=None)
         await b.release_job(job.id)
         with pytest.raises(LeaseLost):
             await a.fence(stale, later, 60)
@@ -141,7 +141,8 @@ async def test_a_review_runs_on_one_replica_and_a_stale_one_may_not_post_a_findi
         winner, loser = (a, b) if mine else (b, a)
         with pytest.raises(LeaseLost):
             await loser.fence_review(run, T0, 60)
-        run = store.transaction(reviews.update, run.id, T0, state=ReviewState.POSTING)
+        run = store.transaction(reviews.decided, run.id, T0, placements={}, fixed=[],
+                                verdict="commented", not_raised_again=0)
         store.transaction(reviews.add_batch, run.id, T0, findings=[{
             "severity": "critical", "path": "a.py", "line": 1, "side": "new", "body": "x",
             "fingerprint": "f", "placement": "inline"}], files=[], files_done=1,
@@ -152,7 +153,7 @@ async def test_a_review_runs_on_one_replica_and_a_stale_one_may_not_post_a_findi
         later = T0 + timedelta(seconds=61)
         [taken] = await loser.due_reviews(later, 4, [])
         await loser.fence_review(taken, later, 60, finding)
-        store.transaction(reviews.update_finding, finding.id, post_started_at=later)
+        store.transaction(review_steps.start_finding_post, finding.id, later)
         await loser.release_review(taken.id)
         with pytest.raises(LeaseLost):  # the lease is free again, but its copy is stale
             await winner.fence_review(run, later, 60, finding)

@@ -38,6 +38,7 @@ from livereview.settings import ConfigError, Settings, load, load_ai
 from livereview.store.engine import StoreError, StoreMissing
 from livereview.store.leases import INSTANCE
 from livereview.tools import status
+from livereview.web import command as web_command
 
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE = 0, 1, 2
 EXIT_SIGINT = 130  # 128 + SIGINT, what a shell reports for Ctrl-C
@@ -106,6 +107,7 @@ def parser() -> argparse.ArgumentParser:
     cli_mr.add_parser(sub)  # the faces of livereview.tools: `mr …` and `mcp`
     mcp_server.add_parser(sub)
     cli_local.add_parser(sub)  # `review VERB|MR …`: local verbs, else a hosted review
+    web_command.add_parser(sub)  # `web`: local reviews in the browser (DESIGN §11)
     health = sub.add_parser("health", help="exit 0 if every host was polled recently "
                                            "(container HEALTHCHECK)")
     health.add_argument("--max-age", type=seconds, default=None, metavar="SECONDS",
@@ -305,6 +307,8 @@ def _hosted_review(args: argparse.Namespace) -> argparse.Namespace:
 def _command(args: argparse.Namespace) -> int:
     if args.command == "demo":
         return _demo(args)
+    if args.command == "web":  # local reviews need no config file; its own errors, exit codes
+        return web_command.run(args)
     if args.command == "db":  # `db copy` needs no config; `db migrate` may read it
         return cli_db.run(args, lambda: _settings(args))
     if args.command == "review":

@@ -21,7 +21,7 @@ import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, TypeVar
+from typing import Literal, TypeVar
 
 import structlog
 from structlog.typing import FilteringBoundLogger
@@ -160,7 +160,8 @@ class Worker:
             self._rest(job)
         except ClaimedElsewhere as exc:  # not an attempt: the other side is posting now
             bound.info("reply_claimed_elsewhere", reason=str(exc), recheck_at=exc.recheck_at)
-            await self._record(job, self._set(job, next_attempt_at=exc.recheck_at))
+            await self._record(job, self.store.run(jobs.defer, job.id, self.clock(),
+                                                    exc.recheck_at))
         except AnsweredElsewhere as exc:
             bound.info("job_superseded", reason=str(exc), by=exc.claim.source)
             await self._record(job, self._end(job, JobState.SKIPPED, str(exc), host_type,
@@ -198,10 +199,11 @@ class Worker:
             self._rest(job)
             log.error("job_unrecordable", job_id=job.id, error=failure.describe(exc))
 
-    async def _end(self, job: ReplyJob, state: JobState, reason: str, host_type: str,
-                   outcome: str = "") -> None:
+    async def _end(self, job: ReplyJob, state: Literal[JobState.SKIPPED, JobState.FAILED],
+                   reason: str, host_type: str, outcome: str = "") -> None:
         current = await self.store.run(jobs.get, job.id)
-        await self._set(job, state=state, attempts=current.attempts + 1, last_error=reason)
+        await self.store.run(jobs.finish, job.id, self.clock(), state,
+                             attempts=current.attempts + 1, reason=reason)
         self.metrics.replies.labels(host_type, outcome or state.value).inc()
 
     async def _retry_later(self, job: ReplyJob, exc: Exception, bound: FilteringBoundLogger,
@@ -211,7 +213,8 @@ class Worker:
         if attempts >= self.daemon.max_attempts:
             bound.error("job_failed", reason=reason, cause=cause, attempts=attempts,
                         retry=False)
-            await self._set(job, state=JobState.FAILED, attempts=attempts, last_error=reason)
+            await self.store.run(jobs.finish, job.id, self.clock(), JobState.FAILED,
+                                 attempts=attempts, reason=reason)
             self.metrics.replies.labels(host_type, "failed").inc()
             return
         delay = self.daemon.retry_base_seconds * 2**attempts * random.uniform(0.5, 1)
@@ -222,13 +225,10 @@ class Worker:
         delay = min(delay, MAX_RETRY_SECONDS)
         bound.warning("job_retry", reason=reason, cause=cause, attempts=attempts,
                       retry_in_seconds=round(delay, 1))
-        await self._set(job, attempts=attempts, last_error=reason,
-                        next_attempt_at=self.clock() + timedelta(seconds=delay))
+        await self.store.run(jobs.schedule_retry, job.id, self.clock(), attempts=attempts,
+                             reason=reason, at=self.clock() + timedelta(seconds=delay))
         self.metrics.replies.labels(host_type, "retry").inc()
         self.metrics.job_retries.labels(host_type, cause).inc()
-
-    async def _set(self, job: ReplyJob, **changes: Any) -> ReplyJob:
-        return await self.store.run(jobs.update, job.id, self.clock(), **changes)
 
     async def _step(self, call: Awaitable[T]) -> T:
         async with asyncio.timeout(self.daemon.step_timeout_seconds):
@@ -248,14 +248,14 @@ class Worker:
                 raise JobSkipped(guard)
             await self._fence(job)
             await self._ack(job, host, bound)
-            job = await self._set(job, state=JobState.ACKED, acked_at=self.clock())
+            job = await self.store.run(jobs.mark_acked, job.id, self.clock())
         if job.state is JobState.ACKED:
             await self._fence(job)
             await self.claims.check(job, self.clock())  # no answer that will not be posted
             answer, meta, lessons_used = await self.composer.compose(job, host, stored,
                                                                      identity, bound)
-            job = await self._set(job, state=JobState.ANSWERED, answer=answer,
-                                  answer_meta=meta, lessons_used=lessons_used)
+            job = await self.store.run(jobs.mark_answered, job.id, self.clock(),
+                                       answer=answer, meta=meta, lessons_used=lessons_used)
         if job.state is JobState.ANSWERED:
             # The POST cannot be taken back: no other replica may adopt-or-post until it
             # has surely ended (a replica killed here hands the job over only then).
@@ -297,7 +297,7 @@ class Worker:
             if adopted is not None:
                 bound.info("ack_adopted", posted_message_id=adopted)
                 return
-        await self._set(job, ack_started_at=self.clock())
+        await self.store.run(jobs.start_ack, job.id, self.clock())
         body = f"{outgoing(self.bot.ack_comment)}\n\n{ack_marker(job.message_id)}"
         await self._step(host.reply(job.mr, job.thread_id, body))
 
@@ -332,7 +332,7 @@ class Worker:
                 bound.info("reply_adopted", posted_message_id=adopted)
                 await self._posted(job, host, adopted, bound, asked_by, meta)
                 return
-        await self._set(job, post_started_at=self.clock())
+        await self.store.run(jobs.start_post, job.id, self.clock())
         try:
             message = await self.claims.within(claim, self.clock(),
                                                host.reply(job.mr, job.thread_id, job.answer))

@@ -16,7 +16,7 @@ import json
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from structlog.typing import FilteringBoundLogger
 
@@ -31,11 +31,12 @@ from livereview.core.model import (
     Snapshot,
     Verdict,
 )
-from livereview.core.model_runs import ReviewRun, ReviewState, StoredFinding
+from livereview.core.model_runs import ReviewRun, StoredFinding
 from livereview.hosts.base import Conflict, Host, NotFound, Unsupported, statement
 from livereview.review import render
 from livereview.review.notify import Json, Notifier
 from livereview.settings import ReviewSettings
+from livereview.store import review_steps as steps
 from livereview.store import reviews
 from livereview.store.db import Store
 from livereview.store.leases import Leases
@@ -83,9 +84,6 @@ class Poster:
         async with asyncio.timeout(self.step_timeout_seconds):
             return await call
 
-    async def _set(self, run: ReviewRun, **changes: Any) -> ReviewRun:
-        return await self.store.run(reviews.update, run.id, self.clock(), **changes)
-
     async def _mine(self, run: ReviewRun, host: Host, part: str) -> Message | None:
         """The bot's message on the MR ending with this run's marker for `part`, if any
         (one fetch of the MR per run attempt, kept for the other adoptions)."""
@@ -122,8 +120,8 @@ class Poster:
         self.forget(run.id)
         notify = run.verdict in self.settings.notify_on and (
             self.settings.notify_author or self.notifiers)
-        return await self._set(run, state=ReviewState.NOTIFYING if notify else
-                               ReviewState.DONE, completed_at=None if notify else self.clock())
+        return await self.store.run(steps.finish_posting, run.id, self.clock(),
+                                    notify=bool(notify))
 
     async def _post_batch(self, run: ReviewRun, host: Host, refs: DiffRefs,
                           found: list[StoredFinding], summary: str, log: FilteringBoundLogger
@@ -138,27 +136,25 @@ class Poster:
                 for stored in posted:
                     message = await self._mine(run, host, f"finding={stored.number}")
                     if message is not None:
-                        await self.store.run(reviews.update_finding, stored.id,
-                                             message_id=message.id, thread_id=message.thread_id)
+                        await self.store.run(steps.mark_finding_posted, stored.id,
+                                             message.id, message.thread_id)
                 log.info("review_adopted", review_id=mine[0].id)
-                return await self._set(run, review_id=mine[0].id,
-                                       summary_message_id=mine[0].id,
-                                       verdict_applied=run.verdict, posted_at=self.clock(),
-                                       verdict_at=self.clock())
+                return await self.store.run(
+                    steps.mark_posted, run.id, self.clock(), review_id=mine[0].id,
+                    summary_message_id=mine[0].id, verdict_applied=run.verdict)
         await self._fence(run)
-        run = await self._set(run, post_started_at=self.clock())
+        run = await self.store.run(steps.start_post, run.id, self.clock())
         result = await self._step(host.post_review(
             run.mr, refs, [inline(f, run.token) for f in posted], summary, Verdict(run.verdict)))
         for stored, message in zip(posted, result.comments, strict=False):
-            await self.store.run(reviews.update_finding, stored.id, message_id=message.id,
-                                 thread_id=message.thread_id)
+            await self.store.run(steps.mark_finding_posted, stored.id, message.id,
+                                 message.thread_id)
         log.info("review_posted", review_id=result.review_id, findings=len(posted),
                  verdict_applied=result.verdict_applied.value)
-        return await self._set(
-            run, review_id=result.review_id,
+        return await self.store.run(
+            steps.mark_posted, run.id, self.clock(), review_id=result.review_id,
             summary_message_id=result.summary.id if result.summary else result.review_id,
-            verdict_applied=result.verdict_applied.value, posted_at=self.clock(),
-            verdict_at=self.clock())
+            verdict_applied=result.verdict_applied.value)
 
     async def _post_each(self, run: ReviewRun, host: Host, refs: DiffRefs,
                          found: list[StoredFinding], summary: str, log: FilteringBoundLogger
@@ -170,24 +166,23 @@ class Poster:
             message = await self._mine(run, host, part) if stored.post_started else None
             if message is None:
                 await self._fence(run, stored)
-                await self.store.run(reviews.update_finding, stored.id,
-                                     post_started_at=self.clock())
+                await self.store.run(steps.start_finding_post, stored.id, self.clock())
                 comment = inline(stored, run.token)
                 message = await self._step(host.comment(run.mr, comment.body,
                                                         anchor(comment, refs)))
-            await self.store.run(reviews.update_finding, stored.id, message_id=message.id,
-                                 thread_id=message.thread_id)
+            await self.store.run(steps.mark_finding_posted, stored.id, message.id,
+                                 message.thread_id)
         if run.summary_message_id:
             return run
         message = await self._mine(run, host, "summary") if run.post_started else None
         if message is None:
             await self._fence(run)
-            run = await self._set(run, post_started_at=self.clock())
+            run = await self.store.run(steps.start_post, run.id, self.clock())
             message = await self._step(statement(host, run.mr, summary))
         log.info("review_posted", review_id=message.id,
                  findings=sum(1 for f in found if f.placement == "inline"))
-        return await self._set(run, review_id=message.id, summary_message_id=message.id,
-                               posted_at=self.clock())
+        return await self.store.run(steps.mark_posted, run.id, self.clock(),
+                                    review_id=message.id, summary_message_id=message.id)
 
     async def _apply_verdict(self, run: ReviewRun, host: Host, log: FilteringBoundLogger
                              ) -> ReviewRun:
@@ -213,7 +208,7 @@ class Poster:
             except Unsupported as exc:
                 log.info("verdict_unsupported", verdict=verdict.value, reason=str(exc))
                 applied = Verdict.COMMENTED
-        return await self._set(run, verdict_applied=applied.value, verdict_at=self.clock())
+        return await self.store.run(steps.mark_verdict, run.id, self.clock(), applied.value)
 
     async def _resolve_fixed(self, run: ReviewRun, host: Host, log: FilteringBoundLogger
                              ) -> None:
@@ -226,8 +221,7 @@ class Poster:
             note = await self._mine(run, host, part) if stored.fix_started else None
             if note is None:
                 await self._fence(run)
-                await self.store.run(reviews.update_finding, stored.id,
-                                     fix_started_at=self.clock())
+                await self.store.run(steps.start_fix_note, stored.id, self.clock())
                 with contextlib.suppress(NotFound):  # the thread is gone: nothing to resolve
                     await self._step(host.reply(run.mr, stored.thread_id,
                                                 render.fixed_note(run.token, stored.id,
@@ -235,7 +229,7 @@ class Poster:
             if host.capabilities.resolve:
                 with contextlib.suppress(NotFound):
                     await self._step(host.resolve(run.mr, stored.thread_id))
-            await self.store.run(reviews.update_finding, stored.id, fixed_at=self.clock())
+            await self.store.run(steps.mark_fixed, stored.id, self.clock())
             log.info("finding_fixed", finding_id=stored.id, thread_id=stored.thread_id)
 
     # -- telling the author ------------------------------------------------------------
@@ -247,11 +241,11 @@ class Poster:
             message = await self._mine(run, host, "notify") if run.notify_started else None
             if message is None:
                 await self._fence(run)
-                run = await self._set(run, notify_started_at=self.clock())
+                run = await self.store.run(steps.start_notice, run.id, self.clock())
                 body = render.notice_body(run.token, mr.author.username, Verdict(run.verdict),
                                           [as_finding(f) for f in found])
                 message = await self._step(statement(host, run.mr, body))
-            run = await self._set(run, notice_message_id=message.id)
+            run = await self.store.run(steps.mark_notice, run.id, self.clock(), message.id)
             log.info("author_notified", message_id=message.id)
         done = set(run.notifiers_done.split())
         for notifier in self.notifiers:
@@ -260,10 +254,11 @@ class Poster:
             await self._fence(run)
             await notifier.deliver(event(run, mr, found))
             done.add(notifier.name)
-            run = await self._set(run, notifiers_done=" ".join(sorted(done)))
+            run = await self.store.run(steps.mark_notifiers, run.id, self.clock(),
+                                       " ".join(sorted(done)))
             log.info("notifier_delivered", notifier=notifier.name)
         self.forget(run.id)
-        return await self._set(run, state=ReviewState.DONE, completed_at=self.clock())
+        return await self.store.run(steps.mark_done, run.id, self.clock())
 
 
 def event(run: ReviewRun, mr: MergeRequest, found: Sequence[StoredFinding]) -> dict[str, Json]:

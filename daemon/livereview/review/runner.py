@@ -17,7 +17,6 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
 
 import structlog
 from structlog.typing import FilteringBoundLogger
@@ -42,6 +41,7 @@ from livereview.review.posting import Poster, as_finding, notes
 from livereview.review.reading import Reader, UnusableAnswer
 from livereview.settings import BotSettings, DaemonSettings, ReviewSettings
 from livereview.store import lessons as lesson_rows
+from livereview.store import review_steps as steps
 from livereview.store import reviews
 from livereview.store.db import Store
 from livereview.store.engine import StoreError
@@ -164,12 +164,12 @@ class ReviewRunner:
                 with contextlib.suppress(StoreError):  # it expires anyway
                     await self.leases.release_review(run.id)
 
-    async def _end(self, run: ReviewRun, state: ReviewState, reason: str, host_type: str,
+    async def _end(self, run: ReviewRun, state: steps.Ended, reason: str, host_type: str,
                    outcome: str) -> bool:
         try:
             current = await self.store.run(reviews.get, run.id)
-            await self.store.run(reviews.update, run.id, self.clock(), state=state,
-                                 attempts=current.attempts + 1, last_error=reason[:500])
+            await self.store.run(steps.finish, run.id, self.clock(), state,
+                                 attempts=current.attempts + 1, reason=reason)
         except (StoreError, LookupError):
             self.slots.rest(run.id, STORE_REST_SECONDS)
             return False
@@ -221,16 +221,13 @@ class ReviewRunner:
         bound.warning("review_retry", reason=reason, cause=cause, attempts=attempts,
                       state=current.state.value, retry_in_seconds=round(delay, 1))
         try:
-            await self.store.run(reviews.update, run.id, self.clock(), attempts=attempts,
-                                 last_error=reason[:500],
-                                 next_attempt_at=self.clock() + timedelta(seconds=delay))
+            await self.store.run(steps.schedule_retry, run.id, self.clock(),
+                                 attempts=attempts, reason=reason,
+                                 at=self.clock() + timedelta(seconds=delay))
         except (StoreError, LookupError):
             self.slots.rest(run.id, STORE_REST_SECONDS)
             return
         self.metrics.reviews.labels(host_type, "retry").inc()
-
-    async def _set(self, run: ReviewRun, **changes: Any) -> ReviewRun:
-        return await self.store.run(reviews.update, run.id, self.clock(), **changes)
 
     async def _advance(self, run: ReviewRun, host: Host, bound: FilteringBoundLogger) -> None:
         async with asyncio.timeout(self.daemon.step_timeout_seconds):
@@ -248,8 +245,7 @@ class ReviewRunner:
         if run.state is ReviewState.NOTIFYING:
             run = await self.poster.notify(run, host, mr, bound)
         if run.state is ReviewState.DONE:
-            current = await self.store.run(reviews.get, run.id)
-            await self._set(run, attempts=current.attempts + 1, last_error="")
+            await self.store.run(steps.count_done, run.id, self.clock())
             self.metrics.reviews.labels(host.type, run.verdict).inc()
             bound.info("review_done", verdict=run.verdict, verdict_applied=run.verdict_applied,
                        review_id=run.review_id)
@@ -263,14 +259,15 @@ class ReviewRunner:
             raise RunSkipped("the MR is a draft (ask with `@livereview review` to review it)")
         if run.trigger_message_id and not run.acked:
             await self._ack(run, host, snapshot, bound)
-            run = await self._set(run, acked_at=self.clock())
+            run = await self.store.run(steps.mark_acked, run.id, self.clock())
         previous = await self.store.run(reviews.previous, run.mr, run.id)
         follow = previous is not None and previous.head_sha != mr.head_sha
         bound.info("review_started", head=mr.head_sha[:12], trigger=run.trigger.value,
                    follow_up_of=previous.head_sha[:12] if follow and previous else "")
-        return await self._set(
-            run, state=ReviewState.REVIEWING, head_sha=mr.head_sha, base_sha=mr.base_sha,
-            start_sha=mr.start_sha, previous_run_id=previous.id if previous else None,
+        return await self.store.run(
+            steps.start_review, run.id, self.clock(), head_sha=mr.head_sha,
+            base_sha=mr.base_sha, start_sha=mr.start_sha,
+            previous_run_id=previous.id if previous else None,
             previous_head_sha=previous.head_sha if follow and previous else "")
 
     async def _ack(self, run: ReviewRun, host: Host, snapshot: Snapshot,
@@ -287,7 +284,7 @@ class ReviewRunner:
                         identity.is_me(m.author) and acked_for(m.body) == run.trigger_message_id
                         for t in snapshot.threads for m in t.messages):
                     return
-                await self._set(run, ack_started_at=self.clock())
+                await self.store.run(steps.start_ack, run.id, self.clock())
                 body = f"{outgoing(self.bot.ack_comment)}\n\n{ack_marker(run.trigger_message_id)}"
                 await host.reply(run.mr, run.trigger_thread_id, body)
         except (HostError, TimeoutError) as exc:

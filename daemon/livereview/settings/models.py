@@ -45,6 +45,7 @@ from livereview.settings.rules import (
 )
 from livereview.settings.secret import Secret, resolve, variable_name
 from livereview.settings.section import Section, reading_of
+from livereview.settings.web import WebSettings
 
 HOST_TYPES = ("gitlab", "github", "bitbucket-cloud", "bitbucket-server", "local")
 SUPPORTED_HOST_TYPES = ("gitlab", "github", "bitbucket-cloud", "bitbucket-server", "local")
@@ -399,7 +400,7 @@ def _at_least_one(kind: str) -> AfterValidator:
     return AfterValidator(check)
 
 
-SECTIONS = ("daemon", "bot", "ai", "lessons", "answers", "knowledge", "review")
+SECTIONS = ("daemon", "bot", "ai", "lessons", "answers", "knowledge", "review", "web")
 
 
 class Settings(Section):
@@ -414,6 +415,7 @@ class Settings(Section):
     answers: AnswerSettings = AnswerSettings()
     knowledge: KnowledgeSettings = KnowledgeSettings()
     review: ReviewSettings = ReviewSettings()
+    web: WebSettings = WebSettings()
     source: Path | None = None
 
     @model_validator(mode="before")

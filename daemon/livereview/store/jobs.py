@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import replace
 from datetime import datetime
-from typing import Any
+from typing import Literal
 
 from sqlalchemy import func
 from sqlmodel import Session, col, select
@@ -102,16 +102,68 @@ def get(session: Session, job_id: int) -> ReplyJob:
     return to_model(row)
 
 
-def update(session: Session, /, job_id: int, now: datetime, **changes: Any) -> ReplyJob:
+def _row(session: Session, job_id: int, now: datetime) -> ReplyJobRow:
+    """The job's row, about to change at `now`."""
     row = session.get(ReplyJobRow, job_id)
     if row is None:
         raise LookupError(f"reply job {job_id} vanished")
-    for name, value in changes.items():
-        if not hasattr(row, name):
-            raise AttributeError(f"reply_jobs has no column {name}")
-        setattr(row, name, value)
     row.updated_at = now
     session.add(row)
+    return row
+
+
+# The transitions of docs/DESIGN.md §4, one function each: a wrong column or state is a
+# type error, not a run-time surprise.
+
+def start_ack(session: Session, /, job_id: int, now: datetime) -> ReplyJob:
+    """An ack comment is about to be posted (hosts without reactions): adopt it after a
+    crash instead of posting it twice."""
+    row = _row(session, job_id, now)
+    row.ack_started_at = now
+    return to_model(row)
+
+
+def mark_acked(session: Session, /, job_id: int, now: datetime) -> ReplyJob:
+    row = _row(session, job_id, now)
+    row.state, row.acked_at = JobState.ACKED, now
+    return to_model(row)
+
+
+def mark_answered(session: Session, /, job_id: int, now: datetime, *, answer: str,
+                  meta: str, lessons_used: str) -> ReplyJob:
+    row = _row(session, job_id, now)
+    row.state, row.answer, row.answer_meta, row.lessons_used = (
+        JobState.ANSWERED, answer, meta, lessons_used)
+    return to_model(row)
+
+
+def start_post(session: Session, /, job_id: int, now: datetime) -> ReplyJob:
+    """The answer's POST is about to be sent: from now on it may be on the host."""
+    row = _row(session, job_id, now)
+    row.post_started_at = now
+    return to_model(row)
+
+
+def defer(session: Session, /, job_id: int, now: datetime, until: datetime) -> ReplyJob:
+    """Not an attempt: the job waits (e.g. while a tool's claim on its comment lasts)."""
+    row = _row(session, job_id, now)
+    row.next_attempt_at = until
+    return to_model(row)
+
+
+def schedule_retry(session: Session, /, job_id: int, now: datetime, *, attempts: int,
+                   reason: str, at: datetime) -> ReplyJob:
+    row = _row(session, job_id, now)
+    row.attempts, row.last_error, row.next_attempt_at = attempts, reason, at
+    return to_model(row)
+
+
+def finish(session: Session, /, job_id: int, now: datetime,
+           state: Literal[JobState.SKIPPED, JobState.FAILED], *, attempts: int,
+           reason: str) -> ReplyJob:
+    """The job ends without a reply: skipped (nothing to answer) or failed (with why)."""
+    row = _row(session, job_id, now)
+    row.state, row.attempts, row.last_error = state, attempts, reason
     return to_model(row)
 
 

@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 
-from sqlmodel import Session, col, select
+from sqlmodel import Session, col, func, select
 
 from livereview.core.local_model import (
     AuthorKind,
@@ -200,3 +200,16 @@ def take_feedback(session: Session, review_id: int, kinds: frozenset[AuthorKind]
         row.delivered_status = row.status
         session.add(row)
     return Feedback(review_id, status, messages)
+
+
+def change_mark(session: Session, review_id: int) -> str:
+    """What changes whenever the review does, read without loading it (one row and one
+    index lookup): a watcher polls it (the web face's live updates, DESIGN §11). Every write
+    touches `updated_at`; the last message id also tells apart two writes whose clocks,
+    in two processes, read the same instant."""
+    row = session.get(LocalReviewRow, review_id)
+    if row is None:
+        raise LookupError(f"no local review {review_id}")
+    last = session.exec(select(func.max(LocalMessageRow.id))
+                        .where(LocalMessageRow.review_id == review_id)).one()
+    return f"{row.updated_at.isoformat()}/{last or 0}"

@@ -128,19 +128,6 @@ def get(session: Session, run_id: int) -> ReviewRun:
     return to_model(row)
 
 
-def update(session: Session, /, run_id: int, now: datetime, **changes: Any) -> ReviewRun:
-    row = session.get(ReviewRunRow, run_id)
-    if row is None:
-        raise LookupError(f"review run {run_id} vanished")
-    for name, value in changes.items():
-        if not hasattr(row, name):
-            raise AttributeError(f"review_runs has no column {name}")
-        setattr(row, name, value.value if isinstance(value, ReviewState) else value)
-    row.updated_at = now
-    session.add(row)
-    return to_model(row)
-
-
 def previous(session: Session, mr: MRKey, before: int) -> ReviewRun | None:
     """The last review of the MR that finished before run `before` (a follow-up's base)."""
     row = session.exec(
@@ -184,20 +171,18 @@ def findings(session: Session, run_id: int) -> list[StoredFinding]:
     return [finding_model(r) for r in rows]
 
 
-def update_finding(session: Session, /, finding_id: int, **changes: Any) -> None:
+def set_placements(session: Session, /, placements: dict[int, str]) -> None:
+    for finding_id, placement in placements.items():
+        finding_row(session, finding_id).placement = placement
+
+
+def finding_row(session: Session, finding_id: int) -> ReviewFindingRow:
+    """The finding's row, about to change."""
     row = session.get(ReviewFindingRow, finding_id)
     if row is None:
         raise LookupError(f"review finding {finding_id} vanished")
-    for name, value in changes.items():
-        if not hasattr(row, name):
-            raise AttributeError(f"review_findings has no column {name}")
-        setattr(row, name, value)
     session.add(row)
-
-
-def set_placements(session: Session, /, placements: dict[int, str]) -> None:
-    for finding_id, placement in placements.items():
-        update_finding(session, finding_id, placement=placement)
+    return row
 
 
 def earlier(session: Session, mr: MRKey, before: int) -> list[StoredFinding]:
@@ -273,6 +258,18 @@ def decided(session: Session, /, run_id: int, now: datetime, *, placements: dict
     this run resolves as fixed, the verdict; the run moves on to posting."""
     set_placements(session, placements)
     for finding_id in fixed:
-        update_finding(session, finding_id, fixed_by_run_id=run_id)
-    return update(session, run_id, now, verdict=verdict, not_raised_again=not_raised_again,
-                  state=ReviewState.POSTING)
+        finding_row(session, finding_id).fixed_by_run_id = run_id
+    row = run_row(session, run_id, now)
+    row.state, row.verdict, row.not_raised_again = (
+        ReviewState.POSTING.value, verdict, not_raised_again)
+    return to_model(row)
+
+
+def run_row(session: Session, run_id: int, now: datetime) -> ReviewRunRow:
+    """The run's row, about to change at `now`."""
+    row = session.get(ReviewRunRow, run_id)
+    if row is None:
+        raise LookupError(f"review run {run_id} vanished")
+    row.updated_at = now
+    session.add(row)
+    return row
