@@ -9,9 +9,10 @@
 
 FROM python:3.12-slim AS build
 WORKDIR /src
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md LICENSE constraints.txt ./
 COPY daemon ./daemon
-RUN pip wheel --no-cache-dir --wheel-dir /wheels .
+# constraints.txt: the dependency versions the tests passed with
+RUN pip wheel --no-cache-dir --wheel-dir /wheels -c constraints.txt .
 
 FROM python:3.12-slim
 RUN groupadd --system --gid 10001 livereview \

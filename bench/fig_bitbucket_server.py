@@ -150,9 +150,9 @@ async def acks(repos: int, count: int, span: float, state_dir: Path, *,
                 written.append((int(c["id"]), fake.now()))
             deadline = time.monotonic() + 120
             while time.monotonic() < deadline:
-                answered = {replied_to(incoming(str(c["text"])))
-                            for c in fake.comments_by("livereview")}
-                if len(answered - {None}) >= count:
+                done = {replied_to(incoming(str(c["text"])))
+                        for c in fake.comments_by("livereview")}
+                if len(done - {None}) >= count:
                     break
                 await asyncio.sleep(0.1)
             await asyncio.sleep(0.5)
@@ -164,7 +164,7 @@ async def acks(repos: int, count: int, span: float, state_dir: Path, *,
     created = dict(written)
 
     def seconds(c: dict[str, Any], cid: int) -> float:
-        return (c["createdDate"] / 1000 - created[cid].timestamp())
+        return float(c["createdDate"]) / 1000 - created[cid].timestamp()
 
     acked = [(at - created[cid]).total_seconds()
              for (cid, _, who), at in fake.reacted_at.items() if who == "livereview"]

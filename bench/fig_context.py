@@ -19,6 +19,7 @@ from pathlib import Path
 
 import structlog
 from common import LATENCY, BenchGitLab, Row, settings, timed
+from structlog.typing import FilteringBoundLogger
 
 from livereview.app.daemon import App
 from livereview.core.model import (
@@ -35,10 +36,12 @@ from livereview.core.model import (
 )
 from livereview.core.prompt import Prompt
 from livereview.core.triggers import reply_marker
+from livereview.hosts.base import Host
 from livereview.jobs.llm import Answer
 from livereview.reply.code_context import Surroundings
 from livereview.reply.other_threads import gather
 from livereview.sandbox.gitlab.server import FakeGitLabServer
+from livereview.settings import AnswerSettings
 
 PATH = "bench/context"
 THREADS = 200
@@ -92,7 +95,10 @@ def populate(gitlab: BenchGitLab) -> tuple[int, str, str]:
     return iid, asked, str(question["id"])
 
 
-async def nothing(*_args: object) -> Surroundings:
+async def nothing(job: ReplyJob, host: Host, stored: Snapshot, thread: Thread,
+                  question: Message, identity: Identity, diff: str | None,
+                  answers: AnswerSettings, log: FilteringBoundLogger) -> Surroundings:
+    """The composer's `_surroundings` without any: the answer's context without the rest."""
     return Surroundings()
 
 

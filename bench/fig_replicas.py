@@ -106,12 +106,12 @@ def daemons(configs: list[Path], logs: Path) -> Iterator[list[subprocess.Popen[b
                 proc.kill()
 
 
-def acked(gitlab: BenchGitLab, repo: str, iid: int, note_id: object) -> bool:
+def acked(gitlab: BenchGitLab, repo: str, iid: int, note_id: int) -> bool:
     return any(a["user"]["username"] == "livereview"
                for a in gitlab.awards_on(repo, iid, note_id))
 
 
-def wait_acked(gitlab: BenchGitLab, notes: list[tuple[str, int, object]], limit: float
+def wait_acked(gitlab: BenchGitLab, notes: list[tuple[str, int, int]], limit: float
                ) -> float | None:
     started = time.monotonic()
     while time.monotonic() - started < limit:

@@ -48,7 +48,8 @@ class _RenderedText(HTMLParser):
 
 
 def _github(body: str) -> str:
-    return cmarkgfm.github_flavored_markdown_to_html(body, options=Options.CMARK_OPT_UNSAFE)
+    html: str = cmarkgfm.github_flavored_markdown_to_html(body, options=Options.CMARK_OPT_UNSAFE)
+    return html
 
 
 def _gitlab(body: str) -> str:

@@ -214,7 +214,8 @@ class GitHubDriver:
         return self.fake.thread_of_comment(REPO, self._kind(thread_id)[1]).resolved
 
     def automated_account(self) -> str:
-        return self.fake.add_user("ci-helper[bot]")["login"]  # a GitHub App's account
+        login: str = self.fake.add_user("ci-helper[bot]")["login"]  # a GitHub App's account
+        return login
 
     def fail(self, operation: str, status: int, *, headers: dict[str, str] | None = None,
              after_handling: bool = False) -> None:

@@ -21,6 +21,7 @@ from livereview.cli.commands import main
 from livereview.core.triggers import replied_to
 from livereview.sandbox.github.server import FakeGitHubServer
 from livereview.sandbox.github.state import FakeGitHub
+from livereview.sandbox.gitlab.model import JSON
 from livereview.sandbox.gitlab.server import FakeGitLabServer
 from livereview.sandbox.gitlab.state import FakeGitLab
 from livereview.sandbox.llm_server import FakeLLMServer
@@ -52,11 +53,16 @@ class Sandbox:
     def once(self, *extra: str) -> int:
         return main(["--config", str(self.config), *extra, "once"])
 
-    def bot_notes(self) -> list[dict[str, object]]:
+    def bot_notes(self) -> list[JSON]:
         return self.gitlab.notes_by("livereview")
 
-    def note(self, body: str, **kwargs: object) -> dict[str, object]:
-        return self.gitlab.add_note(PROJECT, self.iid, author="alice", body=body, **kwargs)  # type: ignore[arg-type]
+    def note(self, body: str, *, reply_to_discussion: str | None = None,
+             position: JSON | None = None, created_at: datetime | None = None,
+             thread: bool = False) -> JSON:
+        """Alice's comment on the MR (the fake's payload, typed as the fake types it)."""
+        return self.gitlab.add_note(PROJECT, self.iid, author="alice", body=body,
+                                    reply_to_discussion=reply_to_discussion,
+                                    position=position, created_at=created_at, thread=thread)
 
 
 def write_config(path: Path, gitlab_url: str, llm_url: str, db: Path | str, **daemon: object
@@ -104,12 +110,21 @@ def sandbox_database(sandbox: Sandbox, database_url: str) -> str:
     return database_url
 
 
-def wait_for(predicate: Callable[[], bool], timeout: float = 20.0) -> float:
-    """Poll `predicate` until true; returns the seconds it took (fails the test on timeout)."""
+# How long a wait may take before it counts as a hang. Not a speed bar: on a 2-core machine
+# shared with other test runs a daemon took over 20 s just to start, and a test's outcome
+# must not depend on the machine's speed.
+BACKSTOP_SECONDS = 300.0
+
+
+def wait_for(predicate: Callable[[], bool], timeout: float = BACKSTOP_SECONDS) -> float:
+    """Poll `predicate` until true; returns the seconds it took. Fails the test once neither
+    `timeout` (what the wait takes on a quiet machine, at most) nor BACKSTOP_SECONDS let it
+    wait longer: a slow machine makes a test slower, never red."""
+    limit = max(timeout, BACKSTOP_SECONDS)
     start = time.monotonic()
     while not predicate():
-        if time.monotonic() - start > timeout:
-            pytest.fail(f"condition not met within {timeout}s")
+        if time.monotonic() - start > limit:
+            pytest.fail(f"condition not met within {limit}s")
         time.sleep(0.05)
     return time.monotonic() - start
 

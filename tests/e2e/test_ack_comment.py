@@ -55,7 +55,7 @@ class CrashAfterAck(Store):
 
 def app_without_reactions(sandbox: Sandbox) -> App:
     app = App.create(load(sandbox.config), metrics=Metrics())
-    app.hosts["gl"] = NoReactions(app.hosts["gl"])  # type: ignore[assignment]
+    app.hosts["gl"] = NoReactions(app.hosts["gl"])
     return app
 
 

@@ -167,7 +167,7 @@ def test_a_mention_in_code_quote_or_link_summons_nobody(sandbox: Sandbox, body: 
 
 @settings(max_examples=20, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(st.text(st.characters(blacklist_categories=("Cs",)), max_size=200))
+@given(st.text(st.characters(exclude_categories=["Cs"]), max_size=200))
 def test_whatever_a_comment_says_the_reply_is_safe(sandbox: Sandbox, text: str) -> None:
     """For any comment text, parroted back by the model: every body the bot posts carries
     exactly one marker, for the message it answers, and no live mention."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import random
 import signal
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +22,18 @@ from tests.e2e.conftest import wait_for
 
 SEED = int(os.environ.get("LIVEREVIEW_CRASH_SEED", "20241124"))
 KILLS = 8
+# Only a backstop against a hang: every wait here is for an event, however slow the machine.
+BACKSTOP = 300.0
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]
+
+
+def started(process: subprocess.Popen[str], log: Path) -> None:
+    """Wait until the daemon logged `daemon_started` (failing at once if it exited)."""
+    def up() -> bool:
+        if process.poll() is not None:
+            pytest.fail(f"the daemon exited ({process.returncode}):\n{log.read_text()[-3000:]}")
+        return "daemon_started" in log.read_text(encoding="utf-8")
+    wait_for(up, timeout=BACKSTOP)
 
 
 @pytest.fixture
@@ -36,20 +49,26 @@ def test_kill_9_never_loses_or_duplicates_an_ack_or_an_answer(bb: BitbucketSandb
                  bb.comment("@livereview is this lock needed?"),
                  bb.inline("@livereview what about writes?", line=4)]
     for kill in range(KILLS):
-        process = bb.daemon(bb.config.with_name(f"daemon-{kill}.log"))
-        time.sleep(rng.uniform(0.3, 2.5))
+        log = bb.config.with_name(f"daemon-{kill}.log")
+        process = bb.daemon(log)
+        # Killed at a random moment after it started (start-up alone takes seconds on a
+        # busy machine: a kill timed from the spawn would land before it polled at all).
+        started(process, log)
+        if kill == KILLS // 2:  # a follow-up without a mention, in the bot's thread:
+            # a reply to the bot is one only once the bot spoke there (triggers.py)
+            wait_for(lambda: bool(bb.acks_of(questions[0]["id"])), timeout=BACKSTOP)
+            questions.append(bb.comment("And under contention?", parent=questions[0]["id"]))
+        time.sleep(rng.uniform(0.0, 2.2))
         process.send_signal(signal.SIGKILL)
         process.wait()
-        if kill == KILLS // 2:  # a follow-up without a mention, in the bot's thread
-            questions.append(bb.comment("And under contention?", parent=questions[0]["id"]))
     log = bb.config.with_name("daemon-final.log")
     final = bb.daemon(log)
 
     def all_answered() -> bool:
         return all(bb.answers_to(q["id"]) for q in questions)
 
-    wait_for(all_answered, timeout=60)
-    wait_for(lambda: "daemon_started" in log.read_text(encoding="utf-8"), timeout=30)
+    started(final, log)
+    wait_for(all_answered, timeout=BACKSTOP)
     final.send_signal(signal.SIGTERM)
     assert final.wait(timeout=45) == 0
     for question in questions:

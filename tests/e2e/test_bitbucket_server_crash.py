@@ -57,9 +57,9 @@ def test_kill_9_never_loses_or_duplicates_an_answer_or_an_ack(
         for kill in range(KILLS):
             if len(questions) < MENTIONS:
                 pr = rng.choice(prs)
-                anchor = {"path": "src/cache.py", "line": 9} if kill % 2 else {}
-                asked = fake.add_comment(REPO, pr, author="alice",
-                                         text=f"@livereview question {kill}?", **anchor)
+                path, line = ("src/cache.py", 9) if kill % 2 else (None, None)  # inline or not
+                asked = fake.add_comment(REPO, pr, author="alice", path=path, line=line,
+                                         text=f"@livereview question {kill}?")
                 questions[int(asked["id"])] = pr
             process = start(config, log)
             time.sleep(rng.uniform(0.5, 2.5))

@@ -36,8 +36,12 @@ from tests.e2e.test_sick_database import damage
 Cleanup = Callable[[], None]
 # The module fixture runs every case (about a second of CPU each, four at a time) before
 # the first test: on a loaded 2-core machine that passed pytest's 120 s per test.
-pytestmark = pytest.mark.timeout(600)
-CASE_TIMEOUT_SECONDS = 20  # every case fails fast; a daemon that starts runs forever
+# One xdist worker runs them all (`--dist loadgroup`): the module fixture is per worker.
+pytestmark = [pytest.mark.timeout(600), pytest.mark.xdist_group("cli_fuzz")]
+# Every case fails, however long the interpreter takes to start on a busy machine; a daemon
+# that starts after all runs forever, so it is stopped once it logs `daemon_started`
+# (an event, not a duration: a slow start-up must not look like a hang).
+STARTED = "daemon_started"
 
 
 @dataclass(frozen=True)
@@ -177,7 +181,17 @@ def read_only(place: Place) -> Cleanup:
         pytest.skip("cannot mount a tmpfs here")
     shutil.copy(place.servers.template_db, place.db)
     subprocess.run(["mount", "-o", "remount,ro", directory], check=True)  # noqa: S603, S607
-    return lambda: subprocess.run(["umount", "-l", directory], check=False)  # noqa: S603, S607
+    def unmount() -> None:
+        subprocess.run(["umount", "-l", directory], check=False)  # noqa: S603, S607
+    return unmount
+
+
+def token_is(value: str) -> Callable[[Place], None]:
+    """A good config, with the token's variable set to `value`."""
+    def setup(place: Place) -> None:
+        place.write()
+        place.env.update(LIVEREVIEW_E2E_TOKEN=value)
+    return setup
 
 
 def metrics_on(listen: str) -> Callable[[Place], None]:
@@ -244,9 +258,9 @@ CASES = [
     Case("token-variable-unset", ("once",), 2, "environment variable LIVEREVIEW_E2E_TOKEN",
          unset("LIVEREVIEW_E2E_TOKEN")),
     Case("token-variable-empty", ("once",), 2, "environment variable LIVEREVIEW_E2E_TOKEN",
-         lambda place: (place.write(), place.env.update(LIVEREVIEW_E2E_TOKEN=""))[0]),
+         token_is("")),
     Case("token-with-a-line-break", ("check",), 2, "hosts[0].token_env",
-         lambda place: (place.write(), place.env.update(LIVEREVIEW_E2E_TOKEN="glpat-a\nb"))[0]),
+         token_is("glpat-a\nb")),
     Case("token-file-missing", ("once",), 2, "hosts[0].token_file: cannot read",
          token_file(None)),
     Case("token-file-directory", ("once",), 2, "hosts[0].token_file: cannot read",
@@ -301,8 +315,7 @@ CASES = [
     Case("host-answers-html", ("check",), 1, "answered, but not as its API does",
          lambda place: place.write(gitlab=place.servers.html)),
     Case("host-rejects-token", ("check",), 1, "token rejected (401)",
-         lambda place: (place.write(), place.env.update(LIVEREVIEW_E2E_TOKEN="glpat-" + "0" * 20)
-                        )[0]),
+         token_is("glpat-" + "0" * 20)),
     Case("llm-unreachable", ("check",), 1, "unreachable: connection refused",
          lambda place: place.write(place.text().replace(place.servers.llm,
                                                         place.servers.closed + "/v1"))),
@@ -354,6 +367,29 @@ class Outcome:
     removed: set[str]
 
 
+def run_until_exit_or_started(command: list[str], cwd: Path, env: dict[str, str]
+                              ) -> subprocess.CompletedProcess[str]:
+    """Run `command` until it exits, or until it logs that its daemon started (then it is
+    killed and its exit code is -1, which no case expects)."""
+    process = subprocess.Popen(  # noqa: S603 - our own CLI
+        command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert process.stdout is not None and process.stderr is not None
+    with ThreadPoolExecutor(max_workers=1) as reader:
+        stdout = reader.submit(process.stdout.read)  # so a full pipe never blocks the CLI
+        errors, started = [], False
+        for line in process.stderr:
+            errors.append(line)
+            if STARTED in line and not started:
+                started = True
+                process.kill()
+        process.wait()
+        stderr = "".join(errors)
+        if started:
+            return subprocess.CompletedProcess(command, -1, stdout.result(),
+                                               f"(the daemon started: killed) {stderr}")
+        return subprocess.CompletedProcess(command, process.returncode, stdout.result(), stderr)
+
+
 def run_case(case: Case, root: Path, servers: Servers) -> Outcome:
     place = Place(root, servers)
     root.mkdir()
@@ -367,14 +403,7 @@ def run_case(case: Case, root: Path, servers: Servers) -> Outcome:
     args = ("--config", str(place.config)) if "LIVEREVIEW_CONFIG" not in place.env else ()
     command = [sys.executable, "-m", "livereview", *args, *case.args]
     try:
-        result = subprocess.run(  # noqa: S603 - our own CLI
-            command, cwd=root, env=place.env, capture_output=True, text=True,
-            timeout=CASE_TIMEOUT_SECONDS,
-            check=False)
-    except subprocess.TimeoutExpired as exc:  # e.g. a daemon that started after all
-        result = subprocess.CompletedProcess(command, -1, str(exc.stdout or ""),
-                                             f"(still running after {exc.timeout}s) "
-                                             f"{exc.stderr!r}")
+        result = run_until_exit_or_started(command, root, place.env)
     finally:
         after = tree(root)  # before the cleanup, which may remove what the setup made
         if cleanup is not None:

@@ -23,7 +23,8 @@ ROWS = "def fetch_row(db, key):\n    return db.rows[key]\n"  # same folder, not 
 
 
 def fence(prompt: str) -> str:
-    [name] = set(re.findall(r"<untrusted-([0-9a-f]{16})>", prompt))
+    names: set[str] = set(re.findall(r"<untrusted-([0-9a-f]{16})>", prompt))
+    [name] = names
     return name
 
 

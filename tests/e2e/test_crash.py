@@ -326,7 +326,7 @@ def test_kill_9_at_random_moments_loses_and_duplicates_no_reply(
             assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     rows = _jobs()
     assert Counter(r["state"] for r in rows) == {"posted": len(rows)}
-    assert sorted(int(r["host_message_id"]) for r in rows) == sorted(work.expected)
+    assert sorted(int(str(r["host_message_id"])) for r in rows) == sorted(work.expected)
     posted_ids = [str(r["posted_message_id"]) for r in rows]
     assert len(set(posted_ids)) == len(posted_ids)
     assert sorted(posted_ids) == sorted(str(n["id"]) for n in replies)

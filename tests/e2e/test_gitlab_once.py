@@ -7,14 +7,15 @@ import time
 from datetime import UTC, datetime, timedelta
 
 from livereview.core.triggers import replied_to
+from livereview.sandbox.gitlab.model import JSON
 from tests.e2e.conftest import FILES, PROJECT, Sandbox, retries_due, write_config
 
 
-def replies_to(sandbox: Sandbox, note_id: object) -> list[dict[str, object]]:
+def replies_to(sandbox: Sandbox, note_id: object) -> list[JSON]:
     return [n for n in sandbox.bot_notes() if replied_to(str(n["body"])) == str(note_id)]
 
 
-def discussion_of(sandbox: Sandbox, note_id: object) -> dict[str, object]:
+def discussion_of(sandbox: Sandbox, note_id: object) -> JSON:
     return next(d for d in sandbox.gitlab.discussions(PROJECT, sandbox.iid)
                 if any(n["id"] == note_id for n in d["notes"]))
 

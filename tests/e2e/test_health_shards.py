@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from freezegun import freeze_time
 
 from livereview.cli.commands import main
 from livereview.store import state
@@ -61,7 +62,8 @@ def test_one_stale_shard_makes_the_host_unhealthy_and_is_named(
     stale = scopes[-1]
     for scope in scopes:
         _listed(store, scope, now - STALE if scope == stale else now)
-    code, out = _health(config, capsys)
+    with freeze_time(now):  # health reads the clock when it runs: exactly an hour later
+        code, out = _health(config, capsys)
     assert code == 1, out
     assert "(older than 300s)" in out
     if store.engine.dialect.name == "sqlite":  # one process, one scope: the line of old
@@ -73,8 +75,9 @@ def test_one_stale_shard_makes_the_host_unhealthy_and_is_named(
         assert out.startswith(f"gl: stalest shard {stale} ({', '.join(repos)}): "
                               "last successful poll 3600s ago"), out
 
-    _listed(store, stale, datetime.now(UTC))  # its replica polls again
-    code, out = _health(config, capsys)
+    _listed(store, stale, now)  # its replica polls again
+    with freeze_time(now):
+        code, out = _health(config, capsys)
     assert code == 0, out
     assert "last successful poll 0s ago" in out
 

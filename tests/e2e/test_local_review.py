@@ -48,7 +48,9 @@ def test_request_prints_files_and_threads_and_exports_them(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     repo = review_repo(tmp_path / "r")
     review = request(capsys, repo, "HEAD~1", "--description", '{"task": "geo", "n": 1}')
-    files = {f["path"]: f for f in review["files"]}  # type: ignore[index, attr-defined]
+    listed = review["files"]
+    assert isinstance(listed, list)
+    files = {f["path"]: f for f in listed}
     assert [(f["additions"], f["deletions"]) for f in files.values()] == [
         (int(a) if a != "-" else 0, int(d) if d != "-" else 0)
         for a, d, _ in repo.numstat("HEAD~1")]

@@ -83,8 +83,9 @@ def test_a_watched_local_host_is_answered_by_the_daemon(
     assert main(["--config", str(config), "once"]) == 0
     state = json.loads((repo.path / ".livereview" / "review.json").read_text())
     messages = _thread(state["reviews"][0], "should this trim the name?")["messages"]
-    assert [m["author_kind"] for m in messages] == ["code", "human", "bot"]  # type: ignore[index]
-    assert LABEL in messages[2]["body"]  # type: ignore[index]
+    assert isinstance(messages, list)
+    assert [m["author_kind"] for m in messages] == ["code", "human", "bot"]
+    assert LABEL in messages[2]["body"]
 
 
 FINDINGS = {"geo.py": [

@@ -34,7 +34,7 @@ def notify_socket(tmp_path: Path) -> Iterator[tuple[socket.socket, str]]:
 
 
 def received(sock: socket.socket) -> list[dict[str, str]]:
-    messages = []
+    messages: list[dict[str, str]] = []
     while True:
         try:
             data = sock.recv(4096)
@@ -159,8 +159,9 @@ def test_sigterm_during_a_hanging_request_and_a_slow_answer_stops_within_one_gra
     note = sandbox.note("@livereview is this lock needed?")
     daemon = start_daemon()
     wait_for(lambda: bool(sandbox.gitlab.awards_on(PROJECT, sandbox.iid, note["id"])))
-    sandbox.gitlab_server.latency_seconds = 60.0  # and the next poll request hangs
-    time.sleep(2.5)  # a hot tick (every second) is now waiting on GitLab
+    sandbox.gitlab_server.latency_seconds = 60.0  # and the next poll request hangs:
+    polled = len(sandbox.gitlab.requests)  # one recorded from now on reads that latency
+    wait_for(lambda: len(sandbox.gitlab.requests) > polled)  # a tick now waits on GitLab
     assert daemon.stop(timeout=grace + 20) == 0
     output = daemon.output()
     assert "Traceback" not in output and "CancelledError" not in output

@@ -120,7 +120,7 @@ def inject(app: App, step: str, error: BaseException, times: int) -> CountingSto
         for poller in app.pollers.values():
             poller.store = store
         return store
-    app.hosts["gl"] = FaultyHost(app.hosts["gl"], step, error, times)  # type: ignore[assignment]
+    app.hosts["gl"] = FaultyHost(app.hosts["gl"], step, error, times)
     return None
 
 
@@ -165,7 +165,7 @@ async def test_a_failing_job_does_not_loop_and_others_are_served(sandbox: Sandbo
     # Every react raises; retries back off from 5 s, so in 1.5 s the job runs once.
     app.worker.daemon = app.settings.daemon.__class__(
         **{**app.settings.daemon.__dict__, "retry_base_seconds": 5.0})
-    app.hosts["gl"] = FaultyHost(app.hosts["gl"], "react", Boom("react broke"), 1_000)  # type: ignore[assignment]
+    app.hosts["gl"] = FaultyHost(app.hosts["gl"], "react", Boom("react broke"), 1_000)
     sandbox.note("@livereview is this lock needed?")
     await app.cycle()
     stop = asyncio.Event()

@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx2
 import pytest
-from atlassian.bitbucket import Cloud
+from atlassian.bitbucket.cloud import Cloud
 
 from livereview.app.hosts import connect
 from livereview.core.model import MRKey

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import gitlab
 import pytest
 from atlassian import Bitbucket
-from atlassian.bitbucket import Cloud
+from atlassian.bitbucket.cloud import Cloud
 from github import Auth, Github, GithubException
 
 from livereview.app.hosts import connect

@@ -64,8 +64,8 @@ def field_mutations(draw: st.DrawFn, seed: Any) -> Any:
     if not every:
         return draw(WRONG)
     for _ in range(draw(st.integers(1, 3))):
-        where = draw(st.sampled_from(read) if read and draw(st.integers(0, 4)) else
-                     st.sampled_from(every))
+        from_read = draw(st.integers(0, 4)) if read else 0  # mostly a field a parser reads
+        where = draw(st.sampled_from(read) if from_read else st.sampled_from(every))
         parent = data
         try:
             for key in where[:-1]:

@@ -180,7 +180,7 @@ class Ticks:
 
 
 def test_a_repo_left_out_for_lack_of_quota_is_listed_later_from_where_it_stopped() -> None:
-    listing = {"values": []}
+    listing: dict[str, list[object]] = {"values": []}
     bitbucket = Bitbucket({("GET", r"/2\.0/repositories/acme/\w+/pullrequests"): listing})
     host = adapter(bitbucket)
     ticks = Ticks()

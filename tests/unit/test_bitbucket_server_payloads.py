@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from unidiff import PatchSet
+from unidiff.patch import PatchSet
 
 from livereview.core.model import MRKey, Thread
 from livereview.hosts.base import BadResponse

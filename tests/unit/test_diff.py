@@ -1,16 +1,17 @@
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from livereview.core.model import EventKind, Reaction
+from livereview.core.model import Event, EventKind, Reaction
 from livereview.sync.diff import diff
 from tests.factories import ALICE, BOB, msg, snapshot, thread
 
 
-def kinds(events):  # type: ignore[no-untyped-def]
+def kinds(events: Iterable[Event]) -> list[tuple[str, str]]:
     return sorted((e.kind.value, e.message_id or e.thread_id) for e in events)
 
 

@@ -38,7 +38,8 @@ def test_an_expected_error_is_its_own_line() -> None:
 
 def test_an_unexpected_error_says_where_it_was_raised() -> None:
     try:
-        {}["position"]
+        empty: dict[str, int] = {}
+        empty["position"]
     except KeyError as exc:
         text = failure.describe(exc)
         line = exc.__traceback__.tb_lineno if exc.__traceback__ else 0

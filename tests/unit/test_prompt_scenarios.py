@@ -8,7 +8,7 @@ from datetime import timedelta
 
 import pytest
 
-from livereview.core.model import Actor, Anchor, Commit, Lesson, Thread
+from livereview.core.model import Actor, Anchor, Commit, Lesson, Message, Thread
 from livereview.core.prompt import Reference
 from livereview.reply.context import build, diffstat
 from tests.factories import ALICE, BOB, BOT, IDENTITY, T0, mr, msg, thread
@@ -32,7 +32,7 @@ class Scenario:
     options: dict[str, object] = field(default_factory=dict)
 
 
-def general(*messages):  # type: ignore[no-untyped-def]
+def general(*messages: Message) -> Thread:
     return thread("t1", *messages)
 
 

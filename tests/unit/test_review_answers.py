@@ -114,10 +114,10 @@ def test_severities_are_read_case_insensitively_and_never_guessed() -> None:
     for word, severity in words.items():
         [finding] = parse_findings(json.dumps([item(severity=word)]), PATHS).findings
         assert finding.severity is severity, word
-    for word in ("HIGH", "major", "error", "minor", "info", "low", "", None, 1):
-        raw = json.dumps({"findings": [item(severity=word, path="src/b.py")]})
+    for unknown in ("HIGH", "major", "error", "minor", "info", "low", "", None, 1):
+        raw = json.dumps({"findings": [item(severity=unknown, path="src/b.py")]})
         parsed = parse_findings(raw, PATHS)
-        assert parsed.findings == () and parsed.unsure == {"src/b.py"}, word
+        assert parsed.findings == () and parsed.unsure == {"src/b.py"}, unknown
         assert verdict_of(raw) is Verdict.COMMENTED, word  # not approved on a lost item
 
 

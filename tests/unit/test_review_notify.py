@@ -10,10 +10,10 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from livereview.review.notify import CommandNotifier, HttpNotifier, NotifyFailed
+from livereview.review.notify import CommandNotifier, HttpNotifier, Json, NotifyFailed
 from livereview.settings import RepoSettings, ReviewSettings
 
-EVENT = {"event": "review.changes_requested", "review": {"id": "abc"},
+EVENT: dict[str, Json] = {"event": "review.changes_requested", "review": {"id": "abc"},
          "findings": [{"body": "red \x1b[31malert\x1b[0m\x07"}]}
 
 

@@ -41,7 +41,8 @@ def revalidated(conditional: Revalidate, pages_read: int) -> bool:
     return conditional is True or (conditional == "first" and pages_read == 0)
 
 
-def keeping(*fields: str, items: str | None = None) -> Keep:
+def keeping(*fields: str, items: str | None = None
+            ) -> Callable[[httpx2.Response], httpx2.Response]:
     """Remember only `fields` of each item of a JSON list (or of the list at key `items` of
     a JSON object, whose other keys are kept, e.g. Bitbucket's `next`): a listing's first
     page then costs its remembering a few bytes per item, not its items' whole payloads.

@@ -61,7 +61,7 @@ async def reply(site: Site, request: Request) -> Response:
     ws, review = await site.review(request)
     form = await form_of(request)
     await ops.reply(ws, review.id, number(form, "thread"), _field(form, "text"))
-    await site.answer(ws)
+    await site.answer(ws, review.id)
     return done(request)
 
 
@@ -72,7 +72,7 @@ async def comment(site: Site, request: Request) -> Response:
     path = _field(form, "path", required=False)
     line = number(form, "line") if path else None
     await ops.add_comment(ws, review.id, _field(form, "text"), path, line)
-    await site.answer(ws)
+    await site.answer(ws, review.id)
     return done(request)
 
 

@@ -60,20 +60,21 @@ class Site:
     _answering: asyncio.Lock = field(default_factory=asyncio.Lock)
     _tasks: set[asyncio.Task[None]] = field(default_factory=set)
 
-    async def answer(self, ws: ops.Workspace) -> None:
-        """The AI answers what people said, as after `livereview review reply`, but in the
-        background: the click returns at once and the answer reaches the page as a change."""
+    async def answer(self, ws: ops.Workspace, review_id: int) -> None:
+        """The AI answers what people said in the review, as after `livereview review
+        reply`, but in the background: the click returns at once and the answer reaches the
+        page as a change."""
         if self.answering is None or self.answering.ai is None:
             return
         responder = self._responders.setdefault(ws.top, self.answering.bind(ws))
-        task = asyncio.create_task(self._answer(responder))
+        task = asyncio.create_task(self._answer(responder, review_id))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _answer(self, responder: Responder) -> None:
+    async def _answer(self, responder: Responder, review_id: int) -> None:
         async with self._answering:  # one workflow cycle at a time, as one daemon runs them
             try:
-                await responder.answer()
+                await responder.answer(review_id)
             except Exception:  # noqa: BLE001 - a task's edge: said in the log, never lost
                 structlog.get_logger("livereview.web").warning("answer_failed", exc_info=True)
 
