@@ -15,14 +15,14 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from livereview import logging as logs
-from livereview.app import App
-from livereview.reply.context import Prompt
-from livereview.reply.llm import Answer
-from livereview.sandbox.gitlab_state import FakeGitLab
+from livereview import log_setup as logs
+from livereview.app.daemon import App
+from livereview.core.prompt import Prompt
+from livereview.core.triggers import reply_marker
+from livereview.jobs.llm import Answer
+from livereview.sandbox.gitlab.state import FakeGitLab
 from livereview.settings import Settings, parse
 from livereview.sync.poller import CycleReport
-from livereview.triggers import reply_marker
 
 TOKEN = "glpat-bench-token-000000"
 TOKEN_ENV = "BENCH_TOKEN"

@@ -18,8 +18,8 @@ from pathlib import Path
 
 from common import LATENCY, BenchGitLab, NoLLM, Row, poll_cycle, repo_path, settings
 
-from livereview.app import App
-from livereview.sandbox.gitlab_server import FakeGitLabServer
+from livereview.app.daemon import App
+from livereview.sandbox.gitlab.server import FakeGitLabServer
 
 
 async def measure(state_dir: Path, notes: int, repeat: int) -> dict[str, tuple[float, float]]:

@@ -26,15 +26,15 @@ from pathlib import Path
 
 from common import HUMANS, Row, percentile
 
-from livereview.app import App
-from livereview.hosts.bitbucket_cloud import BitbucketCloud
-from livereview.hosts.bitbucket_cloud_budget import Budget
-from livereview.reply.context import Prompt
-from livereview.reply.llm import Answer
-from livereview.sandbox.bitbucket_cloud_server import FakeBitbucketCloudServer
-from livereview.sandbox.bitbucket_cloud_state import FakeBitbucketCloud
+from livereview.app.daemon import App
+from livereview.core.prompt import Prompt
+from livereview.core.triggers import acked_for
+from livereview.hosts.bitbucket_cloud.adapter import BitbucketCloud
+from livereview.hosts.bitbucket_cloud.budget import Budget
+from livereview.jobs.llm import Answer
+from livereview.sandbox.bitbucket_cloud.server import FakeBitbucketCloudServer
+from livereview.sandbox.bitbucket_cloud.state import FakeBitbucketCloud
 from livereview.settings import Settings, parse
-from livereview.triggers import acked_for
 
 SECRET = "bbcloud-bench-token-0000"
 HOT = 3.0

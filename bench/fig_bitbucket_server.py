@@ -26,14 +26,14 @@ from typing import Any
 
 from common import LATENCY, Clock, NoLLM, Row, percentile, poll_cycle
 
-from livereview.app import App
-from livereview.hosts.bitbucket_server_payloads import incoming
-from livereview.sandbox.bitbucket_server_http import FakeBitbucketDCServer
-from livereview.sandbox.bitbucket_server_state import FakeBitbucketDC
+from livereview.app.daemon import App
+from livereview.core.triggers import acked_for, replied_to
+from livereview.hosts.bitbucket_server.payloads import incoming
+from livereview.sandbox.bitbucket_server.http import FakeBitbucketDCServer
+from livereview.sandbox.bitbucket_server.state import FakeBitbucketDC
 from livereview.sandbox.llm_server import FakeLLMServer
 from livereview.settings import Settings, parse
 from livereview.sync.poller import CycleReport
-from livereview.triggers import acked_for, replied_to
 
 TOKEN, TOKEN_ENV = "BBDC-bench-token-0000", "BENCH_BBDC_TOKEN"
 HOT_INTERVAL, CYCLES_PER_MINUTE, COLD_EVERY = 3.0, 20, 10

@@ -1,4 +1,4 @@
-"""Figure 14 (informational): what an answer's wider context costs (issue 19).
+"""Figure 14 (informational): what an answer's wider context costs (docs/DESIGN.md §10.1).
 
 One MR of 200 threads (half on lines of its 20 files, 40 answered by the bot) after a push,
 so the anchored threads are outdated. The question, in one of them, names a place
@@ -21,9 +21,8 @@ import structlog
 from common import LATENCY, BenchGitLab, Row, settings, timed
 from structlog.typing import FilteringBoundLogger
 
-from livereview.app import App
-from livereview.hosts.base import Host
-from livereview.model import (
+from livereview.app.daemon import App
+from livereview.core.model import (
     Actor,
     Identity,
     JobReason,
@@ -35,13 +34,14 @@ from livereview.model import (
     Snapshot,
     Thread,
 )
-from livereview.reply.context import Prompt
-from livereview.reply.elsewhere import gather
-from livereview.reply.llm import Answer
-from livereview.reply.surroundings import Surroundings
-from livereview.sandbox.gitlab_server import FakeGitLabServer
+from livereview.core.prompt import Prompt
+from livereview.core.triggers import reply_marker
+from livereview.hosts.base import Host
+from livereview.jobs.llm import Answer
+from livereview.reply.code_context import Surroundings
+from livereview.reply.other_threads import gather
+from livereview.sandbox.gitlab.server import FakeGitLabServer
 from livereview.settings import AnswerSettings
-from livereview.triggers import reply_marker
 
 PATH = "bench/context"
 THREADS = 200

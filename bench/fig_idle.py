@@ -37,8 +37,8 @@ from common import (
     settings,
 )
 
-from livereview.app import App
-from livereview.sandbox.gitlab_server import FakeGitLabServer
+from livereview.app.daemon import App
+from livereview.sandbox.gitlab.server import FakeGitLabServer
 
 HOT_INTERVAL = 3.0  # the default hot_poll_interval_seconds
 CYCLES_PER_MINUTE = int(60 / HOT_INTERVAL)

@@ -41,12 +41,12 @@ from common import (
     settings,
 )
 
-from livereview.app import App
-from livereview.sandbox.gitlab_server import FakeGitLabServer
-from livereview.sandbox.gitlab_state import FakeGitLab
+from livereview.app.daemon import App
+from livereview.core.triggers import replied_to
+from livereview.sandbox.gitlab.server import FakeGitLabServer
+from livereview.sandbox.gitlab.state import FakeGitLab
 from livereview.sandbox.llm_server import FakeLLM, FakeLLMServer
 from livereview.sync.poller import CycleReport
-from livereview.triggers import replied_to
 
 
 @dataclass

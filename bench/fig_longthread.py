@@ -29,7 +29,7 @@ from typing import Any
 
 from common import BOT, BenchGitLab, Row, parse_time, quiet, repo_path
 
-from livereview.sandbox.gitlab_server import FakeGitLabServer
+from livereview.sandbox.gitlab.server import FakeGitLabServer
 from livereview.sandbox.loopback import Response
 
 DRIVER = Path(__file__).with_name("longthread_driver.py")

@@ -27,8 +27,8 @@ from typing import Any
 
 from common import LATENCY, BenchGitLab, Clock, Row, populate
 
-from livereview.sandbox.gitlab_model import JSON, MergeRequest
-from livereview.sandbox.gitlab_server import FakeGitLabServer
+from livereview.sandbox.gitlab.model import JSON, MergeRequest
+from livereview.sandbox.gitlab.server import FakeGitLabServer
 
 DRIVER = Path(__file__).with_name("memory_driver.py")
 

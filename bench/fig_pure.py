@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 
 from common import Row, timed
 
-from livereview.model import (
+from livereview.core.model import (
     Actor,
     Anchor,
     Commit,
@@ -29,8 +29,8 @@ from livereview.model import (
     Snapshot,
     Thread,
 )
+from livereview.core.triggers import reply_marker, reply_requests
 from livereview.sync.diff import diff
-from livereview.triggers import reply_marker, reply_requests
 
 KEY = MRKey("gl", "bench/big", 1)
 T0 = datetime(2025, 1, 1, tzinfo=UTC)

@@ -1,4 +1,4 @@
-"""Figure 13: replicas on one PostgreSQL database (issue 18).
+"""Figure 13: replicas on one PostgreSQL database (docs/DESIGN.md §12).
 
     LIVEREVIEW_TEST_POSTGRES_URL=postgresql+psycopg://USER@HOST:PORT/postgres \\
         python bench/fig_replicas.py [--quick] [--mrs N]
@@ -49,8 +49,8 @@ from common import (
 from fig_memory import FrozenGitLab
 from sqlalchemy import create_engine, text
 
-from livereview.app import App, now
-from livereview.sandbox.gitlab_server import FakeGitLabServer
+from livereview.app.daemon import App, now
+from livereview.sandbox.gitlab.server import FakeGitLabServer
 from livereview.sandbox.llm_server import FakeLLMServer
 from livereview.settings import parse
 from livereview.store import leases

@@ -5,7 +5,7 @@ The fake GitLab (served from this process) holds an MR whose every file is new a
 a fixed `LLM_LATENCY` with one finding per file it is shown for a few files. The review
 runs as the real CLI (`livereview review HOST:REPO!IID --json`) in a subprocess, so the
 peak resident memory measured (getrusage of that child, via wait4) is the reviewer's own.
-The target: memory flat in the number of files, < 200 MB at 3 000 (issue 14).
+The target: memory flat in the number of files, < 200 MB at 3 000 (docs/DESIGN.md §11).
 
     python bench/fig_review.py [--quick]
 """
@@ -21,8 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from livereview.sandbox.gitlab_server import FakeGitLabServer
-from livereview.sandbox.gitlab_state import FakeGitLab
+from livereview.sandbox.gitlab.server import FakeGitLabServer
+from livereview.sandbox.gitlab.state import FakeGitLab
 from livereview.sandbox.llm_server import FakeLLM, FakeLLMServer
 
 TOKEN = "glpat-bench-review-000000"

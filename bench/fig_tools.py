@@ -16,7 +16,7 @@ from pathlib import Path
 
 from common import Row, timed
 
-from livereview.model import (
+from livereview.core.model import (
     Actor,
     Identity,
     JobReason,

@@ -20,9 +20,9 @@ from pathlib import Path
 from common import NoLLM, poll_cycle, quiet, repo_path, settings
 from memory_driver import memory_kib
 
-from livereview.app import App
-from livereview.reply.context import Prompt
-from livereview.reply.llm import Answer
+from livereview.app.daemon import App
+from livereview.core.prompt import Prompt
+from livereview.jobs.llm import Answer
 
 
 class QuickLLM(NoLLM):

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from common import NoLLM, poll_cycle, quiet, repo_path, settings
 
-from livereview.app import App
+from livereview.app.daemon import App
 
 
 def memory_kib() -> dict[str, int]:

@@ -24,7 +24,7 @@ from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 from tests.local_repo import review_repo  # noqa: E402
 from tests.web_browser import chrome, missing_browser, serving  # noqa: E402
 
-from livereview.local_model import AuthorKind  # noqa: E402
+from livereview.core.local_model import AuthorKind  # noqa: E402
 from livereview.tools import local_review as ops  # noqa: E402
 
 OUT = ROOT / "docs" / "img" / "local-review.png"

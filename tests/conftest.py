@@ -16,7 +16,7 @@ def _structlog_defaults() -> Iterator[None]:
     structlog.reset_defaults()
 
 
-pytest_plugins = ["tests.databases"]  # `database_url`: SQLite and PostgreSQL (issue 18)
+pytest_plugins = ["tests.databases"]  # `database_url`: SQLite and PostgreSQL (docs/DESIGN.md §12)
 
 # The `slow` tier, named in one place: what starts real daemons or CLIs as subprocesses
 # (each a fresh interpreter, seconds of CPU), kills them with SIGKILL in loops, or reads

@@ -1,4 +1,4 @@
-"""Both database back ends for the tests that must hold on each (issue 18).
+"""Both database back ends for the tests that must hold on each (docs/DESIGN.md §12).
 
 Two ways a test runs on PostgreSQL:
 - `database_url` is parametrized over SQLite and PostgreSQL: those tests run on both in

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from livereview.model import (
+from livereview.core.model import (
     Actor,
     Anchor,
     Commit,

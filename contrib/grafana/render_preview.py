@@ -46,14 +46,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-from livereview import logging as logs
-from livereview.app import App
-from livereview.sandbox.gitlab_model import diff_lines, unified_diff
-from livereview.sandbox.gitlab_server import FakeGitLabServer
-from livereview.sandbox.gitlab_state import FakeGitLab
+from livereview import log_setup as logs
+from livereview.app.daemon import App
+from livereview.core.triggers import replied_to
+from livereview.sandbox.gitlab.model import diff_lines, unified_diff
+from livereview.sandbox.gitlab.server import FakeGitLabServer
+from livereview.sandbox.gitlab.state import FakeGitLab
 from livereview.sandbox.llm_server import FakeLLM, FakeLLMServer, LLMFault
 from livereview.settings import Settings, parse
-from livereview.triggers import replied_to
 
 try:
     from matplotlib.axes import Axes

@@ -1,3 +1,3 @@
-from livereview.cli import main
+from livereview.cli.commands import main
 
 raise SystemExit(main())

@@ -111,7 +111,7 @@ class Metrics:
                           registry=r)
         self.llm_tokens = Counter("livereview_llm_tokens_total", "LLM tokens used.", ["kind"],
                                   registry=r)
-        # Reviews (issue 14): outcome is a verdict, or skipped / failed / retry.
+        # Reviews (docs/DESIGN.md §11): outcome is a verdict, or skipped / failed / retry.
         self.reviews = Counter(
             "livereview_reviews_total", "Review runs finished (by verdict) or not, by outcome.",
             ["host_type", "outcome"], registry=r)

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from livereview.app.hosts import connect
+from livereview.core.model import Thread
 from livereview.hosts.base import Host
-from livereview.hosts.connect import connect
 from livereview.hosts.http import HttpClient
 from livereview.metrics import Metrics
-from livereview.model import Thread
-from livereview.sandbox.bitbucket_cloud_server import FakeBitbucketCloudServer
-from livereview.sandbox.bitbucket_cloud_state import FakeBitbucketCloud
+from livereview.sandbox.bitbucket_cloud.server import FakeBitbucketCloudServer
+from livereview.sandbox.bitbucket_cloud.state import FakeBitbucketCloud
 from livereview.settings import HostSettings, Secret
 from tests.contract.drivers import FAST, NEW, OLD, PATH, REPO, TOKEN, Clock
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from livereview.core.model import Thread
 from livereview.hosts.base import Host
-from livereview.model import Thread
-from livereview.sandbox.bitbucket_server_http import FakeBitbucketDCServer
-from livereview.sandbox.bitbucket_server_state import FakeBitbucketDC
+from livereview.sandbox.bitbucket_server.http import FakeBitbucketDCServer
+from livereview.sandbox.bitbucket_server.state import FakeBitbucketDC
 from tests.contract.drivers import NEW, OLD, PATH, TOKEN, Clock, _connect
 
 REPO = "ACME/widgets"  # PROJECT_KEY/repo-slug

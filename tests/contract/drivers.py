@@ -13,15 +13,15 @@ import re
 from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar, Protocol
 
+from livereview.app.hosts import connect
+from livereview.core.model import Thread
 from livereview.hosts.base import Host
-from livereview.hosts.connect import connect
 from livereview.hosts.http import HttpClient, RetryPolicy
 from livereview.metrics import Metrics
-from livereview.model import Thread
-from livereview.sandbox.github_server import FakeGitHubServer
-from livereview.sandbox.github_state import FakeGitHub
-from livereview.sandbox.gitlab_server import FakeGitLabServer
-from livereview.sandbox.gitlab_state import FakeGitLab
+from livereview.sandbox.github.server import FakeGitHubServer
+from livereview.sandbox.github.state import FakeGitHub
+from livereview.sandbox.gitlab.server import FakeGitLabServer
+from livereview.sandbox.gitlab.state import FakeGitLab
 from livereview.settings import HostSettings, Secret
 
 TOKEN = "contract-SECRET-token-0042"

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from livereview.hosts.bitbucket_cloud_budget import Budget
-from livereview.sandbox import github_reviews
+from livereview.hosts.bitbucket_cloud.budget import Budget
+from livereview.sandbox.github import reviews as github_reviews
 from tests.contract.drivers import REPO, Driver
 
 BIG_TEXT = "line one\nline two\n"

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+from livereview.core.lessons import THUMBS_DOWN
+from livereview.core.model import Message, MRKey, Snapshot, Thread
+from livereview.core.triggers import replied_to, reply_marker
 from livereview.hosts.base import AuthFailed, Forbidden, NotFound, RateLimited, Transient
-from livereview.lessons import THUMBS_DOWN
-from livereview.model import Message, MRKey, Snapshot, Thread
 from livereview.reply.context import hunk_at
-from livereview.triggers import replied_to, reply_marker
 from tests.contract.drivers import NEW, PATH, Driver
 
 

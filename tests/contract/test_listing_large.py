@@ -22,8 +22,8 @@ from typing import Any
 
 import pytest
 
+from livereview.app.wiring import open_toolbox
 from livereview.settings import load
-from livereview.tools.toolbox import Toolbox
 from tests.contract.drivers import DRIVERS, TOKEN
 from tests.contract.tools_side import HOSTS, TOKEN_ENV, describe, write_config
 
@@ -57,7 +57,7 @@ def serve(name: str, count: int) -> None:
 
 async def listing_peak(config: Path, described: dict[str, Any]) -> tuple[int, int]:
     """How many MRs the listing found, and the peak of traced memory while listing them."""
-    box = Toolbox.open(load(config))
+    box = open_toolbox(load(config))
     try:
         key = box.mr(f"{described['name']}:{described['repo']}!1")
         await box.identity(key)  # imports and first connection: not the listing's

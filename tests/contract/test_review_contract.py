@@ -10,8 +10,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from livereview.hosts.diffs import count_lines
-from livereview.model import (
+from livereview.core.model import (
     Anchor,
     DiffRefs,
     InlineComment,
@@ -20,6 +19,7 @@ from livereview.model import (
     Snapshot,
     Verdict,
 )
+from livereview.hosts.diffs import count_lines
 from tests.contract.drivers import PATH, Driver
 from tests.contract.review_side import review_side
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from livereview.triggers import replied_to
+from livereview.core.triggers import replied_to
 from tests.contract.drivers import NEW, OLD, PATH
 from tests.contract.tools_side import HOSTS, ToolSide, sides
 from tests.local_repo import Repo

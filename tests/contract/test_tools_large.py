@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
+from livereview.app.wiring import open_toolbox
 from livereview.settings import load
 from livereview.tools import diffs
-from livereview.tools.toolbox import Toolbox
 from tests.contract.drivers import DRIVERS, TOKEN
 from tests.contract.tools_side import HOSTS, TOKEN_ENV, describe, write_config
 
@@ -59,7 +59,7 @@ def serve(name: str) -> None:
 
 async def peaks(config: Path, mr: str, files: int) -> tuple[int, int, int]:
     """The diff's size, the peak while streaming it, the peak while reading the diffstat."""
-    box = Toolbox.open(load(config))
+    box = open_toolbox(load(config))
     try:
         await box.identity(box.mr(mr))  # imports and first connection: not the diff's
         tracemalloc.start()

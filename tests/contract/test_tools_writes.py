@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from livereview.triggers import replied_to
+from livereview.core.triggers import replied_to
 from tests.contract.review_side import review_side
 from tests.contract.tools_side import HOSTS, ToolSide, sides
 

@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from livereview.cli import main
-from livereview.mcp_server import build
+from livereview.app.wiring import open_toolbox
+from livereview.cli.commands import main
+from livereview.mcp.server import build
 from livereview.settings import load
-from livereview.tools.toolbox import Toolbox
 from tests.contract.drivers import DRIVERS, TOKEN, Driver
 
 TOKEN_ENV = "LIVEREVIEW_TOOLS_TOKEN"
@@ -91,7 +91,7 @@ class ToolSide:
     def mcp(self, tool: str, **arguments: Any) -> tuple[bool, Any]:
         """(is_error, structured result or the error's text) of one MCP tool call."""
         async def call() -> tuple[bool, Any]:
-            box = Toolbox.open(load(self.config))
+            box = open_toolbox(load(self.config))
             try:
                 async with Client(build(box)) as client:
                     result = await client.call_tool(tool, arguments)

@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from livereview.cli import main
-from livereview.sandbox.bitbucket_cloud_server import FakeBitbucketCloudServer
-from livereview.sandbox.bitbucket_cloud_state import FakeBitbucketCloud
+from livereview.cli.commands import main
+from livereview.core.triggers import acked_for, replied_to
+from livereview.sandbox.bitbucket_cloud.server import FakeBitbucketCloudServer
+from livereview.sandbox.bitbucket_cloud.state import FakeBitbucketCloud
 from livereview.sandbox.llm_server import FakeLLMServer
-from livereview.triggers import acked_for, replied_to
 from tests.databases import url_for
 
 SECRET = "bbcloud-e2e-SECRET-token-4242"

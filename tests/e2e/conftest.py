@@ -17,14 +17,14 @@ from typing import Any
 
 import pytest
 
-from livereview.cli import main
-from livereview.sandbox.github_server import FakeGitHubServer
-from livereview.sandbox.github_state import FakeGitHub
-from livereview.sandbox.gitlab_model import JSON
-from livereview.sandbox.gitlab_server import FakeGitLabServer
-from livereview.sandbox.gitlab_state import FakeGitLab
+from livereview.cli.commands import main
+from livereview.core.triggers import replied_to
+from livereview.sandbox.github.server import FakeGitHubServer
+from livereview.sandbox.github.state import FakeGitHub
+from livereview.sandbox.gitlab.model import JSON
+from livereview.sandbox.gitlab.server import FakeGitLabServer
+from livereview.sandbox.gitlab.state import FakeGitLab
 from livereview.sandbox.llm_server import FakeLLMServer
-from livereview.triggers import replied_to
 from tests.databases import ON_POSTGRESQL, instant, query, url_for
 
 TOKEN = "glpat-e2e-SECRET-token-4242"
@@ -99,7 +99,7 @@ def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sandbox
 @pytest.fixture
 def sandbox_database(sandbox: Sandbox, database_url: str) -> str:
     """Opt in (`pytestmark = pytest.mark.usefixtures("sandbox_database")`): the module's
-    tests run once on SQLite and once on PostgreSQL (issue 18); returns the URL. A
+    tests run once on SQLite and once on PostgreSQL (docs/DESIGN.md §12); returns the URL. A
     PostgreSQL run (LIVEREVIEW_TEST_BACKEND) has the sandbox on PostgreSQL already."""
     if database_url.startswith("sqlite") or ON_POSTGRESQL:
         return sandbox.database_url

@@ -12,13 +12,13 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from sqlmodel import Session
 
-from livereview.app import App
+from livereview.app.daemon import App
+from livereview.core.triggers import acked_for, replied_to
 from livereview.hosts.base import Host
 from livereview.metrics import Metrics
 from livereview.settings import load
 from livereview.store import jobs
 from livereview.store.db import Store
-from livereview.triggers import acked_for, replied_to
 from tests.databases import execute
 from tests.e2e.conftest import PROJECT, Sandbox
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import re
 
-from livereview.cli import main
+from livereview.cli.commands import main
+from livereview.core.triggers import replied_to
 from livereview.sandbox.llm_server import LLMFault
-from livereview.triggers import replied_to
 from tests.e2e.conftest import PROJECT, Sandbox, retries_due
 from tests.e2e.test_tools_daemon import enable_writes
 

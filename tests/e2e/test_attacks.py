@@ -1,4 +1,4 @@
-"""A hostile commenter against the real daemon and the sandbox GitLab (issue 13).
+"""A hostile commenter against the real daemon and the sandbox GitLab (docs/DESIGN.md §9).
 
 Each class of attack that was reproduced end to end — silencing by marker smuggling,
 breaking out of the prompt fence, mass pings, bot-to-bot loops, invisible characters,
@@ -15,9 +15,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from livereview.cli import main
+from livereview.cli.commands import main
+from livereview.core.triggers import replied_to
 from livereview.sandbox.llm_server import LLMFault
-from livereview.triggers import replied_to
 from tests.databases import query
 from tests.e2e.conftest import PROJECT, GitHubSandbox, Sandbox
 from tests.render_oracles import HOSTS, hidden_comments, live_mentions

@@ -1,4 +1,4 @@
-"""The run's back end (LIVEREVIEW_TEST_BACKEND, issue 18): a sandbox's config, and so the
+"""The run's back end (LIVEREVIEW_TEST_BACKEND, docs/DESIGN.md §12): a sandbox's config, and so the
 CLI and its daemons, use the database the sandbox names — PostgreSQL in a PostgreSQL run."""
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from livereview.cli import main
+from livereview.cli.commands import main
 from tests.databases import query
 from tests.e2e.bitbucket_cloud_sandbox import REPO, SECRET, TOKEN_ENV, BitbucketSandbox, sandbox
 from tests.e2e.conftest import retries_due

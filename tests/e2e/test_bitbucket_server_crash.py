@@ -19,11 +19,11 @@ from pathlib import Path
 
 import pytest
 
-from livereview.hosts.bitbucket_server_payloads import incoming
-from livereview.sandbox.bitbucket_server_http import FakeBitbucketDCServer
-from livereview.sandbox.bitbucket_server_state import FakeBitbucketDC
+from livereview.core.triggers import acked_for, replied_to
+from livereview.hosts.bitbucket_server.payloads import incoming
+from livereview.sandbox.bitbucket_server.http import FakeBitbucketDCServer
+from livereview.sandbox.bitbucket_server.state import FakeBitbucketDC
 from livereview.sandbox.llm_server import FakeLLM, FakeLLMServer
-from livereview.triggers import acked_for, replied_to
 from tests.e2e.conftest import wait_for
 from tests.e2e.test_bitbucket_server_once import FILES, REPO, TOKEN, write_config
 

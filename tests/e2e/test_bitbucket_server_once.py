@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from livereview.cli import main
-from livereview.hosts.bitbucket_server_payloads import incoming
-from livereview.sandbox.bitbucket_server_http import FakeBitbucketDCServer
-from livereview.sandbox.bitbucket_server_state import FakeBitbucketDC
+from livereview.cli.commands import main
+from livereview.core.triggers import acked_for, replied_to
+from livereview.hosts.bitbucket_server.payloads import incoming
+from livereview.sandbox.bitbucket_server.http import FakeBitbucketDCServer
+from livereview.sandbox.bitbucket_server.state import FakeBitbucketDC
 from livereview.sandbox.llm_server import FakeLLMServer
-from livereview.triggers import acked_for, replied_to
 from tests.databases import url_for
 from tests.e2e.conftest import retries_due
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from livereview.cli import main
+from livereview.cli.commands import main
 from livereview.settings import load
 from tests.e2e.conftest import GITHUB_REPO, TOKEN, GitHubSandbox, Sandbox
 
@@ -265,8 +265,8 @@ def test_once_shows_progress_on_a_terminal_and_not_in_json_mode(sandbox: Sandbox
 
 
 def test_conversation_takes_github_pull_request_urls(tmp_path: Path) -> None:
-    from livereview.conversation import parse_url
-    from livereview.model import MRKey
+    from livereview.cli.conversation import parse_url
+    from livereview.core.model import MRKey
     from livereview.settings import parse
 
     settings = parse({
@@ -284,8 +284,8 @@ def test_conversation_takes_github_pull_request_urls(tmp_path: Path) -> None:
 def test_review_and_conversation_take_every_hosts_mr_references(tmp_path: Path) -> None:
     """They had their own URL reading, which knew GitLab and GitHub only: `livereview
     review <a Bitbucket pull request>` was refused as no MR of a configured host."""
-    from livereview.conversation import parse_url
-    from livereview.model import MRKey
+    from livereview.cli.conversation import parse_url
+    from livereview.core.model import MRKey
     from livereview.settings import parse
 
     settings = parse({

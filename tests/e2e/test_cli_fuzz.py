@@ -25,8 +25,8 @@ from pathlib import Path
 
 import pytest
 
-from livereview.sandbox.gitlab_server import FakeGitLabServer
-from livereview.sandbox.gitlab_state import FakeGitLab
+from livereview.sandbox.gitlab.server import FakeGitLabServer
+from livereview.sandbox.gitlab.state import FakeGitLab
 from livereview.sandbox.llm_server import FakeLLMServer
 from livereview.store.db import Store
 from tests.databases import ON_POSTGRESQL, url_for

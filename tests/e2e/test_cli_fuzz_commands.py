@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from livereview.cli import parser
+from livereview.cli.commands import parser
 from tests.e2e.conftest import PROJECT, TOKEN
 from tests.e2e.test_cli_fuzz import Place, Servers, database
 from tests.e2e.test_cli_fuzz import servers as servers  # the shared fakes (a fixture)

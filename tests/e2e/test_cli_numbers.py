@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from livereview.cli import main
+from livereview.cli.commands import main
 from tests.e2e.conftest import PROJECT, Sandbox
 from tests.e2e.test_tools_daemon import enable_writes
 

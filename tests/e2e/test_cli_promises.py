@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from livereview.cli import main
-from livereview.mcp_server import build
+from livereview.app.wiring import open_toolbox
+from livereview.cli.commands import main
+from livereview.mcp.server import build
 from livereview.settings import load
-from livereview.tools.toolbox import Toolbox
 from tests.e2e.conftest import PROJECT, TOKEN, Daemon, Sandbox, wait_for
 from tests.local_repo import Repo
 
@@ -149,7 +149,7 @@ def test_an_mcp_call_with_a_missing_or_wrong_argument_is_one_line_naming_it(
     mr = f"gl:{PROJECT}!{sandbox.iid}"
 
     async def calls() -> list[str]:
-        box = Toolbox.open(load(sandbox.config))
+        box = open_toolbox(load(sandbox.config))
         try:
             async with Client(build(box)) as client:
                 answers = [await client.call_tool("file", {"mr": mr}),

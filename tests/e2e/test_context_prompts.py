@@ -1,7 +1,7 @@
-"""What the model sees beyond the thread (issue 19), over the fake GitLab and the fake LLM
-that records prompts: the code a question names, the definition of a function it names,
-the interdiff at an outdated anchor, the bot's answers in other threads, the budget's cuts,
-group knowledge — in order, and nothing from other MRs or repos."""
+"""What the model sees beyond the thread (docs/DESIGN.md §10.1), over the fake GitLab and the fake
+LLM that records prompts: the code a question names, the definition of a function it names, the
+interdiff at an outdated anchor, the bot's answers in other threads, the budget's cuts, group
+knowledge — in order, and nothing from other MRs or repos."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from livereview.triggers import replied_to
+from livereview.core.triggers import replied_to
 from tests.e2e.conftest import PROJECT, Sandbox
 
 CACHE = "".join(f"LINE_{n} = {n}\n" for n in range(1, 81))  # src/cache.py, 80 lines

@@ -1,9 +1,9 @@
-"""Reading the code a question names stays bounded and cached (issue 19), on the fake GitLab
-and the fake GitHub."""
+"""Reading the code a question names stays bounded and cached (docs/DESIGN.md §10.1), on the fake
+GitLab and the fake GitHub."""
 
 from __future__ import annotations
 
-from livereview.triggers import replied_to
+from livereview.core.triggers import replied_to
 from tests.e2e.conftest import GITHUB_FILES, GITHUB_REPO, PROJECT, GitHubSandbox, Sandbox
 
 

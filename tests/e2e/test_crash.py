@@ -24,8 +24,8 @@ from functools import partial
 
 import pytest
 
-from livereview.sandbox.gitlab_state import JSON, FakeGitLab
-from livereview.triggers import replied_to
+from livereview.core.triggers import replied_to
+from livereview.sandbox.gitlab.state import JSON, FakeGitLab
 from tests.databases import job_rows
 from tests.e2e.conftest import PROJECT, Daemon, Sandbox, wait_for, write_config
 

@@ -1,5 +1,5 @@
-"""`livereview db migrate` and `db copy` (issue 18): a user moves from SQLite to PostgreSQL
-without losing history or answering anything twice."""
+"""`livereview db migrate` and `db copy` (docs/DESIGN.md §12): a user moves from SQLite to
+PostgreSQL without losing history or answering anything twice."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.pool import NullPool
 
-from livereview.cli import main
-from livereview.triggers import replied_to
+from livereview.cli.commands import main
+from livereview.core.triggers import replied_to
 from tests.databases import Postgres, job_rows
 from tests.e2e.conftest import Sandbox
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from livereview.cli import main
+from livereview.cli.commands import main
 from livereview.settings import ConfigError, parse
 
 BAD = {

@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 import structlog
 
-from livereview.app import App
+from livereview.app.daemon import App
+from livereview.core.triggers import replied_to
 from livereview.metrics import Metrics
 from livereview.sandbox.llm_server import LLMFault
 from livereview.settings import load
-from livereview.triggers import replied_to
 from tests.databases import query
 from tests.e2e.conftest import (
     PROJECT,

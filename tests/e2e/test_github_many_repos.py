@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from livereview.app import App
+from livereview.app.daemon import App
 from livereview.metrics import Metrics
 from livereview.settings import load
 from tests.e2e.conftest import GITHUB_TOKEN, GitHubSandbox

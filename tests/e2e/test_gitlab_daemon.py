@@ -11,7 +11,7 @@ from datetime import datetime
 
 import pytest
 
-from livereview.triggers import replied_to
+from livereview.core.triggers import replied_to
 from tests.e2e.conftest import PROJECT, TOKEN, Daemon, Sandbox, wait_for
 
 pytestmark = pytest.mark.usefixtures("sandbox_database")  # SQLite and PostgreSQL

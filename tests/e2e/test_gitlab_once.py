@@ -6,8 +6,8 @@ import re
 import time
 from datetime import UTC, datetime, timedelta
 
-from livereview.sandbox.gitlab_model import JSON
-from livereview.triggers import replied_to
+from livereview.core.triggers import replied_to
+from livereview.sandbox.gitlab.model import JSON
 from tests.e2e.conftest import FILES, PROJECT, Sandbox, retries_due, write_config
 
 

@@ -1,4 +1,4 @@
-"""`health` with replicas (issue 18): each host is judged by its stalest poll shard.
+"""`health` with replicas (docs/DESIGN.md §12): each host is judged by its stalest poll shard.
 
 Replicas split a host's repos into shards, each with its own watermark; a shard held by a
 replica that stopped polling, or polled by nobody, goes stale while the others stay fresh.
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from freezegun import freeze_time
 
-from livereview.cli import main
+from livereview.cli.commands import main
 from livereview.store import state
 from livereview.store.db import Store
 from livereview.store.leases import INSTANCE, poll_scopes

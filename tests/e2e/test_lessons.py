@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from livereview.cli import main
+from livereview.cli.commands import main
 from livereview.sandbox.llm_server import LLMFault
 from tests.databases import query
 from tests.e2e.conftest import PROJECT, Sandbox

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from livereview.cli import main
+from livereview.cli.commands import main
 from livereview.sandbox.llm_server import FakeLLMServer
 from tests.local_repo import Repo
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from livereview.cli import main
+from livereview.cli.commands import main
 from tests.local_repo import Repo, review_repo
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from livereview.cli import main
+from livereview.cli.commands import main
 from livereview.sandbox.llm_server import LABEL, FakeLLMServer
 from livereview.tools import local_review as ops
 from tests.databases import url_for

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from livereview.cli import main
-from livereview.mcp_server import build
+from livereview.app.wiring import open_toolbox
+from livereview.cli.commands import main
+from livereview.mcp.server import build
 from livereview.settings import load
-from livereview.tools.toolbox import Toolbox
 from tests.databases import url_for
 from tests.local_repo import review_repo
 
@@ -30,7 +30,7 @@ def _config(tmp_path: Path, repo: Path) -> Path:
 
 def call(config: Path, tool: str, **arguments: Any) -> tuple[bool, Any]:
     async def run() -> tuple[bool, Any]:
-        box = Toolbox.open(load(config))
+        box = open_toolbox(load(config))
         try:
             async with Client(build(box)) as client:
                 result = await client.call_tool(tool, arguments)

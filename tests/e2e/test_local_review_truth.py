@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from livereview.cli import main
+from livereview.cli.commands import main
 from livereview.sandbox.llm_server import FakeLLMServer, LLMFault
 from tests.databases import execute, query, url_for
 from tests.e2e.conftest import PROJECT, Sandbox

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from livereview.cli import main
+from livereview.cli.commands import main
 from livereview.hosts.base import Forbidden
-from livereview.hosts.local import LocalHost
-from livereview.hosts.local_git import tracked
-from livereview.store.local_book import RepoBooks
+from livereview.hosts.local.adapter import LocalHost
+from livereview.hosts.local.git import tracked
+from livereview.store.review_export import RepoBooks
 from tests.local_repo import Repo, review_repo
 
 ELSEWHERE_TEXT = b"someone else's file\n"

@@ -1,5 +1,5 @@
 """One MR too big for the daemon's budget, and one merely long: neither holds up the
-others, and the too-big one says why (issue 12.1)."""
+others, and the too-big one says why (docs/DESIGN.md §6)."""
 
 from __future__ import annotations
 
@@ -11,13 +11,13 @@ from typing import Concatenate, ParamSpec, TypeVar, cast
 import pytest
 from sqlmodel import Session
 
-from livereview.app import App
+from livereview.app.daemon import App
+from livereview.core.model import MRKey
+from livereview.core.triggers import replied_to
 from livereview.metrics import Metrics
-from livereview.model import MRKey
 from livereview.settings import load
 from livereview.store import snapshots
 from livereview.store.db import Store
-from livereview.triggers import replied_to
 from tests.databases import query
 from tests.e2e.conftest import PROJECT, Sandbox, write_config
 

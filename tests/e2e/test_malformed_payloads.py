@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from livereview.triggers import replied_to
+from livereview.core.triggers import replied_to
 from tests.e2e.conftest import FILES, PROJECT, Sandbox
 
 

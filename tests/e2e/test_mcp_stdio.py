@@ -14,13 +14,13 @@ from typing import Any
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from livereview.triggers import replied_to
+from livereview.core.triggers import replied_to
 from tests.e2e.conftest import PROJECT, TOKEN, Daemon, Sandbox, wait_for
 from tests.e2e.test_tools_daemon import enable_writes
 
 TOOLS = {"comments", "reply", "diffstat", "diff", "file", "comment", "approve", "unapprove",
          "request_changes", "replied",
-         "request_review", "update_review", "show_review"}  # local reviews (issue 17)
+         "request_review", "update_review", "show_review"}  # local reviews (docs/DESIGN.md §14)
 PATH = "src/cache.py"
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from livereview.cli import main
+from livereview.cli.commands import main
 from tests.e2e.conftest import TOKEN, Daemon, Sandbox, wait_for, write_config
 from tests.e2e.test_cli import run_cli
 

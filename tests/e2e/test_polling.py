@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from livereview.app import App
+from livereview.app.daemon import App
 from livereview.metrics import Metrics
 from livereview.settings import load
 from tests.e2e.conftest import TOKEN, Sandbox

@@ -15,8 +15,8 @@ import re
 
 import pytest
 
-from livereview.cli import main
-from livereview.markdown import code_lines
+from livereview.cli.commands import main
+from livereview.core.markdown import code_lines
 from livereview.sandbox.llm_server import LLMFault
 from tests.e2e.conftest import PROJECT, Sandbox
 from tests.e2e.test_tools_daemon import enable_writes

@@ -10,7 +10,7 @@ import sys
 
 import structlog
 
-from livereview import logging as logs
+from livereview import log_setup as logs
 from livereview.sandbox.llm_server import LLMFault
 from tests.databases import dump
 from tests.e2e.conftest import TOKEN, Sandbox

@@ -1,4 +1,4 @@
-"""A replica whose shards the others poll is healthy, and its metrics say so (issue 18).
+"""A replica whose shards the others poll is healthy, and its metrics say so (docs/DESIGN.md §12).
 
 The alert `LivereviewNoSuccessfulPoll` (contrib/prometheus) fires for any series of
 `livereview_last_poll_success_timestamp_seconds` older than ten minutes. A replica holding
@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from livereview.app import App
+from livereview.app.daemon import App
 from livereview.metrics import Metrics
 from livereview.settings import load
 from tests.e2e.conftest import Sandbox, write_config

@@ -1,5 +1,5 @@
-"""Two `livereview run` replicas on one PostgreSQL database and one fake GitLab (issue 18):
-SIGKILL one of them at random moments while mentions arrive; every mention still gets
+"""Two `livereview run` replicas on one PostgreSQL database and one fake GitLab (docs/DESIGN.md
+§12): SIGKILL one of them at random moments while mentions arrive; every mention still gets
 exactly one reply, both replicas did work, and `pending`/`health` answer from either.
 
 Seeded (`LIVEREVIEW_REPLICAS_SEED`); where a kill lands still depends on timing.
@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from livereview.cli import main
-from livereview.triggers import replied_to
+from livereview.cli.commands import main
+from livereview.core.triggers import replied_to
 from tests.databases import job_rows
 from tests.e2e.conftest import PROJECT, TOKEN, Daemon, Sandbox, wait_for, write_config
 from tests.e2e.test_gitlab_daemon import _free_port, _scrape

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from livereview.cli import main
-from livereview.triggers import replied_to
+from livereview.cli.commands import main
+from livereview.core.triggers import replied_to
 from tests.databases import job_rows
 from tests.e2e.conftest import PROJECT, TOKEN, Daemon, Sandbox, wait_for
 from tests.e2e.test_tools_daemon import enable_writes

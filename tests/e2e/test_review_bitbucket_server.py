@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from livereview.hosts.bitbucket_server_payloads import incoming
+from livereview.hosts.bitbucket_server.payloads import incoming
 from livereview.review.render import marked
 from tests.e2e.test_bitbucket_server_once import REPO, BitbucketSandbox, bbs  # noqa: F401
 from tests.e2e.test_review_gitlab import FINDINGS

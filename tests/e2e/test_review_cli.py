@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from livereview.cli import main
+from livereview.cli.commands import main
 from livereview.review.render import marked
 from tests.e2e.conftest import PROJECT, Sandbox
 from tests.e2e.test_review_gitlab import FINDINGS

@@ -10,9 +10,9 @@ from __future__ import annotations
 import inspect
 import io
 
-from livereview import logging as logs
-from livereview.reply.context import Prompt
-from livereview.reply.llm import Answer
+from livereview import log_setup as logs
+from livereview.core.prompt import Prompt
+from livereview.jobs.llm import Answer
 from tests.databases import query
 from tests.e2e.conftest import TOKEN, Sandbox
 from tests.e2e.test_worker_faults import app_for

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from livereview.core.sanitize import WORD_JOINER
+from livereview.core.triggers import replied_to
 from livereview.review.render import marked
-from livereview.sanitize import WORD_JOINER
-from livereview.triggers import replied_to
 from tests.databases import query
 from tests.e2e.conftest import PROJECT, Sandbox
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from livereview.core.triggers import replied_to
 from livereview.review.render import marked
-from livereview.triggers import replied_to
 from tests.e2e.conftest import PROJECT, Sandbox
 from tests.e2e.test_review_gitlab import FINDINGS
 

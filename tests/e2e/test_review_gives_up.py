@@ -12,8 +12,8 @@ from collections.abc import Callable
 
 import pytest
 
-from livereview.cli import main
-from livereview.review.findings import MAX_ANSWER_CHARS
+from livereview.cli.commands import main
+from livereview.core.findings import MAX_ANSWER_CHARS
 from livereview.review.render import marked
 from livereview.sandbox.llm_server import LLMFault
 from tests.databases import execute

@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from livereview.cli import main
+from livereview.cli.commands import main
 from livereview.review.render import marked
 from livereview.sandbox.llm_server import LLMFault
 from tests.databases import query

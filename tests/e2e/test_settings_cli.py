@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from livereview.cli import main
+from livereview.cli.commands import main
 from livereview.sandbox.llm_server import FakeLLMServer
 from tests.e2e.conftest import Sandbox
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import structlog
 
-from livereview.logging import FailureLog
+from livereview.log_setup import FailureLog
 from livereview.store import jobs
 from livereview.store.db import Store
 from livereview.store.engine import StoreCorrupt, StoreGone

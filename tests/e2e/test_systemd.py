@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from livereview.app import IDENTITY_TIMEOUT_SECONDS
+from livereview.app.daemon import IDENTITY_TIMEOUT_SECONDS
 from livereview.settings import DaemonSettings
 from livereview.systemd import Notifier
 from tests.e2e.conftest import PROJECT, TOKEN, Daemon, Sandbox, wait_for, write_config

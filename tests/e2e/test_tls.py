@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from livereview.sandbox.gitlab_server import FakeGitLabServer
+from livereview.sandbox.gitlab.server import FakeGitLabServer
 from tests.e2e.conftest import TOKEN, Sandbox
 
 

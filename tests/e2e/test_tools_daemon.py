@@ -10,8 +10,8 @@ import subprocess
 import sys
 from typing import Any
 
-from livereview.cli import main
-from livereview.triggers import replied_to
+from livereview.cli.commands import main
+from livereview.core.triggers import replied_to
 from tests.e2e.conftest import PROJECT, TOKEN, Sandbox
 
 

@@ -15,7 +15,7 @@ from urllib.parse import unquote
 import pytest
 from mcp import Client
 
-from livereview.cli import main
+from livereview.cli.commands import main
 from tests.e2e.conftest import FILES, GITHUB_FILES, GITHUB_REPO, PROJECT, GitHubSandbox, Sandbox
 from tests.e2e.test_mcp_stdio import call, server
 from tests.e2e.test_tools_daemon import enable_writes

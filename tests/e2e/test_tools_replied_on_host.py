@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from livereview.cli import main
-from livereview.triggers import replied_to, reply_marker
+from livereview.cli.commands import main
+from livereview.core.triggers import replied_to, reply_marker
 from tests.e2e.conftest import PROJECT, Sandbox
 from tests.e2e.test_mcp_stdio import call, server
 from tests.e2e.test_tools_daemon import enable_writes, mr_json

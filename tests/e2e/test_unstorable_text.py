@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from livereview.triggers import replied_to
+from livereview.core.triggers import replied_to
 from tests.e2e.conftest import Sandbox
 
 pytestmark = pytest.mark.usefixtures("sandbox_database")  # SQLite and PostgreSQL

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
-from livereview.local_model import AuthorKind, LocalReview
-from livereview.local_respond import responder
+from livereview.app.local_respond import responder
+from livereview.core.local_model import AuthorKind, LocalReview
 from livereview.sandbox.llm_server import LABEL, FakeLLMServer
 from livereview.tools import local_review as ops
 from livereview.web.app import create_app

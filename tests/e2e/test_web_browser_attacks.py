@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from livereview.local_model import ReviewStatus
+from livereview.core.local_model import ReviewStatus
 from livereview.tools import local_review as ops
 from tests.e2e.test_web_browser import (
     chrome,

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from livereview.model import Lesson
+from livereview.core.model import Lesson
 from livereview.store import lessons as lesson_rows
 from livereview.store.db import Store
 from tests.e2e.conftest import Sandbox

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from livereview.cli import main, parser
+from livereview.cli.commands import main, parser
 from livereview.web.command import plan
 from tests.local_repo import Repo
 
@@ -68,7 +68,7 @@ def test_with_a_token_or_a_proxy_header_a_non_loopback_bind_is_allowed(tmp_path:
 
 
 def test_livereview_help_does_not_import_the_web_stack() -> None:
-    code = ("import sys\nfrom livereview.cli import main\ntry:\n    main(['--help'])\n"
+    code = ("import sys\nfrom livereview.cli.commands import main\ntry:\n    main(['--help'])\n"
             "except SystemExit:\n    pass\n"
             "print(sorted({m.split('.')[0] for m in sys.modules} & "
             "{'starlette', 'uvicorn', 'jinja2'}))")

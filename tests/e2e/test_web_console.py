@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
-from livereview.model import Lesson
+from livereview.core.model import Lesson
 from livereview.store import lessons as lesson_rows
 from livereview.store.db import Store
 from livereview.tools import local_review as ops

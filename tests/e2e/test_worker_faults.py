@@ -1,5 +1,5 @@
 """Whatever a reply job's step raises, the job ends its run in a recorded state, the worker
-goes on serving other jobs, and nothing loops hot (issue 12 items 2 and 3).
+goes on serving other jobs, and nothing loops hot (docs/DESIGN.md §4).
 
 Faults are injected at each step through stand-ins of the interfaces the worker talks to —
 a Host that wraps the real GitLab adapter, an Answerer, a Store — never by patching the
@@ -17,14 +17,14 @@ import pytest
 from freezegun import freeze_time
 from sqlmodel import Session
 
-from livereview.app import App
+from livereview.app.daemon import App
+from livereview.core.prompt import Prompt
+from livereview.core.triggers import replied_to
 from livereview.hosts.base import Host
+from livereview.jobs.llm import Answer
 from livereview.metrics import Metrics
-from livereview.reply.context import Prompt
-from livereview.reply.llm import Answer
 from livereview.settings import load
 from livereview.store.db import Store
-from livereview.triggers import replied_to
 from tests.databases import execute, query
 from tests.e2e.conftest import PROJECT, Sandbox, write_config
 

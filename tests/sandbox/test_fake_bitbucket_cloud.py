@@ -19,12 +19,12 @@ import httpx2
 import pytest
 from atlassian.bitbucket.cloud import Cloud
 
-from livereview.hosts.bitbucket_cloud import BitbucketCloud
-from livereview.hosts.connect import connect
+from livereview.app.hosts import connect
+from livereview.core.model import MRKey
+from livereview.hosts.bitbucket_cloud.adapter import BitbucketCloud
 from livereview.metrics import Metrics
-from livereview.model import MRKey
-from livereview.sandbox.bitbucket_cloud_server import FakeBitbucketCloudServer
-from livereview.sandbox.bitbucket_cloud_state import FakeBitbucketCloud
+from livereview.sandbox.bitbucket_cloud.server import FakeBitbucketCloudServer
+from livereview.sandbox.bitbucket_cloud.state import FakeBitbucketCloud
 from livereview.settings import HostSettings, Secret
 
 SECRET = "bbcloud-api-token-0042"

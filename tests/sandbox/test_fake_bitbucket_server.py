@@ -11,8 +11,8 @@ import httpx2
 import pytest
 from atlassian import Bitbucket
 
-from livereview.sandbox.bitbucket_server_http import FakeBitbucketDCServer
-from livereview.sandbox.bitbucket_server_state import FakeBitbucketDC
+from livereview.sandbox.bitbucket_server.http import FakeBitbucketDCServer
+from livereview.sandbox.bitbucket_server.state import FakeBitbucketDC
 
 TOKEN = "BBDC-sandbox-SECRET-0042"
 FILES = {"src/cache.py": ("cache = {}\n", "cache = {}\nlock = None\n")}

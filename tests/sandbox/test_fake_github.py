@@ -15,8 +15,8 @@ from typing import Any
 import httpx2
 import pytest
 
-from livereview.sandbox.github_server import FakeGitHubServer
-from livereview.sandbox.github_state import FakeGitHub
+from livereview.sandbox.github.server import FakeGitHubServer
+from livereview.sandbox.github.state import FakeGitHub
 
 TOKEN = "ghp_fake-token"
 REPO = "acme/widgets"

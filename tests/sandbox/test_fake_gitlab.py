@@ -9,8 +9,8 @@ from datetime import UTC, datetime, timedelta
 import httpx2
 import pytest
 
-from livereview.sandbox.gitlab_server import FakeGitLabServer
-from livereview.sandbox.gitlab_state import FakeGitLab
+from livereview.sandbox.gitlab.server import FakeGitLabServer
+from livereview.sandbox.gitlab.state import FakeGitLab
 
 TOKEN = "glpat-fake-token"
 MR = "/projects/group%2Fapp/merge_requests/1"

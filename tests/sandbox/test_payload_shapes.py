@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from livereview.sandbox.github_state import FakeGitHub
-from livereview.sandbox.gitlab_state import FakeGitLab
+from livereview.sandbox.github.state import FakeGitHub
+from livereview.sandbox.gitlab.state import FakeGitLab
 from tests.fixtures import recorded as fixtures
 
 TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}(Z|[+-]\d\d:\d\d)$")

@@ -14,19 +14,19 @@ from atlassian import Bitbucket
 from atlassian.bitbucket.cloud import Cloud
 from github import Auth, Github, GithubException
 
+from livereview.app.hosts import connect
+from livereview.core.model import MRKey
 from livereview.hosts.base import PostsNotes
-from livereview.hosts.connect import connect
 from livereview.metrics import Metrics
-from livereview.model import MRKey
-from livereview.sandbox.bitbucket_cloud_server import FakeBitbucketCloudServer
-from livereview.sandbox.bitbucket_cloud_state import FakeBitbucketCloud
-from livereview.sandbox.bitbucket_server_http import FakeBitbucketDCServer
-from livereview.sandbox.bitbucket_server_state import FakeBitbucketDC
-from livereview.sandbox.github_reviews import standing
-from livereview.sandbox.github_server import FakeGitHubServer
-from livereview.sandbox.github_state import FakeGitHub
-from livereview.sandbox.gitlab_server import FakeGitLabServer
-from livereview.sandbox.gitlab_state import FakeGitLab
+from livereview.sandbox.bitbucket_cloud.server import FakeBitbucketCloudServer
+from livereview.sandbox.bitbucket_cloud.state import FakeBitbucketCloud
+from livereview.sandbox.bitbucket_server.http import FakeBitbucketDCServer
+from livereview.sandbox.bitbucket_server.state import FakeBitbucketDC
+from livereview.sandbox.github.reviews import standing
+from livereview.sandbox.github.server import FakeGitHubServer
+from livereview.sandbox.github.state import FakeGitHub
+from livereview.sandbox.gitlab.server import FakeGitLabServer
+from livereview.sandbox.gitlab.state import FakeGitLab
 from livereview.settings import HostSettings, Secret
 
 TOKEN = "review-clients-SECRET-0042"

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from livereview.lessons import applicable, duplicate_of, normalized, scopes_for, valid_scope
-from livereview.model import Lesson
-from livereview.reply.answer import heuristic_mode, parse, render
+from livereview.core.answer import heuristic_mode, parse, render
+from livereview.core.lessons import applicable, duplicate_of, normalized, scopes_for, valid_scope
+from livereview.core.model import Lesson
 
 
 def test_a_json_answer_is_read_whole() -> None:
@@ -75,8 +75,8 @@ def test_duplicates_are_the_same_principle_in_the_same_scope() -> None:
 def test_only_a_humans_thumbs_down_on_a_watched_concession_counts() -> None:
     from dataclasses import replace
 
-    from livereview.lessons import turned_down
-    from livereview.model import Reaction
+    from livereview.core.lessons import turned_down
+    from livereview.core.model import Reaction
     from tests.factories import ALICE, BOT, IDENTITY, msg, snapshot, thread
 
     down = Reaction("thumbsdown", ALICE)

@@ -17,12 +17,12 @@ import httpx2
 import pytest
 from structlog.testing import capture_logs
 
+from livereview.core.model import MRKey
 from livereview.hosts.base import BadResponse, Forbidden
-from livereview.hosts.bitbucket_cloud import BitbucketCloud
-from livereview.hosts.bitbucket_cloud_budget import Budget
+from livereview.hosts.bitbucket_cloud.adapter import BitbucketCloud
+from livereview.hosts.bitbucket_cloud.budget import Budget
 from livereview.hosts.http import HttpClient, RetryPolicy
 from livereview.metrics import Metrics
-from livereview.model import MRKey
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "bitbucket_cloud"
 BASE = "https://api.bitbucket.org/2.0"
@@ -229,7 +229,7 @@ def test_a_token_named_otherwise_than_configured_is_said_loudly() -> None:
 
 
 def test_inline_comments_name_the_new_or_the_old_line() -> None:
-    from livereview.model import Anchor
+    from livereview.core.model import Anchor
 
     posted = fixture("comments.json")["values"][5]
     bitbucket = Bitbucket({("POST", PR + "/comments"): httpx2.Response(201, json=posted)})

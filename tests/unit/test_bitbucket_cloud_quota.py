@@ -8,8 +8,8 @@ import asyncio
 import httpx2
 import pytest
 
-from livereview.hosts.bitbucket_cloud_access import Credential, notes, quota
-from livereview.hosts.bitbucket_cloud_budget import Budget, Use
+from livereview.hosts.bitbucket_cloud.access import Credential, notes, quota
+from livereview.hosts.bitbucket_cloud.budget import Budget, Use
 from livereview.hosts.http import HttpClient
 from livereview.metrics import Metrics
 

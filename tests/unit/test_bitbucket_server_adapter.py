@@ -9,14 +9,14 @@ from datetime import timedelta
 
 import pytest
 
+from livereview.app.hosts import connect
+from livereview.core.model import MRKey
 from livereview.hosts.base import AuthFailed, Forbidden, NotFound
-from livereview.hosts.bitbucket_server import PAGE, BitbucketServer
-from livereview.hosts.connect import connect
+from livereview.hosts.bitbucket_server.adapter import PAGE, BitbucketServer
 from livereview.hosts.http import HttpClient
 from livereview.metrics import Metrics
-from livereview.model import MRKey
-from livereview.sandbox.bitbucket_server_http import FakeBitbucketDCServer
-from livereview.sandbox.bitbucket_server_state import FakeBitbucketDC
+from livereview.sandbox.bitbucket_server.http import FakeBitbucketDCServer
+from livereview.sandbox.bitbucket_server.state import FakeBitbucketDC
 from livereview.settings import HostSettings, Secret
 from tests.contract.drivers import Clock
 

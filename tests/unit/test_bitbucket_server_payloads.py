@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from unidiff.patch import PatchSet
 
-from livereview.hosts import bitbucket_server_payloads as payloads
+from livereview.core.model import MRKey, Thread
 from livereview.hosts.base import BadResponse
+from livereview.hosts.bitbucket_server import payloads
 from livereview.hosts.payload import JsonObject, json_object
-from livereview.model import MRKey, Thread
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "bitbucket_server"
 KEY = MRKey("bbs", "ACME/widgets", 7)

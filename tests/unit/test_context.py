@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from livereview.model import Anchor
+from livereview.core.model import Anchor
+from livereview.core.sanitize import clean
 from livereview.reply.context import build, hunk_at
-from livereview.sanitize import clean
 from tests.factories import ALICE, BOT, IDENTITY, mr, msg, thread
 
 ANCHOR = Anchor("src/f999.py", "src/f999.py", 3, None, "b", "s", "h")

@@ -1,5 +1,5 @@
-"""[answers] and [knowledge] (issue 19): validated like the rest, one-line errors, and the
-repo's own keys over the global ones."""
+"""[answers] and [knowledge] (docs/DESIGN.md §10.1): validated like the rest, one-line errors, and
+the repo's own keys over the global ones."""
 
 from __future__ import annotations
 

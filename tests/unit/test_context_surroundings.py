@@ -1,5 +1,6 @@
-"""The pure pieces of an answer's wider context (issue 19): what a question names, where a
-definition is, what changed at an anchor, the MR's other threads, the budget by priority."""
+"""The pure pieces of an answer's wider context (docs/DESIGN.md §10.1): what a question names,
+where a definition is, what changed at an anchor, the MR's other threads, the budget by
+priority."""
 
 from __future__ import annotations
 
@@ -9,15 +10,16 @@ from datetime import timedelta
 
 import pytest
 
-from livereview.model import Anchor, Lesson, Message, Thread
+from livereview.core.model import Anchor, Lesson, Message, Thread
+from livereview.core.postable import postable
+from livereview.core.prompt import Reference
 from livereview.reply.budget import Section, fit
+from livereview.reply.code_context import Excerpt, Surroundings
 from livereview.reply.code_refs import Place, definition, named_in, region
-from livereview.reply.compose import postable
-from livereview.reply.context import Reference, build
-from livereview.reply.elsewhere import MAX_THREADS, gather, link
+from livereview.reply.context import build
 from livereview.reply.interdiff import interdiff
+from livereview.reply.other_threads import MAX_THREADS, gather, link
 from livereview.reply.policy import AnswerPolicy
-from livereview.reply.surroundings import Excerpt, Surroundings
 from tests.factories import ALICE, BOB, BOT, IDENTITY, T0, mr, msg, snapshot, thread
 
 ANCHOR = Anchor("src/cache.py", "src/cache.py", 9, None, "b0", "s0", "c2")
@@ -225,7 +227,7 @@ def test_commits_since_the_bot_spoke_rank_below_the_conversation() -> None:
     t = thread("here", msg("1", ALICE, "q", thread="here"),
                msg("2", BOT, "a", thread="here", at=1),
                msg("3", ALICE, "pushed", thread="here", at=60))
-    from livereview.model import Commit
+    from livereview.core.model import Commit
     commits = tuple(Commit(f"c{i:08d}", "x" * 80, T0 + timedelta(minutes=30))
                     for i in range(20))
     full = build(mr(), t, "3", IDENTITY, commits=commits, surroundings=_surroundings())

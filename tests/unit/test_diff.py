@@ -6,7 +6,7 @@ from dataclasses import replace
 from hypothesis import given
 from hypothesis import strategies as st
 
-from livereview.model import Event, EventKind, Reaction
+from livereview.core.model import Event, EventKind, Reaction
 from livereview.sync.diff import diff
 from tests.factories import ALICE, BOB, msg, snapshot, thread
 

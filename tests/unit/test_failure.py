@@ -1,4 +1,4 @@
-"""The one description of a failed run that replies and reviews share (reply/failure.py)."""
+"""The one description of a failed run that replies and reviews share (jobs/failure.py)."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import io
 
 import pytest
 
-from livereview import logging as logs
+from livereview import log_setup as logs
 from livereview.hosts.base import AuthFailed, Forbidden, HostError, NotFound, RateLimited
-from livereview.reply import failure
-from livereview.reply.llm import LLMError
+from livereview.jobs import failure
+from livereview.jobs.llm import LLMError
 from livereview.review.notify import NotifyFailed
 from livereview.review.runner import CAUSES as REVIEW_CAUSES
 

@@ -8,7 +8,7 @@ import httpx2
 import pytest
 
 from livereview.hosts.base import NotFound
-from livereview.hosts.github_graphql import GraphQL, ThreadState, graphql_url
+from livereview.hosts.github.graphql import GraphQL, ThreadState, graphql_url
 from livereview.hosts.http import HttpClient
 from livereview.metrics import Metrics
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from livereview.hosts.github_payloads import (
+from livereview.core.model import MRKey
+from livereview.hosts.github.payloads import (
     actor,
     issue_message,
     merge_request,
@@ -13,8 +14,7 @@ from livereview.hosts.github_payloads import (
     review_threads,
 )
 from livereview.hosts.payload import JsonObject, json_object, json_objects
-from livereview.model import MRKey
-from livereview.sandbox.github_state import FakeGitHub
+from livereview.sandbox.github.state import FakeGitHub
 
 
 def comment(cid: int, **fields: Any) -> JsonObject:

@@ -10,14 +10,14 @@ from typing import Any
 import pytest
 from structlog.testing import capture_logs
 
+from livereview.core.model import DiffRefs, InlineComment, MRKey, Side, Verdict
+from livereview.core.sanitize import WORD_JOINER
 from livereview.hosts.base import BadResponse, Forbidden
-from livereview.hosts.gitlab import REPROBE_SECONDS, GitLab
+from livereview.hosts.gitlab.adapter import REPROBE_SECONDS, GitLab
 from livereview.hosts.http import HttpClient, RetryPolicy
 from livereview.metrics import Metrics
-from livereview.model import DiffRefs, InlineComment, MRKey, Side, Verdict
-from livereview.sandbox.gitlab_server import FakeGitLabServer
-from livereview.sandbox.gitlab_state import FakeGitLab
-from livereview.sanitize import WORD_JOINER
+from livereview.sandbox.gitlab.server import FakeGitLabServer
+from livereview.sandbox.gitlab.state import FakeGitLab
 from tests.quick_actions_oracle import commands as gitlab_commands
 
 TOKEN = "glpat-adapter-test-token"

@@ -1,5 +1,5 @@
-"""Leases (issue 18): one holder at a time on PostgreSQL, expiry hands work over, shards are
-shared fairly by the live replicas; on SQLite the one process holds everything."""
+"""Leases (docs/DESIGN.md §12): one holder at a time on PostgreSQL, expiry hands work over, shards
+are shared fairly by the live replicas; on SQLite the one process holds everything."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from datetime import datetime, timedelta
 import pytest
 from sqlmodel import Session
 
-from livereview.model import JobReason, ReplyRequest
-from livereview.model_runs import ReviewRequest, ReviewTrigger
+from livereview.core.model import JobReason, ReplyRequest
+from livereview.core.model_runs import ReviewRequest, ReviewTrigger
 from livereview.store import jobs, leases, review_steps, reviews, state
 from livereview.store.db import Store
 from livereview.store.leases import LeaseLost, Leases

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from livereview.local_model import AuthorKind, ReviewStatus
+from livereview.core.local_model import AuthorKind, ReviewStatus
 from livereview.tools import local_browse
 from livereview.tools import local_review as ops
 from tests.local_repo import review_repo

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from livereview.hosts.local_git import BadRange, Git, GitError, NotARepository
+from livereview.hosts.local.git import BadRange, Git, GitError, NotARepository
 from tests.local_repo import Repo, review_repo
 
 

@@ -7,11 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from livereview.hosts.base import NotFound, Unsupported
-from livereview.hosts.local import LocalHost
-from livereview.hosts.local_git import tracked
-from livereview.local_model import AuthorKind
-from livereview.model import (
+from livereview.core.local_model import AuthorKind
+from livereview.core.model import (
     Anchor,
     DiffRefs,
     FileStatus,
@@ -20,7 +17,10 @@ from livereview.model import (
     Side,
     Verdict,
 )
-from livereview.store.local_book import RepoBooks
+from livereview.hosts.base import NotFound, Unsupported
+from livereview.hosts.local.adapter import LocalHost
+from livereview.hosts.local.git import tracked
+from livereview.store.review_export import RepoBooks
 from livereview.tools import local_review as ops
 from tests.local_repo import review_repo
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from livereview.local_model import UnsafeStore
+from livereview.core.local_model import UnsafeStore
 from livereview.store.local_folder import LOCK_NAME
 from livereview.store.local_lock import WriteLock
 

@@ -7,9 +7,9 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from livereview.hosts.local_git import Git
-from livereview.local_model import ThreadKind
-from livereview.local_notes import extract, note_in, reanchor
+from livereview.core.local_model import ThreadKind
+from livereview.core.local_notes import extract, note_in, reanchor
+from livereview.hosts.local.git import Git
 from tests.local_repo import review_repo
 
 MARKERS = {"💡": ThreadKind.EXPLANATION, "❓": ThreadKind.QUESTION, "TODO": ThreadKind.TODO,

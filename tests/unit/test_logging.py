@@ -8,7 +8,7 @@ import json
 import pytest
 import structlog
 
-from livereview import logging as logs
+from livereview import log_setup as logs
 
 
 class Tty(io.StringIO):

@@ -19,8 +19,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 
-from livereview.hosts.bitbucket_cloud import BitbucketCloud
-from livereview.model import (
+from livereview.core.model import (
     Anchor,
     DiffRefs,
     Identity,
@@ -33,8 +32,9 @@ from livereview.model import (
     Thread,
     Verdict,
 )
-from livereview.sandbox.bitbucket_cloud_server import FakeBitbucketCloudServer
-from livereview.sandbox.bitbucket_cloud_state import FakeBitbucketCloud
+from livereview.hosts.bitbucket_cloud.adapter import BitbucketCloud
+from livereview.sandbox.bitbucket_cloud.server import FakeBitbucketCloudServer
+from livereview.sandbox.bitbucket_cloud.state import FakeBitbucketCloud
 from tests.unit.fuzz_payloads import (
     FUZZ,
     Host,

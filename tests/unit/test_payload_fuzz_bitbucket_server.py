@@ -19,8 +19,7 @@ import httpx2
 import pytest
 from hypothesis import given
 
-from livereview.hosts.bitbucket_server import BitbucketServer
-from livereview.model import (
+from livereview.core.model import (
     Anchor,
     DiffRefs,
     Identity,
@@ -33,8 +32,9 @@ from livereview.model import (
     Thread,
     Verdict,
 )
-from livereview.sandbox.bitbucket_server_http import FakeBitbucketDCServer
-from livereview.sandbox.bitbucket_server_state import FakeBitbucketDC
+from livereview.hosts.bitbucket_server.adapter import BitbucketServer
+from livereview.sandbox.bitbucket_server.http import FakeBitbucketDCServer
+from livereview.sandbox.bitbucket_server.state import FakeBitbucketDC
 from tests.unit.fuzz_payloads import (
     FUZZ,
     Host,

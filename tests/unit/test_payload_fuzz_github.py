@@ -20,9 +20,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 
-from livereview.hosts.github import GitHub
-from livereview.hosts.github_graphql import ADD_REACTION, REVIEW_THREADS, SET_RESOLVED
-from livereview.model import (
+from livereview.core.model import (
     Anchor,
     DiffRefs,
     Identity,
@@ -35,9 +33,11 @@ from livereview.model import (
     Thread,
     Verdict,
 )
-from livereview.sandbox.github_graphql import execute
-from livereview.sandbox.github_server import FakeGitHubServer
-from livereview.sandbox.github_state import FakeGitHub
+from livereview.hosts.github.adapter import GitHub
+from livereview.hosts.github.graphql import ADD_REACTION, REVIEW_THREADS, SET_RESOLVED
+from livereview.sandbox.github.graphql import execute
+from livereview.sandbox.github.server import FakeGitHubServer
+from livereview.sandbox.github.state import FakeGitHub
 from tests.unit.fuzz_payloads import (
     FUZZ,
     Host,

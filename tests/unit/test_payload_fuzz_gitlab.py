@@ -12,8 +12,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 
-from livereview.hosts.gitlab import GitLab
-from livereview.model import (
+from livereview.core.model import (
     DiffRefs,
     Identity,
     InlineComment,
@@ -25,7 +24,8 @@ from livereview.model import (
     Thread,
     Verdict,
 )
-from livereview.sandbox.gitlab_state import FakeGitLab
+from livereview.hosts.gitlab.adapter import GitLab
+from livereview.sandbox.gitlab.state import FakeGitLab
 from tests.fixtures.recorded import gitlab as recorded
 from tests.unit.fuzz_payloads import (
     FUZZ,

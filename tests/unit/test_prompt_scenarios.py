@@ -8,8 +8,9 @@ from datetime import timedelta
 
 import pytest
 
-from livereview.model import Actor, Anchor, Commit, Lesson, Message, Thread
-from livereview.reply.context import Reference, build, diffstat
+from livereview.core.model import Actor, Anchor, Commit, Lesson, Message, Thread
+from livereview.core.prompt import Reference
+from livereview.reply.context import build, diffstat
 from tests.factories import ALICE, BOB, BOT, IDENTITY, T0, mr, msg, thread
 
 ANCHOR = Anchor("src/cache.py", "src/cache.py", 9, None, "b0", "s0", "c2")

@@ -10,10 +10,10 @@ from collections.abc import Iterator
 import httpx2
 import pytest
 
+from livereview.core.prompt import Prompt
+from livereview.jobs.llm import LLMError, OpenAIAnswerer, probe
 from livereview.metrics import Metrics
 from livereview.reachability import cause, diagnose
-from livereview.reply.context import Prompt
-from livereview.reply.llm import LLMError, OpenAIAnswerer, probe
 from livereview.sandbox.llm_server import FakeLLMServer, LLMFault
 from livereview.settings import AISettings, Secret
 

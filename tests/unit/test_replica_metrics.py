@@ -1,4 +1,5 @@
-"""`daemon.replica = "name"` labels every sample; without it nothing changes (issue 18)."""
+"""`daemon.replica = "name"` labels every sample; without it nothing changes
+(docs/DESIGN.md §12)."""
 
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ from alembic import command
 from alembic.config import Config
 from sqlalchemy import text
 
-from livereview.model import MRKey
+from livereview.core.model import MRKey
 from livereview.store import engine as engines
 from livereview.store import reply_claims
 from livereview.store.db import Store

@@ -13,10 +13,10 @@ from itertools import pairwise
 from hypothesis import given
 from hypothesis import strategies as st
 
-from livereview.model import Verdict
-from livereview.review.findings import MAX_FINDINGS, Severity, parse_findings
+from livereview.core.findings import MAX_FINDINGS, Severity, parse_findings
+from livereview.core.model import Verdict
+from livereview.core.verdict import decide
 from livereview.review.followup import UNSURE, read_in_full, unsure
-from livereview.review.verdict import decide
 
 PATHS = {"src/a.py", "src/b.py"}
 CRITICAL = {"severity": "critical", "path": "src/b.py", "line": 8, "body": "SQL injection"}

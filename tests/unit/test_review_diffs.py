@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from livereview.core.model import DiffRefs, Identity, InlineComment, Side
 from livereview.hosts.diffs import (
     anchor_of,
     count_lines,
@@ -10,7 +11,6 @@ from livereview.hosts.diffs import (
     own_general_comments,
     split_git_diff,
 )
-from livereview.model import DiffRefs, Identity, InlineComment, Side
 from tests.factories import ALICE, BOT, IDENTITY, msg, snapshot, thread
 
 GIT_DIFF = (

@@ -7,8 +7,9 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from livereview.model import Side, Verdict
-from livereview.review.findings import MAX_BODY_CHARS, MAX_FINDINGS, Severity, parse_findings
+from livereview.core.findings import MAX_BODY_CHARS, MAX_FINDINGS, Severity, parse_findings
+from livereview.core.model import Side, Verdict
+from livereview.core.verdict import VerdictPolicy, decide
 from livereview.review.followup import (
     Earlier,
     classify,
@@ -18,7 +19,6 @@ from livereview.review.followup import (
     of,
     overflow,
 )
-from livereview.review.verdict import VerdictPolicy, decide
 
 PATHS = {"src/a.py", "src/b.py"}
 

@@ -9,12 +9,12 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from livereview.model import FileChange, FileStatus, Side, Verdict
+from livereview.core.findings import Finding, Severity
+from livereview.core.model import FileChange, FileStatus, Side, Verdict
+from livereview.core.placement import LineMap, change_digest, generated, place
+from livereview.core.sanitize import WORD_JOINER
 from livereview.review import render
-from livereview.review.findings import Finding, Severity
 from livereview.review.notify import cleaned
-from livereview.review.placement import LineMap, change_digest, generated, place
-from livereview.sanitize import WORD_JOINER
 
 OLD = ["import os", "", "def f():", "    return 1", "", "x = 2"]
 NEW = ["import os", "import sys", "", "def f():", "    return 2", "", "x = 2"]

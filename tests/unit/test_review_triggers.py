@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import timedelta
 
-from livereview.model import Event, EventKind, JobReason, Policy, ReplyRequest, Snapshot
-from livereview.model_runs import ReviewTrigger
-from livereview.triggers import asks_to_review, is_draft, review_requests
+from livereview.core.model import Event, EventKind, JobReason, Policy, ReplyRequest, Snapshot
+from livereview.core.model_runs import ReviewTrigger
+from livereview.core.triggers import asks_to_review, is_draft, review_requests
 from tests.factories import KEY, T0, msg, snapshot, thread
 
 POLICY = Policy()

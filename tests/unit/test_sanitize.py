@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from livereview.markdown import code_lines
-from livereview.sanitize import (
+from livereview.core.markdown import code_lines
+from livereview.core.sanitize import (
     WORD_JOINER,
     clean,
     fence_id,
@@ -184,8 +184,8 @@ def test_a_reply_cut_to_any_length_or_a_quote_pings_and_hides_nothing(text: str,
                                                                       cut: int) -> None:
     """What the worker posts: the answer cut to `max_reply_chars` and closed, then the
     marker (the only comment, the last line); or a quoted question."""
-    from livereview.reply.compose import postable
-    from livereview.sanitize import quote
+    from livereview.core.postable import postable
+    from livereview.core.sanitize import quote
     posted = postable(text, "7", cut)
     assert posted.endswith("\n\n<!-- livereview:reply-to=7 -->")
     assert live_mentions(posted) == {}

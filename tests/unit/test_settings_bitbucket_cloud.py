@@ -7,7 +7,7 @@ import base64
 
 import pytest
 
-from livereview.hosts.connect import _headers
+from livereview.app.hosts import _headers
 from livereview.settings import ConfigError, HostSettings, Secret, parse
 
 ENV = {"T": "ATATT-secret", "OPENAI_API_KEY": "k"}

@@ -1,5 +1,5 @@
-"""A config error never shows a secret (issue 13, item 6: one echoed a whole `[hosts]` table
-with its token), and loading that needs no secret reads none (issue 12, items 8 and 9)."""
+"""A config error never shows a secret (docs/DESIGN.md §9: one echoed a whole `[hosts]` table
+with its token), and loading that needs no secret reads none (docs/DESIGN.md §7)."""
 
 from __future__ import annotations
 

@@ -8,10 +8,10 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from livereview.model import FileChange, FileStatus
+from livereview.core.findings import parse_findings
+from livereview.core.model import FileChange, FileStatus
+from livereview.core.sanitize import shown_path
 from livereview.review import prompt
-from livereview.review.findings import parse_findings
-from livereview.sanitize import shown_path
 from tests.factories import mr
 
 PATHS = st.text(

@@ -1,4 +1,4 @@
-"""The scheduling the reply worker and the review runner share (reply/slots.py)."""
+"""The scheduling the reply worker and the review runner share (jobs/job_slots.py)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import asyncio
 import structlog
 from structlog.testing import capture_logs
 
-from livereview.logging import FailureLog
-from livereview.reply.slots import Slots
+from livereview.jobs.job_slots import Slots
+from livereview.log_setup import FailureLog
 
 
 def slots() -> Slots:

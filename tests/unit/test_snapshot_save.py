@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlmodel import Session, col, func, select
 
-from livereview.model import Actor, Reaction, Snapshot, Thread
+from livereview.core.model import Actor, Reaction, Snapshot, Thread
 from livereview.store import snapshots
 from livereview.store.db import Store
 from livereview.store.tables import MRMessage

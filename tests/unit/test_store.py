@@ -11,7 +11,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import text
 from sqlmodel import SQLModel
 
-from livereview.model import JobReason, ReplyRequest
+from livereview.core.model import JobReason, ReplyRequest
 from livereview.store import jobs, snapshots
 from livereview.store.db import Store
 from livereview.store.engine import MIGRATIONS

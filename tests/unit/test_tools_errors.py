@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from livereview.core.model import MRKey
 from livereview.hosts.base import Forbidden, HostError, NotFound, Transient, Unsupported
-from livereview.model import MRKey
 from livereview.settings import (
     AISettings,
     BotSettings,

@@ -10,12 +10,12 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from livereview.model import JobReason, MRKey, ReplyRequest
+from livereview.core.model import JobReason, MRKey, ReplyRequest
+from livereview.core.triggers import bot_replies, reply_marker
 from livereview.store import jobs
 from livereview.store import replied as replied_rows
 from livereview.store.db import Store
 from livereview.tools.comments import select_comments
-from livereview.triggers import bot_replies, reply_marker
 from tests.databases import url_for
 from tests.factories import ALICE, BOT, IDENTITY, KEY, T0, msg, snapshot, thread
 

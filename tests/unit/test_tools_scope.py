@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from livereview.model import MRKey
+from livereview.core.model import MRKey
 from livereview.settings import (
     AISettings,
     BotSettings,

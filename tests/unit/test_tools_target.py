@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from livereview.model import MRKey
+from livereview.core.model import MRKey
 from livereview.settings import HostSettings, Secret
 from livereview.tools.errors import BadInput
 from livereview.tools.target import parse_mr

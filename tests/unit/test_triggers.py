@@ -7,10 +7,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from livereview.markdown import prose
-from livereview.model import Event, EventKind, JobReason, Policy, ReplyRequest, Thread
-from livereview.sync.diff import diff
-from livereview.triggers import (
+from livereview.core.markdown import prose
+from livereview.core.model import Event, EventKind, JobReason, Policy, ReplyRequest, Thread
+from livereview.core.triggers import (
     asks_to_resolve,
     consecutive_bot_replies,
     is_ignored,
@@ -20,6 +19,7 @@ from livereview.triggers import (
     reply_marker,
     reply_requests,
 )
+from livereview.sync.diff import diff
 from tests.factories import ALICE, BOB, BOT, IDENTITY, KEY, T0, msg, snapshot, thread
 
 POLICY = Policy(aliases=("@livereview", "@lr"), ignore_users=("ghost", "*-bot"))

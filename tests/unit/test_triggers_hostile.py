@@ -8,9 +8,8 @@ from datetime import timedelta
 
 import pytest
 
-from livereview.model import Actor, Identity, Policy, Thread
-from livereview.sync.diff import diff
-from livereview.triggers import (
+from livereview.core.model import Actor, Identity, Policy, Thread
+from livereview.core.triggers import (
     exchange_replies,
     is_other_bot,
     loop_guard,
@@ -19,6 +18,7 @@ from livereview.triggers import (
     reply_marker,
     reply_requests,
 )
+from livereview.sync.diff import diff
 from tests.factories import ALICE, BOB, BOT, IDENTITY, T0, msg, snapshot, thread
 
 POLICY = Policy(aliases=("@livereview",), ignore_users=())
@@ -174,7 +174,7 @@ def test_trigger_evaluation_is_linear_in_the_notes_of_a_thread() -> None:
 
 
 def test_an_ack_marker_is_read_like_a_reply_marker_and_names_no_answer() -> None:
-    from livereview.triggers import ack_marker, acked_for
+    from livereview.core.triggers import ack_marker, acked_for
     assert acked_for("👀 Looking into this…\n\n" + ack_marker("42")) == "42"
     assert acked_for("text " + ack_marker("42") + " more") is None
     assert replied_to("👀\n\n" + ack_marker("42")) is None  # an ack answers nothing
@@ -185,7 +185,7 @@ def test_an_ack_marker_is_read_like_a_reply_marker_and_names_no_answer() -> None
 
 
 def test_another_instances_ack_marks_it_as_a_bot() -> None:
-    from livereview.triggers import ack_marker
+    from livereview.core.triggers import ack_marker
     assert is_other_bot(msg("1", Actor("50", "otherbot"), "hi\n\n" + ack_marker("9")), POLICY)
 
 

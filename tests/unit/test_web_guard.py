@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
-from livereview.local_model import ReviewStatus
+from livereview.core.local_model import ReviewStatus
 from livereview.settings import Secret
 from livereview.tools import local_browse
 from livereview.tools import local_review as ops

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from livereview.model import (
+from livereview.core.model import (
     Anchor,
     ChangedMR,
     DiffRefs,
@@ -154,7 +154,7 @@ class Host(Protocol):
 
     async def react(self, key: MRKey, message_id: str, emoji: str) -> None: ...
 
-    # ---- reviews (issue 14) -------------------------------------------------------------
+    # ---- reviews (docs/DESIGN.md §11) ------------------------------------------------------------
     async def diffstat(self, key: MRKey) -> list[FileChange]: ...
 
     def diff_files(self, key: MRKey, max_file_bytes: int = 1_000_000

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from livereview.model import (
+from livereview.core.model import (
     Anchor,
     DiffRefs,
     Identity,

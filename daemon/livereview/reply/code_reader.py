@@ -17,10 +17,10 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from functools import partial
 
+from livereview.core.model import MRKey
 from livereview.hosts.base import Host, NotFound
-from livereview.model import MRKey
+from livereview.reply.code_context import Excerpt
 from livereview.reply.code_refs import Named, Place, definition, region
-from livereview.reply.surroundings import Excerpt
 
 CACHE_BYTES = 16_000_000
 MAX_DIRECTORIES = 6  # folders of the MR's files searched for a definition

@@ -1,84 +1,45 @@
 """Writing one reply: gather the context, ask the model, make its answer safe to post.
 
-Everything the bot posts goes through `postable`: the model's text and anything quoted from a
-comment are hostile, so mentions are defused, hidden HTML is shown, invisible characters are
-dropped, and the one reply marker is the bot's own last line.
+Everything the bot posts goes through `postable` (core/postable.py): the model's text and
+anything quoted from a comment are hostile.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
 from structlog.typing import FilteringBoundLogger
 
+from livereview.core.answer import parse as parse_answer
+from livereview.core.answer import render as render_answer
+from livereview.core.lessons import applicable
+from livereview.core.model import Identity, Message, ReplyJob, Snapshot, Thread
+from livereview.core.postable import postable
+from livereview.core.prompt import Reference
 from livereview.hosts.base import Forbidden, Host, NotFound
-from livereview.lessons import applicable
-from livereview.markdown import open_fence
-from livereview.model import Identity, Message, ReplyJob, Snapshot, Thread
-from livereview.reply import context, elsewhere
-from livereview.reply.answer import parse as parse_answer
-from livereview.reply.answer import render as render_answer
+from livereview.jobs.knowledge import Knowledge
+from livereview.jobs.llm import Answerer
+from livereview.reply import context, other_threads
 from livereview.reply.budget import chars_for
+from livereview.reply.code_context import Excerpt, Surroundings
 from livereview.reply.code_reader import CodeReader, Reads
 from livereview.reply.code_refs import named_in
 from livereview.reply.interdiff import Interdiff, interdiff
-from livereview.reply.knowledge import Knowledge
-from livereview.reply.llm import Answerer
 from livereview.reply.policy import AnswerPolicy
-from livereview.reply.surroundings import Excerpt, Surroundings
-from livereview.sanitize import outgoing
 from livereview.settings import AnswerSettings
 from livereview.store import lessons as lesson_rows
 from livereview.store import reviews
 from livereview.store.db import Store
-from livereview.triggers import reply_marker
 
 T = TypeVar("T")
-SHORTENED = "*(answer shortened)*"
 
 
 class JobSkipped(Exception):
     """The job must not be answered (MR gone or closed); the message says why."""
-
-
-def _clear_cut(text: str, limit: int) -> str:
-    """`text` within `limit` characters, cut after a paragraph, else a line, else a
-    sentence, else a word, when one ends in the last half — not in the middle of a word."""
-    head = text[:limit]
-    for boundary in ("\n\n", "\n", ". ", " "):
-        at = head.rfind(boundary)
-        if at >= limit // 2:
-            return head[: at + (1 if boundary == ". " else 0)].rstrip()
-    return head.rstrip()
-
-
-# A review's verdict is a heading the bot writes (review/render.py); an answer or a tool
-# reply that wrote one — a parroted comment, a steered model — would show a forged verdict
-# under the bot's name. Escaped, it reads as the text it is.
-_VERDICT_HEADING = re.compile(r"^( {0,3})(#{1,6}[ \t]+livereview review\b)",
-                              re.IGNORECASE | re.MULTILINE)
-
-
-def postable(text: str, message_id: str, max_chars: int,
-             allow_mentions: Sequence[str] = ()) -> str:
-    """`text` as the bot may post it, within `max_chars`, ending with the marker for
-    `message_id`. A code block left open (by the model, or by the cut) is closed, so the
-    marker stays a hidden last line; no line poses as a review's verdict."""
-    safe = outgoing(_VERDICT_HEADING.sub(r"\1\\\2", text), allow_mentions)
-    shortened = len(safe) > max_chars
-    if shortened:  # a cut can leave a construct of its own (`</` at the end opens a comment)
-        safe = outgoing(_clear_cut(safe, max_chars), allow_mentions)
-    fence = open_fence(safe)
-    if fence:
-        safe = outgoing(f"{safe}\n{fence}", allow_mentions)
-    if shortened:
-        safe += f"\n\n{SHORTENED}"
-    return f"{safe}\n\n{reply_marker(message_id)}"
 
 
 def _default_answers(host: str, repo: str) -> AnswerSettings:
@@ -168,17 +129,18 @@ class Composer:
             log.info("interdiff_unavailable", error=str(exc))
         if reads.skipped:
             log.info("code_not_read", skipped=reads.skipped[:10])
-        return Surroundings(elsewhere=elsewhere.gather(stored, thread.id, identity, host.type),
+        return Surroundings(elsewhere=other_threads.gather(stored, thread.id, identity, host.type),
                             code=tuple(excerpts), code_not_found=tuple(missing),
                             interdiff=changed)
 
-    async def _finding(self, job: ReplyJob) -> list[context.Reference]:
-        """In a thread a review opened (issue 14): the finding and the review's verdict."""
+    async def _finding(self, job: ReplyJob) -> list[Reference]:
+        """In a thread a review opened (docs/DESIGN.md §11): the finding and the review's
+        verdict."""
         found = await self.store.run(reviews.finding_in_thread, job.mr, job.thread_id)
         if found is None:
             return []
         finding, verdict = found
-        return [context.Reference(
+        return [Reference(
             "the review finding this thread discusses",
             f"Your review of this MR raised this {finding.severity} finding at "
             f"{finding.path}:{finding.line}; the review's verdict was "

@@ -18,7 +18,7 @@ from importlib import resources
 from unidiff.errors import UnidiffParseError
 from unidiff.patch import PatchSet
 
-from livereview.model import (
+from livereview.core.model import (
     Anchor,
     Commit,
     Identity,
@@ -27,11 +27,12 @@ from livereview.model import (
     Message,
     Thread,
 )
+from livereview.core.prompt import Prompt, Reference
+from livereview.core.sanitize import clean, fence_id, fenced, one_line, shown_path
+from livereview.core.triggers import is_ack
 from livereview.reply.budget import Section, fit
+from livereview.reply.code_context import PRIORITY, Surroundings
 from livereview.reply.policy import AnswerPolicy
-from livereview.reply.surroundings import PRIORITY, Surroundings
-from livereview.sanitize import clean, fence_id, fenced, one_line, shown_path
-from livereview.triggers import is_ack
 
 HUNK_CONTEXT_LINES = 8
 
@@ -44,22 +45,6 @@ def system_prompt(fence: str = "FENCE") -> str:
 def prompt_version() -> str:
     match = re.search(r"prompt version: (\S+)", system_prompt().splitlines()[0])
     return match.group(1) if match else "unknown"
-
-
-@dataclass(frozen=True)
-class Reference:
-    """Knowledge configured for the repo: a file of the repo (with its text) or a link."""
-
-    source: str  # "CONTRIBUTING.md" or "https://wiki.internal/style"
-    text: str = ""
-
-
-@dataclass(frozen=True)
-class Prompt:
-    system: str
-    user: str
-    truncated: tuple[str, ...] = ()
-    sections: tuple[str, ...] = ()  # the names of the sections the user prompt holds
 
 
 def _file_section(diff_text: str, anchor: Anchor) -> str:

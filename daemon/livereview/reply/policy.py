@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from livereview.sanitize import one_line
+from livereview.core.sanitize import one_line
 
 TONES = ("concise", "thorough")
 CONCEDE = ("with_evidence", "when_convinced")

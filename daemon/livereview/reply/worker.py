@@ -4,7 +4,7 @@ Each transition is committed before the next I/O step. The one step that cannot 
 atomic — the POST of the reply — is bracketed: `post_started_at` is committed first, and a
 job that finds it set re-reads the thread and adopts a reply carrying its hidden marker
 instead of posting a second one. It posts only under the comment's claim, which an agent's
-tool reply takes too (reply/claims.py): of the two, one answers.
+tool reply takes too (jobs/claims.py): of the two, one answers.
 
 Whatever a step raises, the job ends its run in a recorded state — retried later with
 backoff, or skipped or failed with the reason — and one log line says why. If even that
@@ -26,18 +26,9 @@ from typing import Literal, TypeVar
 import structlog
 from structlog.typing import FilteringBoundLogger
 
-from livereview.hosts.base import (
-    Forbidden,
-    Host,
-    HostError,
-    NotFound,
-    RateLimited,
-    statement,
-)
-from livereview.lessons import repo_scope
-from livereview.logging import FailureLog
-from livereview.metrics import Metrics
-from livereview.model import (
+from livereview.core.answer import StructuredAnswer
+from livereview.core.lessons import repo_scope
+from livereview.core.model import (
     Identity,
     JobState,
     Lesson,
@@ -47,21 +38,30 @@ from livereview.model import (
     Snapshot,
     Thread,
 )
-from livereview.reply import failure
-from livereview.reply.answer import StructuredAnswer
-from livereview.reply.claims import AnsweredElsewhere, ClaimedElsewhere, JobClaims
+from livereview.core.sanitize import outgoing, quote
+from livereview.core.triggers import ack_marker, acked_for, asks_to_resolve, loop_guard, replied_to
+from livereview.hosts.base import (
+    Forbidden,
+    Host,
+    HostError,
+    NotFound,
+    RateLimited,
+    statement,
+)
+from livereview.jobs import failure
+from livereview.jobs.claims import AnsweredElsewhere, ClaimedElsewhere, JobClaims
+from livereview.jobs.job_slots import Slots
+from livereview.jobs.knowledge import Knowledge
+from livereview.jobs.llm import Answerer
+from livereview.log_setup import FailureLog
+from livereview.metrics import Metrics
 from livereview.reply.code_reader import CodeReader
 from livereview.reply.compose import Composer, JobSkipped
-from livereview.reply.knowledge import Knowledge
-from livereview.reply.llm import Answerer
-from livereview.reply.slots import Slots
-from livereview.sanitize import outgoing, quote
 from livereview.settings import AnswerSettings, BotSettings, DaemonSettings, LessonsSettings
 from livereview.store import jobs, reply_claims, snapshots
 from livereview.store.db import Store
 from livereview.store.engine import StoreError
 from livereview.store.leases import LeaseLost, Leases
-from livereview.triggers import ack_marker, acked_for, asks_to_resolve, loop_guard, replied_to
 
 log = structlog.get_logger("livereview.worker")
 T = TypeVar("T")

@@ -18,8 +18,8 @@ import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from livereview.model import Identity, Thread
-from livereview.review.findings import Finding, Severity
+from livereview.core.findings import Finding, Severity
+from livereview.core.model import Identity, Thread
 
 _WORD = re.compile(r"[^\W_]+")
 # The change digest stored for a file whose findings may be incomplete: it equals no real

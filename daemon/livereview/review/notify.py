@@ -19,8 +19,8 @@ from typing import Protocol, TypeAlias
 
 import httpx2
 
+from livereview.core.sanitize import clean
 from livereview.hosts.http import ssl_context
-from livereview.sanitize import clean
 
 Json: TypeAlias = "str | int | float | bool | list[Json] | dict[str, Json] | None"
 MAX_FINDING_CHARS = 2000

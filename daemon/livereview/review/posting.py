@@ -20,8 +20,8 @@ from typing import TypeVar
 
 from structlog.typing import FilteringBoundLogger
 
-from livereview.hosts.base import Conflict, Host, NotFound, Unsupported, statement
-from livereview.model import (
+from livereview.core.findings import Finding, Severity
+from livereview.core.model import (
     Anchor,
     DiffRefs,
     InlineComment,
@@ -31,9 +31,9 @@ from livereview.model import (
     Snapshot,
     Verdict,
 )
-from livereview.model_runs import ReviewRun, StoredFinding
+from livereview.core.model_runs import ReviewRun, StoredFinding
+from livereview.hosts.base import Conflict, Host, NotFound, Unsupported, statement
 from livereview.review import render
-from livereview.review.findings import Finding, Severity
 from livereview.review.notify import Json, Notifier
 from livereview.settings import ReviewSettings
 from livereview.store import review_steps as steps

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from importlib import resources
 
-from livereview.model import FileChange, Lesson, MergeRequest
-from livereview.reply.context import Prompt, Reference
-from livereview.sanitize import clean, fence_id, fenced, one_line, shown_path
+from livereview.core.model import FileChange, Lesson, MergeRequest
+from livereview.core.prompt import Prompt, Reference
+from livereview.core.sanitize import clean, fence_id, fenced, one_line, shown_path
 
 DESCRIPTION_CHARS = 4000
 REFERENCE_CHARS = 3000  # of each knowledge file the repo configured

@@ -23,16 +23,17 @@ from typing import Any, TypeVar
 
 from structlog.typing import FilteringBoundLogger
 
+from livereview.core import placement
+from livereview.core.findings import parse_findings
+from livereview.core.model import FileChange, FileDiff, Lesson, MergeRequest
+from livereview.core.model_runs import ReviewRun
+from livereview.core.prompt import Reference
+from livereview.core.sanitize import one_line
 from livereview.hosts.base import Host
-from livereview.model import FileChange, FileDiff, Lesson, MergeRequest
-from livereview.model_runs import ReviewRun
-from livereview.reply.context import Reference
-from livereview.reply.llm import Answerer, LLMError
-from livereview.review import placement, prompt
-from livereview.review.findings import parse_findings
+from livereview.jobs.llm import Answerer, LLMError
+from livereview.review import prompt
 from livereview.review.followup import UNSURE
 from livereview.review.followup import of as fingerprint_of
-from livereview.sanitize import one_line
 from livereview.settings import ReviewSettings
 from livereview.store import reviews
 from livereview.store.db import Store

@@ -15,10 +15,10 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from livereview.markdown import open_fence
-from livereview.model import Verdict
-from livereview.review.findings import Finding, Severity
-from livereview.sanitize import one_line, outgoing
+from livereview.core.findings import Finding, Severity
+from livereview.core.markdown import open_fence
+from livereview.core.model import Verdict
+from livereview.core.sanitize import one_line, outgoing
 
 _MARKER = "<!-- livereview:review={token}:{part} -->"
 _TRAILING = re.compile(r"(?:\A|\n)<!-- livereview:review=([0-9a-f]{8,32}):"

@@ -21,23 +21,24 @@ from datetime import datetime, timedelta
 import structlog
 from structlog.typing import FilteringBoundLogger
 
+from livereview.core.findings import Severity
+from livereview.core.lessons import applicable
+from livereview.core.model import Identity, MRKey, Snapshot, Verdict
+from livereview.core.model_runs import ReviewRun, ReviewState, StoredFinding
+from livereview.core.sanitize import outgoing
+from livereview.core.triggers import ack_marker, acked_for, is_draft
+from livereview.core.verdict import VerdictPolicy, decide
 from livereview.hosts.base import Host, HostError, RateLimited, Unsupported, statement
-from livereview.lessons import applicable
-from livereview.logging import FailureLog
+from livereview.jobs import failure
+from livereview.jobs.job_slots import Slots
+from livereview.jobs.knowledge import Knowledge
+from livereview.jobs.llm import Answerer
+from livereview.log_setup import FailureLog
 from livereview.metrics import Metrics
-from livereview.model import Identity, MRKey, Snapshot, Verdict
-from livereview.model_runs import ReviewRun, ReviewState, StoredFinding
-from livereview.reply import failure
-from livereview.reply.knowledge import Knowledge
-from livereview.reply.llm import Answerer
-from livereview.reply.slots import Slots
 from livereview.review import followup, render
-from livereview.review.findings import Severity
 from livereview.review.notify import Notifier, NotifyFailed
 from livereview.review.posting import Poster, as_finding, notes
 from livereview.review.reading import Reader, UnusableAnswer
-from livereview.review.verdict import VerdictPolicy, decide
-from livereview.sanitize import outgoing
 from livereview.settings import BotSettings, DaemonSettings, ReviewSettings
 from livereview.store import lessons as lesson_rows
 from livereview.store import review_steps as steps
@@ -45,7 +46,6 @@ from livereview.store import reviews
 from livereview.store.db import Store
 from livereview.store.engine import StoreError
 from livereview.store.leases import LeaseLost, Leases
-from livereview.triggers import ack_marker, acked_for, is_draft
 
 log = structlog.get_logger("livereview.review")
 MAX_RETRY_SECONDS = 3600.0

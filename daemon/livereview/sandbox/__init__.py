@@ -1,1 +1,3 @@
-"""Sandbox: an in-memory fake GitLab for end-to-end tests and `livereview demo`."""
+"""Sandbox: stateful in-memory fakes of each host (one package per host, mirroring
+`livereview.hosts`), the fake model server and the loopback HTTP plumbing they share; for
+the end-to-end tests and `livereview demo`."""

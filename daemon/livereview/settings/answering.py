@@ -1,6 +1,6 @@
 """The sections about what the bot writes: the answer policy and its context budget
-([answers], issue 19), knowledge beyond one repo ([knowledge]), lessons, and reviews
-([review], issue 14) — with the validators of the repo keys that use them."""
+([answers], docs/DESIGN.md §10.1), knowledge beyond one repo ([knowledge]), lessons, and reviews
+([review], docs/DESIGN.md §11) — with the validators of the repo keys that use them."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def _knowledge(value: object) -> object:
     return tuple(entries)
 
 
-# ---- issue 19: how answers are written, and knowledge beyond one repo ----------------------
+# ---- how answers are written (docs/DESIGN.md §10.1), and knowledge beyond one repo ----
 def _languages(languages: tuple[str, ...]) -> tuple[str, ...]:
     for language in languages:
         if not language.strip() or len(language) > 40 or not language.isprintable():
@@ -130,7 +130,7 @@ class LessonsSettings(Section):
 
 
 class ReviewSettings(Section):
-    """Reviews (issue 14): how findings become a verdict, what the diff reading may cost,
+    """Reviews (docs/DESIGN.md §11): how findings become a verdict, what the diff reading may cost,
     whom to tell."""
 
     changes_requested_on: Annotated[TomlList[str], AfterValidator(_severities)] = ("critical",)

@@ -102,7 +102,7 @@ class DaemonSettings(Section):
     """SQLite: wait this long for a lock, then fail with one line rather than hang."""
     log_format: Annotated[str, one_of("auto", "console", "json")] = "auto"
     """`auto`: readable lines on a terminal or journald, JSON lines otherwise."""
-    # -- issue 18: several daemons on one PostgreSQL database (ignored on SQLite) --------
+    # -- several daemons on one PostgreSQL database (docs/DESIGN.md §12; ignored on SQLite) --
     replica: Annotated[str, AfterValidator(_replica_name)] = ""
     """Replicas on PostgreSQL: this daemon's name (up to 64 letters, digits, `-`, `_`, `.`),
     the `replica` label of every metric; "" → no label."""
@@ -270,7 +270,7 @@ class HostSettings(Section):
     list_strategy: Annotated[str, one_of("auto", "instance", "project")] = "auto"
     """GitLab: `instance` (one listing request for all repos), `project` (one per repo) or
     `auto` (instance, falling back to project where the token may not list it)."""
-    # ---- agent tools (issue 16) ----
+    # ---- agent tools (docs/DESIGN.md §13) ----
     agent_writes: bool = False
     """`livereview mr` and `livereview mcp` may reply, comment, approve, unapprove and
     request changes on this host; off, a read-only agent cannot approve by accident."""
@@ -284,7 +284,7 @@ class HostSettings(Section):
     @classmethod
     def _url(cls, url: str, info: ValidationInfo) -> str:
         host_type = info.data.get("type")
-        if host_type == "local":  # issue 17: the directory its repos' paths are under
+        if host_type == "local":  # docs/DESIGN.md §14: the directory its repos' paths are under
             return _local_root(url, info)
         if host_type == "bitbucket-cloud":
             return _bitbucket_cloud_url(url, info)

@@ -1,4 +1,4 @@
-"""Copy every row of one livereview database into another (SQLite → PostgreSQL, issue 18).
+"""Copy every row of one livereview database into another (SQLite → PostgreSQL, docs/DESIGN.md §12).
 
 Both must be at this version's schema revision. Rows keep their ids (foreign keys point at
 them), so the target must be empty — or hold exactly this copy already: then nothing is

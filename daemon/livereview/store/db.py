@@ -23,8 +23,7 @@ from sqlalchemy import Engine
 from sqlalchemy.exc import DBAPIError
 from sqlmodel import Session
 
-from livereview.logging import FailureLog
-from livereview.settings import DaemonSettings
+from livereview.log_setup import FailureLog
 from livereview.store import engine as engines
 from livereview.store.engine import StoreError, StoreFatal, StoreGone
 
@@ -75,10 +74,6 @@ class Store:
             engine.dispose()
             raise
         return cls(engine)
-
-    @classmethod
-    def for_settings(cls, settings: DaemonSettings) -> Store:
-        return cls.open(settings.database_url, settings.busy_timeout_seconds)
 
     def _check_file(self) -> None:
         """SQLite keeps writing to a deleted file's inode, and all of it vanishes at exit:

@@ -15,7 +15,7 @@ from typing import Literal
 from sqlalchemy import func
 from sqlmodel import Session, col, select
 
-from livereview.model import JobReason, JobState, Lesson, MRKey, ReplyJob, ReplyRequest
+from livereview.core.model import JobReason, JobState, Lesson, MRKey, ReplyJob, ReplyRequest
 from livereview.store import lessons as lesson_rows
 from livereview.store import reply_claims
 from livereview.store.tables import ReplyJobRow

@@ -30,8 +30,8 @@ from sqlalchemy import CursorResult, delete, func, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
-from livereview.model import MRKey, ReplyJob
-from livereview.model_runs import ReviewRun, StoredFinding
+from livereview.core.model import MRKey, ReplyJob
+from livereview.core.model_runs import ReviewRun, StoredFinding
 from livereview.store import jobs, reviews
 from livereview.store.db import Store
 from livereview.store.engine import StoreError

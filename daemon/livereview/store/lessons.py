@@ -7,8 +7,8 @@ from typing import Any
 
 from sqlmodel import Session, col, select
 
-from livereview.lessons import STATUSES, duplicate_of, valid_scope
-from livereview.model import Lesson, MRKey
+from livereview.core.lessons import STATUSES, duplicate_of, valid_scope
+from livereview.core.model import Lesson, MRKey
 from livereview.store.tables import AIMemory, KnowledgeRef, ReplyJobRow
 
 EXPORT_FIELDS = ("key", "value", "scope", "status", "source_message_id", "created_by")

@@ -24,7 +24,7 @@ import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from livereview.local_model import DATABASE_NAME, STATE_DIR, UnsafeStore
+from livereview.core.local_model import DATABASE_NAME, STATE_DIR, UnsafeStore
 
 EXPORT_NAME = "review.json"
 LOCK_NAME = "write.lock"  # one writer at a time (store/local_lock.py)

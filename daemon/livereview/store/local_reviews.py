@@ -1,4 +1,4 @@
-"""Local reviews (issue 17) ⇄ rows: the review, its threads and their messages.
+"""Local reviews (docs/DESIGN.md §14) ⇄ rows: the review, its threads and their messages.
 
 Each function runs inside the caller's transaction (`store.transaction(fn, …)`). A thread
 or review id that does not exist, or a thread of another review, is a LookupError whose
@@ -13,7 +13,7 @@ from datetime import datetime
 
 from sqlmodel import Session, col, func, select
 
-from livereview.local_model import (
+from livereview.core.local_model import (
     AuthorKind,
     Feedback,
     FileStat,

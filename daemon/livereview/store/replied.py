@@ -15,7 +15,7 @@ from datetime import datetime
 
 from sqlmodel import Session, col, select
 
-from livereview.model import JobState, Message, MRKey
+from livereview.core.model import JobState, Message, MRKey
 from livereview.store import reply_claims
 from livereview.store.tables import ReplyJobRow, ToolReply
 

@@ -22,7 +22,7 @@ from sqlalchemy import CursorResult, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
-from livereview.model import MRKey
+from livereview.core.model import MRKey
 from livereview.store.tables import ReplyClaim
 
 DAEMON, TOOL = "daemon", "tool"

@@ -13,7 +13,7 @@ from typing import Literal
 
 from sqlmodel import Session
 
-from livereview.model_runs import ReviewRun, ReviewState
+from livereview.core.model_runs import ReviewRun, ReviewState
 from livereview.store.reviews import finding_row, run_row, to_model
 
 Ended = Literal[ReviewState.SKIPPED, ReviewState.FAILED]

@@ -16,8 +16,8 @@ from typing import Any
 from sqlalchemy import func, insert
 from sqlmodel import Session, col, select
 
-from livereview.model import MRKey
-from livereview.model_runs import (
+from livereview.core.model import MRKey
+from livereview.core.model_runs import (
     ReviewRequest,
     ReviewRun,
     ReviewState,

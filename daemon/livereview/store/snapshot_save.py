@@ -19,7 +19,7 @@ from typing import Any
 from sqlalchemy import func, insert
 from sqlmodel import Session, col, delete, select, update
 
-from livereview.model import ActorKind, Event, Identity, Message, Snapshot, Thread
+from livereview.core.model import ActorKind, Event, Identity, Message, Snapshot, Thread
 from livereview.store.tables import EventRow, MRCommit, MRMessage, MRReaction, MRThread
 
 CHUNK = 2_000  # rows per executemany

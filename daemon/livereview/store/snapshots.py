@@ -9,7 +9,7 @@ from datetime import datetime
 from sqlalchemy import select as columns
 from sqlmodel import Session, col, delete, select
 
-from livereview.model import (
+from livereview.core.model import (
     Actor,
     Anchor,
     Commit,

@@ -7,7 +7,7 @@ from datetime import datetime
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
-from livereview.model import Identity
+from livereview.core.model import Identity
 from livereview.store.tables import PollWatermark, ProviderIdentity
 
 

@@ -12,7 +12,7 @@ from datetime import datetime
 
 from sqlmodel import Session, col, delete, select
 
-from livereview.model import MRKey
+from livereview.core.model import MRKey
 from livereview.store.tables import MRSyncFailure
 
 

@@ -194,7 +194,7 @@ class MRSyncFailure(SQLModel, table=True):
     last_failed_at: datetime
 
 
-# ---- reviews (issue 14) ------------------------------------------------------------------
+# ---- reviews (docs/DESIGN.md §11) ----------------------------------------------------------------
 class ReviewRunRow(SQLModel, table=True):
     """One review of one MR at one head: the persisted state machine of review/runner.py
     (pending → reviewing → posting → notifying → done, or skipped / failed)."""
@@ -282,7 +282,7 @@ class ReviewFileRow(SQLModel, table=True):
     skipped: str = ""
 
 
-# -- issue 18: replicas split the work through lease rows ------------------------------------
+# -- replicas split the work through lease rows (docs/DESIGN.md §12) -------------------------
 class Lease(SQLModel, table=True):
     """Who does a piece of work until when: a poll shard ("poll:<host>:<i>/<n>"), a reply
     job ("job:<id>"), or a replica's own heartbeat ("replica:<holder>")."""
@@ -293,7 +293,7 @@ class Lease(SQLModel, table=True):
     expires_at: datetime
 
 
-# ---- agent tools (issue 16): replies posted through `livereview mr` / `livereview mcp` ----
+# ---- agent tools (docs/DESIGN.md §13): replies posted through `livereview mr` / `livereview mcp` -
 class ToolReply(SQLModel, table=True):
     """A reply a tool call posted (or is posting): the daemon's own replies are its posted
     reply jobs. Keyed per repository: the same comment id on two repos never collides."""
@@ -330,7 +330,7 @@ class ReplyClaim(SQLModel, table=True):
     expires_at: datetime  # unanswered past this: its holder died, another may take it over
     reply_id: str | None = None
     answered_at: datetime | None = None
-# ---- local reviews (issue 17): a synthetic MR over a commit range of a local repository ----
+# ---- local reviews (docs/DESIGN.md §14): a synthetic MR over a local repository's commit range
 
 
 class LocalReviewRow(SQLModel, table=True):

@@ -7,7 +7,7 @@ snapshots of the same MR yields a well-defined event list.
 
 from __future__ import annotations
 
-from livereview.model import Event, EventKind, Message, MRKey, Snapshot
+from livereview.core.model import Event, EventKind, Message, MRKey, Snapshot
 
 
 def _message_events(key: MRKey, old: dict[str, Message], new: dict[str, Message]) -> list[Event]:

@@ -22,12 +22,13 @@ from datetime import datetime, timedelta
 import structlog
 from sqlmodel import Session
 
+from livereview.core.lessons import turned_down
+from livereview.core.model import Event, Identity, MRKey, Policy, ReplyRequest, Snapshot
+from livereview.core.model_runs import ReviewRequest
+from livereview.core.triggers import reply_requests, review_requests
 from livereview.hosts.base import AuthFailed, Forbidden, Host, HostError, NotFound
-from livereview.lessons import turned_down
-from livereview.logging import FailureLog
+from livereview.log_setup import FailureLog
 from livereview.metrics import Metrics
-from livereview.model import Event, Identity, MRKey, Policy, ReplyRequest, Snapshot
-from livereview.model_runs import ReviewRequest
 from livereview.settings import DaemonSettings
 from livereview.store import jobs, reviews, snapshots, state, sync_failures
 from livereview.store import lessons as lesson_rows
@@ -35,7 +36,6 @@ from livereview.store.db import Store
 from livereview.store.engine import StoreError
 from livereview.store.leases import INSTANCE, Leases
 from livereview.sync.diff import diff
-from livereview.triggers import reply_requests, review_requests
 
 log = structlog.get_logger("livereview.poller")
 MR_CONCURRENCY = 4  # MRs fetched at once per host (each is 3+ sequential requests)

@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime
 
-from livereview.model import ActorKind, Identity, Message, Snapshot, Thread
+from livereview.core.model import ActorKind, Identity, Message, Snapshot, Thread
+from livereview.core.triggers import bot_replies
 from livereview.store import replied as replied_rows
 from livereview.tools import results
 from livereview.tools.errors import BadInput
 from livereview.tools.toolbox import Toolbox
-from livereview.triggers import bot_replies
 
 
 def _kind(message: Message, identity: Identity) -> str:

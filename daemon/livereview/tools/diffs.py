@@ -12,8 +12,8 @@ import difflib
 import fnmatch
 from collections.abc import AsyncIterator, Sequence
 
-from livereview.model import FileChange, FileStatus, MRKey
-from livereview.model import FileDiff as HostFileDiff
+from livereview.core.model import FileChange, FileStatus, MRKey
+from livereview.core.model import FileDiff as HostFileDiff
 from livereview.tools import results
 from livereview.tools.errors import BadInput
 from livereview.tools.toolbox import Toolbox

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from livereview.model import Lesson
+from livereview.core.model import Lesson
 from livereview.settings import DaemonSettings
 from livereview.store import lessons as lesson_rows
 from livereview.store.db import Store

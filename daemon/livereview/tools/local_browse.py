@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import asyncio
 
-from livereview.hosts.local_view import git_range
-from livereview.local_model import FileStat, LocalReview
+from livereview.core.local_model import FileStat, LocalReview
+from livereview.hosts.local.view import git_range
 from livereview.store import local_reviews as rows
 from livereview.tools.errors import MAX_ID
 from livereview.tools.local_review import LocalReviewError, Workspace

@@ -1,4 +1,4 @@
-"""Local review operations (issue 17): one function per action, shared by the command line
+"""Local review operations (docs/DESIGN.md §14): one function per action, shared by the command line
 (`livereview review request|reply|…`) and the MCP tools; the faces only parse and render.
 
 A `Workspace` is one repository's reviews: its git, its store (the config's database, or
@@ -15,10 +15,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from livereview import local_notes
-from livereview.hosts.local import LocalHost, merged
-from livereview.hosts.local_git import BadRange, Git, GitRange, NotARepository, tracked
-from livereview.local_model import (
+from livereview.core import local_notes
+from livereview.core.local_model import (
     STATE_DIR,
     AuthorKind,
     Feedback,
@@ -32,8 +30,10 @@ from livereview.local_model import (
     ThreadKind,
     UnsafeStore,
 )
+from livereview.hosts.local.adapter import LocalHost, merged
+from livereview.hosts.local.git import BadRange, Git, GitRange, NotARepository, tracked
 from livereview.store.db import Store
-from livereview.store.local_book import RepoBooks, ReviewBook
+from livereview.store.review_export import RepoBooks, ReviewBook
 from livereview.tools.errors import MAX_ID, BadInput
 
 PEOPLE = frozenset({AuthorKind.HUMAN})  # whose words `wait` hands out

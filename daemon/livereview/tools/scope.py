@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import unquote
 
-from livereview.model import MRKey
+from livereview.core.model import MRKey
 from livereview.settings import HostSettings, Settings
 from livereview.settings.repo_globs import RepoPattern
 from livereview.tools.errors import BadInput, OutOfReach

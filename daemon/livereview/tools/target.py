@@ -12,8 +12,8 @@ import re
 from collections.abc import Sequence
 from urllib.parse import urlsplit
 
-from livereview.model import MRKey
-from livereview.sanitize import one_line
+from livereview.core.model import MRKey
+from livereview.core.sanitize import one_line
 from livereview.settings import HostSettings
 from livereview.tools.errors import BadInput
 

@@ -11,14 +11,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Concatenate, ParamSpec, TypeVar
 
-import httpx2
 import structlog
 from sqlmodel import Session
 
+from livereview.core.model import Identity, MRKey, Snapshot
 from livereview.hosts.base import Host, HostError, NotFound, Unsupported
-from livereview.hosts.connect import connect
-from livereview.metrics import Metrics
-from livereview.model import Identity, MRKey, Snapshot
 from livereview.settings import Settings
 from livereview.store.db import Store
 from livereview.store.engine import StoreError
@@ -49,20 +46,6 @@ class Toolbox:
 
     def __post_init__(self) -> None:
         self.reach = Reach.of(self.settings)
-
-    @classmethod
-    def open(cls, settings: Settings,
-             transport: httpx2.AsyncBaseTransport | None = None, *,
-             log_failures: bool = True) -> Toolbox:
-        """The daemon's store (created and migrated if need be: SQLite in WAL mode, so this
-        runs beside `livereview run`) and one adapter per configured host."""
-        try:
-            store = Store.for_settings(settings.daemon)
-        except StoreError as exc:
-            raise ToolError(str(exc)) from exc
-        metrics = Metrics()
-        hosts = {h.name: connect(h, metrics, transport) for h in settings.hosts}
-        return cls(settings, store, hosts, log_failures=log_failures)
 
     async def close(self) -> None:
         for host in self.hosts.values():

@@ -14,17 +14,17 @@ from __future__ import annotations
 import asyncio
 import hashlib
 
-from livereview.model import Anchor, FileChange, Identity, Message, MRKey, Snapshot, Thread
-from livereview.reply.compose import postable
-from livereview.review.placement import LineMap
-from livereview.sanitize import outgoing
+from livereview.core.model import Anchor, FileChange, Identity, Message, MRKey, Snapshot, Thread
+from livereview.core.placement import LineMap
+from livereview.core.postable import postable
+from livereview.core.sanitize import outgoing
+from livereview.core.triggers import bot_replies
 from livereview.store import replied as replied_rows
 from livereview.store import reply_claims
 from livereview.tools import results
 from livereview.tools.diffs import MAX_FILE_BYTES
 from livereview.tools.errors import BadInput
 from livereview.tools.toolbox import Toolbox
-from livereview.triggers import bot_replies
 
 MAX_BODY_CHARS = 60_000  # under GitHub's 65 536 with the marker
 MAX_LINE = 10_000_000  # past any file a host shows a diff of (and 64-bit ids)

@@ -15,7 +15,7 @@ from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
-from livereview.local_model import ReviewStatus
+from livereview.core.local_model import ReviewStatus
 from livereview.tools import local_review as ops
 from livereview.tools.errors import MAX_ID, BadInput
 from livereview.web.guard import check_csrf

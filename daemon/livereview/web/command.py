@@ -16,8 +16,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from livereview import logging as logs
-from livereview.local_respond import Answering, answering_for, responder
+from livereview import log_setup as logs
+from livereview.app.local_respond import Answering, answering_for, responder
 from livereview.settings import ConfigError, DaemonSettings, Secret, Settings, load
 from livereview.settings.web import MIN_TOKEN_CHARS
 from livereview.tools import local_review as ops

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
-from livereview.local_model import LocalReview, LocalThread
+from livereview.core.local_model import LocalReview, LocalThread
 from livereview.tools import local_browse
 from livereview.web import render
 from livereview.web.site import Site, repo_name

@@ -26,7 +26,7 @@ from pygments.lexer import Lexer
 from pygments.lexers import TextLexer, get_lexer_for_filename
 from pygments.util import ClassNotFound
 
-from livereview.sanitize import clean
+from livereview.core.sanitize import clean
 
 # The bot's marker for the host, not for a reader (as cli_local's text view drops it).
 _MARKER = re.compile(r"\n*<!-- livereview:[\w:=.\-]+ -->\s*\Z")

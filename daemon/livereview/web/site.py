@@ -17,8 +17,8 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
-from livereview.local_model import LocalReview, LocalThread, ThreadKind
-from livereview.local_respond import Answering, Responder
+from livereview.app.local_respond import Answering, Responder
+from livereview.core.local_model import LocalReview, LocalThread, ThreadKind
 from livereview.tools import local_review as ops
 from livereview.tools.errors import BadInput
 from livereview.tools.lessons_queue import LessonQueue

@@ -1,4 +1,4 @@
-"""review_runs, review_findings, review_files: reviews as persisted runs (issue 14)
+"""review_runs, review_findings, review_files: reviews as persisted runs (docs/DESIGN.md §11)
 
 Revision ID: 0006
 Revises: 0005

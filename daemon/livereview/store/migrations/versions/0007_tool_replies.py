@@ -1,4 +1,4 @@
-"""tool_replies: replies posted by `livereview mr` / `livereview mcp` (issue 16)
+"""tool_replies: replies posted by `livereview mr` / `livereview mcp` (docs/DESIGN.md §13)
 
 Revision ID: 0007
 Revises: 0006

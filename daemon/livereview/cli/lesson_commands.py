@@ -1,0 +1,112 @@
+"""`livereview lessons …`: the governance of what the bot learned.
+
+Proposed lessons wait for a person: list, show, approve, reject, archive; export them as
+TOML or JSON to review them in git, and import them back (duplicates are merged).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tomllib
+from datetime import datetime
+from pathlib import Path
+
+import tomli_w
+
+from livereview.app.wiring import open_store
+from livereview.cli.arg_types import row_id
+from livereview.core.lessons import STATUSES
+from livereview.core.model import Lesson
+from livereview.settings import Settings
+from livereview.store import lessons as lesson_rows
+from livereview.store.db import Store
+
+VERBS = {"approve": "active", "reject": "rejected", "archive": "archived"}
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    lessons = sub.add_parser("lessons", help="review what the bot learned: list, approve, …")
+    verbs = lessons.add_subparsers(dest="verb", required=True, metavar="VERB")
+    listing = verbs.add_parser("list", help="all lessons, newest last")
+    listing.add_argument("--status", choices=STATUSES)
+    listing.add_argument("--json", action="store_true")
+    for verb, status in (("show", None), *VERBS.items()):
+        one = verbs.add_parser(verb, help=f"mark a lesson {status}" if status else
+                               "one lesson in full")
+        one.add_argument("id", type=row_id)
+    export = verbs.add_parser("export", help="every lesson as TOML or JSON (for git review)")
+    export.add_argument("--format", choices=["toml", "json"], default="toml")
+    export.add_argument("--output", type=Path, help="file to write (default: stdout)")
+    load = verbs.add_parser("import", help="add lessons from an export (TOML or JSON)")
+    load.add_argument("file", type=Path)
+
+
+def _line(lesson: Lesson) -> str:
+    return f"L{lesson.id:<4} {lesson.status:<9} {lesson.scope}  {lesson.key}: {lesson.value}"
+
+
+def _read(path: Path) -> list[object]:
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".json":
+        data = json.loads(text)
+        items = data.get("lessons") if isinstance(data, dict) else data
+    else:
+        items = tomllib.loads(text).get("lessons")
+    if not isinstance(items, list):
+        raise ValueError(f"{path}: expected a list of lessons (TOML [[lessons]] tables)")
+    return items
+
+
+def run(settings: Settings, args: argparse.Namespace) -> int:
+    """Exit code 0, or 2 for a bad id or file (one line on stderr). Only `import` may
+    create the database (seeding lessons before the first run); the other verbs need the
+    daemon's, and reading ones never write."""
+    daemon = settings.daemon
+    if args.verb == "import":
+        store = open_store(daemon)
+    else:
+        store = Store.open_existing(daemon.database_url, daemon.busy_timeout_seconds,
+                                    read_only=args.verb in ("list", "show", "export"))
+    now = datetime.now().astimezone()
+    try:
+        if args.verb == "list":
+            found = store.transaction(lesson_rows.everything, args.status)
+            if args.json:
+                print(json.dumps([_as_dict(lesson) for lesson in found], indent=2))
+            else:
+                print("\n".join(_line(lesson) for lesson in found) or "no lessons")
+        elif args.verb == "show":
+            lesson = store.transaction(lesson_rows.get, args.id)
+            if lesson is None:
+                raise LookupError(f"no lesson {args.id}")
+            print(json.dumps(_as_dict(lesson), indent=2))
+        elif args.verb in VERBS:
+            print(_line(store.transaction(lesson_rows.set_status, args.id, VERBS[args.verb],
+                                          now)))
+        elif args.verb == "export":
+            items = store.transaction(lesson_rows.export)
+            text = (json.dumps({"lessons": items}, indent=2) + "\n" if args.format == "json"
+                    else tomli_w.dumps({"lessons": items}))
+            if args.output:
+                args.output.write_text(text, encoding="utf-8")
+            else:
+                sys.stdout.write(text)
+        else:
+            added, merged = store.transaction(lesson_rows.import_, _read(args.file), now)
+            print(f"imported {added} lessons, merged {merged} duplicates")
+    except BrokenPipeError:  # stdout closed early (`| head`): cli.main ends quietly
+        raise
+    except (LookupError, ValueError, OSError, tomllib.TOMLDecodeError) as exc:
+        print(f"livereview: lessons {args.verb}: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        store.close()
+    return 0
+
+
+def _as_dict(lesson: Lesson) -> dict[str, object]:
+    return {"id": lesson.id, "key": lesson.key, "value": lesson.value, "scope": lesson.scope,
+            "status": lesson.status, "source_message_id": lesson.source_message_id,
+            "created_by": lesson.created_by}

@@ -1,0 +1,270 @@
+"""`livereview review request|reply|approve|request-changes|wait|update|show|resolve`: local
+reviews of a git range, for people and agents (docs/DESIGN.md §14). Parsing and rendering only; the
+work is tools/local_review.py.
+
+No config file is needed: the store is `.livereview/livereview.db` in the repository, with
+or without `--config` (or $LIVEREVIEW_CONFIG), whose [ai], bot, lessons and review settings
+are used (never its database: a local review's state, AI runs included, is the repo's).
+Exit codes: 0 ok, 2 bad input, 1 runtime failure, 124 `wait` timed out without feedback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import functools
+import json
+import re
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import NoReturn
+
+import structlog
+
+from livereview import log_setup as logs
+from livereview.app.local_respond import Responder, responder
+from livereview.cli.arg_types import row_id, seconds
+from livereview.core.local_model import (
+    NOTHING_TO_REVIEW,
+    Feedback,
+    LocalReview,
+    LocalThread,
+    ReviewStatus,
+    as_dict,
+    has_textual_change,
+    message_dict,
+    thread_dict,
+)
+from livereview.core.sanitize import clean, one_line, shown_path
+from livereview.hosts.base import HostError
+from livereview.store.engine import StoreError
+from livereview.tools import local_review as ops
+from livereview.tools.errors import ToolError
+
+EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, EXIT_TIMEOUT, EXIT_SIGINT = 0, 1, 2, 124, 130
+VERBS = ("request", "reply", "approve", "request-changes", "wait", "update", "show", "resolve")
+_MARKER = re.compile(r"\n*<!-- livereview:[\w:=.\-]+ -->\s*\Z")  # for the host, not a reader
+_SIGN = {"added": "A", "modified": "M", "deleted": "D", "renamed": "R"}
+
+
+def add_verbs(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """The local verbs, on whatever `review` parser holds them (see add_parser)."""
+    def verb(name: str, text: str, *, review_id: bool = True) -> argparse.ArgumentParser:
+        one = verbs.add_parser(name, help=text)
+        if review_id:
+            one.add_argument("id", type=row_id, help="the review's id")
+        one.add_argument("--repo", type=Path, default=Path(),
+                         help="the repository (default: the current directory)")
+        one.add_argument("--json", action="store_true", help="machine-readable output")
+        return one
+
+    request = verb("request", "review a range: HEAD (uncommitted), HEAD~N, A..B, a sha, a "
+                              "branch", review_id=False)
+    request.add_argument("range")
+    request.add_argument("--title", required=True)
+    request.add_argument("--description", help="free-form JSON kept with the review")
+    reply = verb("reply", "answer in a thread (the AI answers back when configured)")
+    reply.add_argument("thread", type=row_id)
+    reply.add_argument("text")
+    verb("approve", "approve the review")
+    changes = verb("request-changes", "request changes, with an optional general comment")
+    changes.add_argument("--comment", default="")
+    wait = verb("wait", "block until a person's new feedback, print it as JSON")
+    wait.add_argument("--timeout", type=seconds, default=600.0, metavar="SECONDS")
+    update = verb("update", "re-review after new commits (threads follow their code)")
+    update.add_argument("--range", required=True, dest="range")
+    verb("show", "files with stats, threads with their code")
+    resolve = verb("resolve", "mark a thread resolved (--reopen: open again)")
+    resolve.add_argument("thread", type=row_id)
+    resolve.add_argument("--reopen", action="store_true")
+
+
+class _VerbParser(argparse.ArgumentParser):
+    """Bad usage is one line, exit 2 (as commands.py's parser)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: {message} (see `{self.prog} --help`)\n")
+
+
+def verb_parser() -> argparse.ArgumentParser:
+    parser = _VerbParser(prog="livereview review",
+                         description="Local reviews of a git range (no config file needed).")
+    add_verbs(parser.add_subparsers(dest="verb", required=True, metavar="VERB",
+                                    parser_class=_VerbParser))
+    return parser
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`review VERB …` for local reviews; any other first word is an MR reference, which
+    commands.py hands to cli/review.py (docs/DESIGN.md §11): argparse cannot mix a free
+    positional with subcommands, so the verbs are parsed by `verb_parser` from the rest of
+    the line."""
+    review = sub.add_parser(
+        "review", help="review one MR now (an MR URL or HOST:REPO!IID), or a local git "
+                       "range: request, reply, approve, request-changes, wait, update, show, "
+                       "resolve",
+        description="`livereview review <MR URL | HOST:REPO!IID> [--json]` reviews a hosted "
+                    "MR now; `livereview review VERB …` works on a local git range, no config "
+                    "needed (see `livereview review VERB --help`). Verbs: "
+                    + ", ".join(VERBS) + ".")
+    review.add_argument("what", metavar="VERB|MR",
+                        help="a local verb, or the MR's web URL or HOST:REPO!IID")
+    review.add_argument("rest", nargs=argparse.REMAINDER, help="the verb's arguments")
+
+
+def run(root: argparse.Namespace, config: Path | None) -> int:
+    """A local verb (commands.py hands an MR reference to cli/review.py instead)."""
+    if root.what not in VERBS:
+        print(f"livereview review: {root.what!r} is not a verb (expected one of "
+              f"{', '.join(VERBS)})", file=sys.stderr)
+        return EXIT_USAGE
+    args = verb_parser().parse_args([root.what, *root.rest])
+    args.log_level = root.log_level
+    try:
+        return asyncio.run(_run(args, config))
+    except ToolError as exc:
+        print(f"livereview: review {args.verb}: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except BrokenPipeError:  # stdout closed early (`| head`): cli.main ends quietly
+        raise
+    except (StoreError, HostError, OSError) as exc:
+        print(f"livereview: review {args.verb}: {exc}", file=sys.stderr)
+        return EXIT_RUNTIME
+    except KeyboardInterrupt:
+        return EXIT_SIGINT
+    except Exception as exc:  # noqa: BLE001 - a bug: one line for the user, as commands.py does
+        structlog.get_logger("livereview.cli").debug("internal_error", exc_info=True)
+        print(f"livereview: internal error: {type(exc).__name__}: {exc} (a bug; "
+              "--log-level DEBUG shows where, please report it)", file=sys.stderr)
+        return EXIT_RUNTIME
+
+
+async def _run(args: argparse.Namespace, config: Path | None) -> int:
+    description = ops.description_json(getattr(args, "description", None))
+    answering = responder(config)
+    # The output is the review (or JSON for an agent): the workflow's own log lines only
+    # from WARNING, unless asked for (--log-level DEBUG); on stderr, never with the key.
+    logs.configure("console", [answering.ai.api_key.reveal()] if answering.ai else [],
+                   level="WARNING" if args.log_level == "INFO" else args.log_level)
+    ws = ops.open_workspace(args.repo)
+    answerer = answering.bind(ws)
+    try:
+        return await _verb(args, ws, description, answerer)
+    finally:
+        await answerer.close()
+        ws.close()
+
+
+async def _verb(args: argparse.Namespace, ws: ops.Workspace, description: str,
+                answering: Responder) -> int:
+    verb = args.verb
+    if verb == "request":
+        review = await ops.request(ws, args.range, args.title, description)
+        if not has_textual_change(review.files):
+            print(f"livereview: review {review.id}: {NOTHING_TO_REVIEW}", file=sys.stderr)
+        review = await answering.review(review)
+        _say(answering.note, args.json)
+        return await _print(ws, review, args.json)
+    if verb == "reply":
+        message = await ops.reply(ws, args.id, args.thread, args.text)
+        await answering.answer(args.id)
+        _say(answering.note, args.json)
+        review = await ops.review_of(ws, args.id)
+        thread = review.thread(message.thread_id)
+        assert thread is not None
+        if args.json:
+            print(json.dumps({"message": message_dict(message), "thread": thread_dict(thread)},
+                             indent=2))
+        else:
+            print(render_thread(thread))
+        return EXIT_OK
+    if verb in ("approve", "request-changes"):
+        status = (ReviewStatus.APPROVED if verb == "approve"
+                  else ReviewStatus.CHANGES_REQUESTED)
+        review = await ops.set_status(ws, args.id, status, getattr(args, "comment", ""))
+        return await _print(ws, review, args.json)
+    if verb == "resolve":
+        await ops.resolve(ws, args.id, args.thread, not args.reopen)
+        return await _print(ws, await ops.review_of(ws, args.id), args.json)
+    if verb == "update":
+        review = await ops.update(ws, args.id, args.range)
+        review = await answering.review(review)
+        _say(answering.note, args.json)
+        return await _print(ws, review, args.json)
+    if verb == "wait":
+        return await _wait(ws, args, functools.partial(answering.answer, args.id))
+    return await _print(ws, await ops.review_of(ws, args.id), args.json, code=True)
+
+
+async def _wait(ws: ops.Workspace, args: argparse.Namespace,
+                answer: Callable[[], Awaitable[object]]) -> int:
+    feedback = await ops.wait(ws, args.id, args.timeout, between=answer)
+    review = await ops.review_of(ws, args.id)
+    print(json.dumps(feedback_dict(review, feedback), indent=2))
+    return EXIT_TIMEOUT if feedback.empty else EXIT_OK
+
+
+def feedback_dict(review: LocalReview, feedback: Feedback) -> dict[str, object]:
+    threads = {t.id: t for t in review.threads}
+    items = []
+    for message in feedback.messages:
+        thread = threads[message.thread_id]
+        items.append({**message_dict(message), "kind": thread.kind.value, "path": thread.path,
+                      "line": thread.line})
+    return {"review": review.id, "status": review.status.value,
+            "status_changed": feedback.status is not None, "timed_out": feedback.empty,
+            "feedback": items}
+
+
+def _say(note: str, as_json: bool) -> None:
+    if note:
+        print(f"livereview: {note}", file=sys.stderr if as_json else sys.stdout)
+
+
+async def _print(ws: ops.Workspace, review: LocalReview, as_json: bool,
+                 code: bool = False) -> int:
+    if as_json:
+        print(json.dumps(as_dict(review), indent=2))
+        return EXIT_OK
+    print(render_review(review))
+    files: dict[str, list[str]] = {}
+    for thread in review.threads:
+        print()
+        print(render_thread(thread))
+        if code:
+            for number, text in await ops.code_around(ws, review, thread, files=files):
+                mark = ">" if number == thread.line else " "
+                print(f"    {mark}{number:>5} | {clean(text)}")
+    return EXIT_OK
+
+
+def render_review(review: LocalReview) -> str:
+    span = ("working tree" if review.worktree else review.head_sha[:10])
+    lines = [f"review {review.id}: {one_line(review.title)}  [{review.status.value}]",
+             f"range {one_line(review.range)} ({review.base_sha[:10]}..{span}) in "
+             f"{one_line(review.repo, 400)}",
+             f"files ({len(review.files)}):"]
+    for f in review.files:
+        name = (f"{shown_path(f.old_path)} → {shown_path(f.path)}" if f.status == "renamed"
+                else shown_path(f.path))  # exact: two names differing in a space stay two
+        stats = "binary" if f.binary else f"+{f.additions} -{f.deletions}"
+        lines.append(f"  {_SIGN.get(f.status, '?')} {name}  {stats}")
+    lines.append(f"threads ({len(review.threads)}, "
+                 f"{sum(not t.resolved for t in review.threads)} open)")
+    return "\n".join(lines)
+
+
+def render_thread(thread: LocalThread) -> str:
+    path = shown_path(thread.path)
+    where = ("on the review" if not thread.path
+             else f"{path}:{thread.line}" if thread.line is not None
+             else f"{path} (outdated: its line is gone)")
+    state = " resolved" if thread.resolved else ""
+    lines = [f"#{thread.id} {thread.kind.value}{state}  {where}"]
+    for m in thread.messages:
+        reactions = f"  {' '.join(m.reactions)}" if m.reactions else ""
+        body = clean(_MARKER.sub("", m.body)).strip().replace("\n", "\n      ")
+        lines.append(f"  {one_line(m.author)} ({m.author_kind.value}): {body}"
+                     f"{one_line(reactions)}")
+    return "\n".join(lines)

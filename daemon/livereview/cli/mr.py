@@ -1,0 +1,196 @@
+"""`livereview mr <operation> …`: the MR tools for people and scripts (docs/DESIGN.md §13).
+
+Parsing and rendering only: each operation is one call into `livereview.tools`. Text on a
+terminal, `--json` for scripts; exit 2 for bad input (or a write the host does not allow
+agents, or a comment already answered — by the daemon, or by another call, even one
+posting right now), 1 when the host or the database fails; one line on stderr, never a
+traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Awaitable, Callable
+from typing import TextIO
+
+from livereview.app.wiring import open_toolbox
+from livereview.core.sanitize import clean
+from livereview.settings import Settings
+from livereview.tools import comments, diffs, results, writing
+from livereview.tools.errors import EXIT_USAGE, ToolError
+from livereview.tools.patch import as_patch
+from livereview.tools.toolbox import Toolbox
+
+EXIT_OK = 0
+MR_HELP = "the MR's web URL, or HOST:REPO!IID (e.g. gl:group/project!7)"
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    mr = sub.add_parser("mr", help="MR tools for agents and scripts: comments, reply, diff, …")
+    mr.set_defaults(face=run)
+    ops = mr.add_subparsers(dest="operation", required=True, metavar="OPERATION")
+
+    def op(name: str, help_text: str, *, target: bool = True) -> argparse.ArgumentParser:
+        parser = ops.add_parser(name, help=help_text)
+        if target:
+            parser.add_argument("mr", metavar="MR", help=MR_HELP)
+        parser.add_argument("--json", action="store_true", help="machine-readable output")
+        return parser
+
+    op("comments", "the MR's comments not yet answered").add_argument(
+        "--include-replied", action="store_true",
+        help="also the comments already answered, and the bot's own")
+    reply = op("reply", "reply in a comment's thread (once; recorded as replied)")
+    reply.add_argument("comment", help="the comment's id (see `comments`)")
+    reply.add_argument("--body", required=True, help="the text (- reads it from stdin)")
+    for name, help_text in (("diffstat", "files changed, with status and +/- counts"),
+                            ("diff", "the unified diff, one file at a time")):
+        parser = op(name, help_text)
+        parser.add_argument("--path", action="append", default=[], metavar="GLOB",
+                            help="only files matching (repeatable; * crosses /)")
+        if name == "diff":
+            parser.add_argument("--context", type=int, default=None, metavar="N",
+                                help="lines of context (default: the host's diff)")
+    file = op("file", "a file's content at the MR's head, base or a commit")
+    file.add_argument("path")
+    file.add_argument("--ref", default="head", help="head (default), base or a SHA")
+    comment = op("comment", "a general comment, or one on a diff line")
+    comment.add_argument("--body", required=True, help="the text (- reads it from stdin)")
+    comment.add_argument("--path", help="file of an inline comment")
+    comment.add_argument("--line", type=int, help="line of an inline comment")
+    comment.add_argument("--old", action="store_true",
+                         help="--line numbers the old file (a removed line)")
+    op("approve", "approve the MR")
+    op("unapprove", "withdraw the bot's approval")
+    op("request-changes", "request changes").add_argument(
+        "--body", default="", help="why (- reads it from stdin)")
+    history = op("replied", "the reply history (daemon and tools), oldest first",
+                 target=False)
+    history.add_argument("--repo", help="only this repo path")
+    history.add_argument("--since", help="only replies from this date or time on (ISO 8601)")
+
+
+def _text(value: str) -> str:
+    return sys.stdin.read() if value == "-" else value
+
+
+def _call(box: Toolbox, args: argparse.Namespace) -> Awaitable[results.Result]:
+    operations: dict[str, Callable[[], Awaitable[results.Result]]] = {
+        "comments": lambda: comments.comments(box, args.mr,
+                                              include_replied=args.include_replied),
+        "reply": lambda: writing.reply(box, args.mr, args.comment, _text(args.body)),
+        "diffstat": lambda: diffs.diffstat(box, args.mr, args.path),
+        "file": lambda: diffs.file(box, args.mr, args.path, args.ref),
+        "comment": lambda: writing.comment(box, args.mr, _text(args.body), args.path,
+                                           args.line, args.old),
+        "approve": lambda: writing.approve(box, args.mr),
+        "unapprove": lambda: writing.unapprove(box, args.mr),
+        "request-changes": lambda: writing.request_changes(box, args.mr, _text(args.body)),
+        "replied": lambda: comments.replied(box, repo=args.repo, since=args.since),
+    }
+    return operations[args.operation]()
+
+
+async def _diff(box: Toolbox, args: argparse.Namespace, out: TextIO) -> None:
+    """Printed as each file arrives (memory bounded by one file), each under git's headers;
+    `--json` writes the same document as the MCP tool (hunks only, paths beside), streamed."""
+    key = box.mr(args.mr)  # bad input is said before anything is written
+    diffs.check_context(args.context)
+    stream = diffs.diff_stream(box, args.mr, args.path, args.context)
+    if not args.json:
+        async for item in stream:  # a patch `git apply` takes (tools/patch.py)
+            out.write(clean(as_patch(item)))
+        return
+    out.write(f'{{"mr": {json.dumps(str(key))}, "context": '
+              f'{json.dumps(args.context)}, "files": [')
+    first = True
+    async for item in stream:
+        out.write(("" if first else ", ") + json.dumps(results.as_json(item)))
+        first = False
+    out.write('], "omitted": [], "note": ""}\n')
+
+
+async def _main(settings: Settings, args: argparse.Namespace, out: TextIO) -> int:
+    box = open_toolbox(settings, log_failures=False)  # the one line on stderr says it
+    try:
+        if args.operation == "diff":
+            await _diff(box, args, out)
+            return EXIT_OK
+        result = await _call(box, args)
+        if args.json:
+            out.write(json.dumps(results.as_json(result), indent=2) + "\n")
+        if isinstance(result, results.Posted) and result.already_answered:
+            # Refused as before the race was closed (exit 2, one line); `--json` also
+            # gets the document saying by whom, and the reply's id.
+            print(f"livereview: mr {args.operation}: {result.note}", file=sys.stderr)
+            return EXIT_USAGE
+        if not args.json:
+            out.write(render(result))
+        return EXIT_OK
+    finally:
+        await box.close()
+
+
+def run(settings: Settings, args: argparse.Namespace) -> int:
+    try:
+        return asyncio.run(_main(settings, args, sys.stdout))
+    except ToolError as exc:
+        print(f"livereview: mr {args.operation}: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except BrokenPipeError:  # stdout closed early (`| head`): cli.main ends quietly
+        raise
+    except OSError as exc:  # stdin unreadable
+        print(f"livereview: mr {args.operation}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+# ---- text on a terminal (other people's text is cleaned of escapes first) ----------------
+def _comments(result: results.Comments) -> str:
+    left_out = result.left_out_replied + result.left_out_own
+    lines = [f"{result.mr}: {result.returned} of {result.total} comments"
+             + (f" ({result.left_out_replied} already replied, {result.left_out_own} the "
+                "bot's own: left out; --include-replied shows them)" if left_out else "")]
+    for c in result.comments:
+        where = f" on {c.path}:{c.line}" + (" (old)" if c.side == "old" else "") \
+            if c.path else ""
+        replied = f"  [replied by {c.replied_by}: #{c.reply_id}]" if c.replied else ""
+        lines.append(f"#{c.id} @{clean(c.author)} ({c.author_kind}){where} "
+                     f"thread {c.thread_id} {c.created_at}{replied}")
+        lines += [f"    {line}" for line in clean(c.body).splitlines() or [""]]
+    return "\n".join(lines) + "\n"
+
+
+def _diffstat(result: results.Diffstat) -> str:
+    marks = {"added": "A", "modified": "M", "removed": "D", "renamed": "R"}
+    lines = [f"{marks.get(f.status, '?')} {f'+{f.additions}':>7} {f'-{f.deletions}':>7}  "
+             + clean(f.path) + (f" (from {clean(f.old_path)})" if f.status == "renamed" else "")
+             + (" (binary)" if f.binary else "") for f in result.files]
+    lines.append(f"{len(result.files)} of {result.files_total} files, +{result.additions} "
+                 f"-{result.deletions}")
+    return "\n".join(lines) + "\n"
+
+
+def render(result: results.Result) -> str:
+    if isinstance(result, results.Comments):
+        return _comments(result)
+    if isinstance(result, results.Diffstat):
+        return _diffstat(result)
+    if isinstance(result, results.FileContent):
+        print(f"{result.path} at {result.sha[:12]} ({result.size} bytes, {result.encoding})",
+              file=sys.stderr)  # stdout is the file itself, ready to redirect
+        return result.content
+    if isinstance(result, results.Posted):
+        return (f"adopted #{result.id} in thread {result.thread_id}: {result.note}\n"
+                if result.adopted else f"posted #{result.id} in thread {result.thread_id}\n")
+    if isinstance(result, results.Verdict):
+        done = {"approve": "approved", "unapprove": "approval withdrawn",
+                "request_changes": "changes requested"}[result.action]
+        return f"{result.mr}: {done}\n"
+    if isinstance(result, results.Replied):
+        rows = [f"{r.replied_at}  {r.host}:{r.repo}!{r.iid}  #{r.comment_id} → #{r.reply_id} "
+                f"({r.source})" for r in result.replies]
+        return "\n".join([*rows, f"{result.count} replies"]) + "\n"
+    return clean(json.dumps(results.as_json(result), indent=2)) + "\n"

@@ -1,0 +1,326 @@
+"""The review model: what a merge-request conversation is, independent of any host.
+
+Host adapters translate their JSON into these frozen dataclasses; the store persists them;
+the pure core (sync.diff, triggers, reply.context) reasons only about them.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from datetime import datetime
+
+
+class ActorKind(enum.StrEnum):
+    HUMAN = "human"
+    SELF = "self"  # the bot this daemon runs as
+    BOT = "bot"  # another bot (ignored users, GitHub Apps, …)
+    SYSTEM = "system"  # host-generated notes ("added 1 commit")
+
+
+@dataclass(frozen=True, slots=True)
+class Actor:
+    id: str
+    username: str
+    name: str = ""
+    # The host itself marks the account as automated (a GitHub App, a GitLab project or
+    # group access token, a service account): never a human, whatever its timing.
+    bot: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    """Who the bot is on one host."""
+
+    host: str
+    user_id: str
+    username: str
+
+    def is_me(self, actor: Actor) -> bool:
+        return actor.id == self.user_id or actor.username.lower() == self.username.lower()
+
+
+@dataclass(frozen=True, slots=True)
+class MRKey:
+    host: str
+    repo: str
+    iid: int
+
+    def __str__(self) -> str:
+        return f"{self.host}:{self.repo}!{self.iid}"
+
+
+@dataclass(frozen=True, slots=True)
+class Anchor:
+    """Where a diff thread points: a line of a file at a given diff version."""
+
+    new_path: str
+    old_path: str
+    new_line: int | None
+    old_line: int | None
+    base_sha: str
+    start_sha: str
+    head_sha: str
+
+    @property
+    def line(self) -> int | None:
+        return self.new_line if self.new_line is not None else self.old_line
+
+
+@dataclass(frozen=True, slots=True)
+class Reaction:
+    name: str
+    user: Actor
+    id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    id: str
+    thread_id: str
+    author: Actor
+    body: str
+    created_at: datetime
+    updated_at: datetime
+    system: bool = False
+    reactions: tuple[Reaction, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Thread:
+    id: str
+    messages: tuple[Message, ...]
+    anchor: Anchor | None = None
+    resolvable: bool = False
+    resolved: bool = False
+    individual: bool = False  # a lone general comment (GitLab individual_note)
+
+    @property
+    def root(self) -> Message | None:
+        return self.messages[0] if self.messages else None
+
+
+@dataclass(frozen=True, slots=True)
+class Commit:
+    sha: str
+    title: str
+    created_at: datetime
+    parent_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class MergeRequest:
+    key: MRKey
+    title: str
+    description: str
+    author: Actor
+    source_branch: str
+    target_branch: str
+    state: str  # opened | closed | merged | locked
+    head_sha: str
+    base_sha: str
+    start_sha: str
+    web_url: str
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """Everything fetched about one MR in one poll."""
+
+    mr: MergeRequest
+    threads: tuple[Thread, ...]
+    commits: tuple[Commit, ...]  # newest first, as hosts list them
+
+    def messages(self) -> dict[str, Message]:
+        return {m.id: m for t in self.threads for m in t.messages}
+
+    def thread(self, thread_id: str) -> Thread | None:
+        return next((t for t in self.threads if t.id == thread_id), None)
+
+
+@dataclass(frozen=True, slots=True)
+class ChangedMR:
+    """One row of a host's 'MRs changed since' listing."""
+
+    repo: str
+    iid: int
+    updated_at: datetime
+    state: str = "opened"
+
+
+class EventKind(enum.StrEnum):
+    COMMENT_ADDED = "comment_added"
+    COMMENT_EDITED = "comment_edited"
+    COMMENT_DELETED = "comment_deleted"
+    REACTION_ADDED = "reaction_added"
+    REACTION_REMOVED = "reaction_removed"
+    COMMIT_PUSH = "commit_push"
+    FORCE_PUSH = "force_push"
+    RESOLVED = "resolved"
+    REOPENED = "reopened"
+    MR_STATE_CHANGED = "mr_state_changed"
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    kind: EventKind
+    mr: MRKey
+    thread_id: str = ""
+    message_id: str = ""
+    detail: str = ""
+
+
+class JobReason(enum.StrEnum):
+    MENTION = "mention"
+    THREAD_REPLY = "thread_reply"
+    EDIT_MENTION = "edit_mention"
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyRequest:
+    """A decision of the trigger function: answer this message in this thread."""
+
+    mr: MRKey
+    thread_id: str
+    message_id: str
+    reason: JobReason
+    comment_created_at: datetime
+
+    @property
+    def key(self) -> str:
+        return f"{self.mr.host}:{self.mr.repo}:{self.mr.iid}:{self.message_id}"
+
+
+class JobState(enum.StrEnum):
+    PENDING = "pending"  # triggered, not yet acknowledged
+    ACKED = "acked"  # 👀 given (or deliberately skipped)
+    ANSWERED = "answered"  # the answer is written and stored, not yet posted
+    POSTED = "posted"
+    SKIPPED = "skipped"
+    FAILED = "failed"
+
+    @property
+    def open(self) -> bool:
+        return self in (JobState.PENDING, JobState.ACKED, JobState.ANSWERED)
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyJob:
+    """A persisted reply job, as the worker sees it."""
+
+    id: int
+    key: str
+    mr: MRKey
+    thread_id: str
+    message_id: str
+    reason: JobReason
+    state: JobState
+    attempts: int
+    comment_created_at: datetime
+    answer: str | None = None
+    answer_meta: str | None = None  # JSON of the structured answer (mode, lesson, citations)
+    post_started: bool = False
+    ack_started: bool = False  # an ack comment may be on the host (hosts without reactions)
+    last_error: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Lesson:
+    """A rule the bot learned when a human convincingly disagreed (governed: docs/DESIGN.md §10)."""
+
+    key: str  # the principle, e.g. "Locks around dict reads"
+    value: str  # the short actionable rule
+    scope: str  # "repo:<host>:<path>" | "group:<host>:<path>" | "global"
+    status: str = "proposed"  # proposed | active | rejected | archived
+    source_message_id: str = ""  # the bot's concession
+    id: int = 0
+    created_by: str = ""  # the human whose argument it was
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """What the trigger function needs to know from the configuration."""
+
+    aliases: tuple[str, ...] = ("@livereview",)
+    ignore_users: tuple[str, ...] = ()
+    backfill_hours: float = 24.0
+    max_consecutive_replies: int = 5  # per thread, without a human in between
+    max_exchange_replies: int = 10  # per thread, to one counterpart with nobody else writing
+    max_replies_per_thread_per_hour: int = 12  # whoever asks (bots taking turns look human)
+    max_replies_per_mr_per_hour: int = 30
+    automated_reply_seconds: float = 5.0  # an answer to the bot faster than this is a bot's
+
+
+# ---- reviews (docs/DESIGN.md §11): what a host needs to show a review, independent of the host ---
+
+
+class FileStatus(enum.StrEnum):
+    ADDED = "added"
+    MODIFIED = "modified"
+    REMOVED = "removed"
+    RENAMED = "renamed"
+
+
+@dataclass(frozen=True, slots=True)
+class FileChange:
+    """One row of an MR's diffstat."""
+
+    new_path: str
+    old_path: str
+    status: FileStatus
+    additions: int
+    deletions: int
+    binary: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class FileDiff:
+    """One file of an MR's diff, yielded one at a time (memory bounded by one file)."""
+
+    change: FileChange
+    diff: str  # this file's unified diff ("" when skipped)
+    skipped: str = ""  # why it was left out: "binary", "too large (N bytes)", …
+
+
+@dataclass(frozen=True, slots=True)
+class DiffRefs:
+    """The diff version a review is anchored to."""
+
+    base_sha: str
+    start_sha: str
+    head_sha: str
+
+
+class Side(enum.StrEnum):
+    NEW = "new"  # an added or context line, numbered in the new file
+    OLD = "old"  # a removed line, numbered in the old file
+
+
+@dataclass(frozen=True, slots=True)
+class InlineComment:
+    """A comment placed on one diff line."""
+
+    path: str  # new path (old path for a removed file)
+    line: int
+    side: Side
+    body: str
+    old_path: str = ""  # when renamed
+    old_line: int | None = None  # context lines: the old-side number too (GitLab needs both)
+
+
+class Verdict(enum.StrEnum):
+    APPROVED = "approved"
+    CHANGES_REQUESTED = "changes_requested"
+    COMMENTED = "commented"
+
+
+@dataclass(frozen=True, slots=True)
+class PostedReview:
+    """What the host's create responses said about a posted review (never a read-back)."""
+
+    review_id: str  # GitHub: the review's id; GitLab/Bitbucket: the summary note's id
+    summary: Message | None
+    comments: tuple[Message, ...]  # one per InlineComment, same order
+    verdict_applied: Verdict  # e.g. COMMENTED when the host refused APPROVE on an own PR

@@ -1,0 +1,364 @@
+"""GitHub.com and GitHub Enterprise Server (REST, API version 2022-11-28) ⇄ the review model.
+
+Only this module, payloads.py and graphql.py know GitHub's JSON. A pull
+request's conversation maps to threads like this (ids are GitHub's own URL fragments):
+
+- an issue comment (the "Conversation" tab) is a lone general thread `issuecomment-<id>`;
+  GitHub has no replies there, so a reply is a new issue comment quoting the question;
+- review comments are threads keyed by their first comment, `discussion_r<root id>`
+  (replies carry `in_reply_to_id`), anchored at path/line/side and a commit;
+- a review's non-empty body is a lone general thread `pullrequestreview-<id>`.
+
+Docs: https://docs.github.com/en/rest/pulls, …/rest/issues/comments, …/rest/reactions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from contextlib import aclosing
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from urllib.parse import quote
+
+import structlog
+
+from livereview.core import sanitize
+from livereview.core.model import (
+    Anchor,
+    ChangedMR,
+    Identity,
+    Message,
+    MRKey,
+    Reaction,
+    Snapshot,
+    Thread,
+)
+from livereview.hosts.base import (
+    BadResponse,
+    Capabilities,
+    Conflict,
+    Forbidden,
+    NotFound,
+    OverHttp,
+)
+from livereview.hosts.github.graphql import REACTION_ENUM, GraphQL, ThreadState
+from livereview.hosts.github.payloads import (
+    ISSUE,
+    REVIEW,
+    REVIEW_BODY,
+    actor,
+    iso_stamp,
+    issue_message,
+    issue_thread,
+    merge_request,
+    number_in_url,
+    parse_id,
+    review_body_thread,
+    review_message,
+    review_threads,
+    to_commit,
+    unified_diff,
+)
+from livereview.hosts.github.review import GitHubReview
+from livereview.hosts.http import HttpClient
+from livereview.hosts.payload import JsonObject, json_objects
+from livereview.hosts.revalidate import keeping
+
+log = structlog.get_logger("livereview.github")
+
+
+def _unreacted(comment: JsonObject) -> bool:
+    """Whether a comment's `reactions` rollup says nobody reacted (no list to read)."""
+    rollup = comment.obj_or_none("reactions")
+    return rollup is not None and rollup.number_or_none("total_count") == 0
+# Award-emoji names people configure (GitLab's) → GitHub's eight reaction contents.
+_REACTIONS = {"thumbsup": "+1", "thumbsdown": "-1", "smile": "laugh", "laughing": "laugh",
+              "tada": "hooray", "heart": "heart", "rocket": "rocket", "eyes": "eyes",
+              "confused": "confused", "+1": "+1", "-1": "-1", "laugh": "laugh",
+              "hooray": "hooray"}
+# Repo-wide comment lists are asked for `since` a time rounded down to this, so the URL
+# stays the same for a while and is revalidated with its ETag: GitHub does not charge a
+# 304 to the rate limit. https://docs.github.com/en/rest/using-the-rest-api/best-practices-for-using-the-rest-api#use-conditional-requests-if-appropriate
+SINCE_STEP = timedelta(minutes=10)
+RESOLUTION_TTL = 60.0  # seconds a PR's thread resolution states are reused (GraphQL costs)
+
+
+class GitHub(GitHubReview, OverHttp):
+    type = "github"
+    # No instance-wide listing and no mention inbox: GitHub's notifications API does not
+    # accept fine-grained tokens. Each repo is listed with three conditional requests.
+    capabilities = Capabilities(reactions=True, resolve=True, threaded_general_comments=False,
+                                instance_wide_listing=False, mention_inbox=False,
+                                review_batch=True)
+
+    def __init__(self, name: str, http: HttpClient, *, graphql_url: str) -> None:
+        self.name = name
+        self.http = http
+        self.graphql = GraphQL(http, graphql_url)
+        self._states: dict[MRKey, tuple[float, dict[int, ThreadState]]] = {}
+        self._review_nodes: dict[int, str] = {}  # review id → node id (for addReaction)
+
+    @property
+    def listing_is_cheap(self) -> bool:
+        return False
+
+
+    def _repo(self, repo: str) -> str:
+        owner, _, name = repo.partition("/")
+        if not owner or not name or "/" in name:
+            raise NotFound(f"{repo}: a GitHub repository is owner/name")
+        return f"/repos/{quote(owner, safe='')}/{quote(name, safe='')}"
+
+    def _pull(self, key: MRKey) -> str:
+        return f"{self._repo(key.repo)}/pulls/{key.iid}"
+
+    async def _all(self, path: str, params: dict[str, Any] | None = None
+                   ) -> list[JsonObject]:
+        return [x async for page in self.http.items(path, params, conditional=True)
+                for x in page]
+
+    async def whoami(self) -> Identity:
+        user = await self.http.one("GET", "/user")
+        return Identity(self.name, str(user.number("id")), user.text("login"))
+
+    async def repo_exists(self, repo: str) -> bool:
+        try:
+            await self.http.request("GET", self._repo(repo), conditional=True)
+        except NotFound:  # GitHub answers 404, not 403, for a repo the token cannot see
+            return False
+        return True
+
+    async def mention_inbox(self, repos: tuple[str, ...]) -> dict[MRKey, list[str]]:
+        return {}
+
+    async def clear_mentions(self, item_ids: list[str]) -> None:
+        return None
+
+    # ---- listing --------------------------------------------------------------------------
+    async def list_changed_mrs(
+        self, repos: tuple[str, ...], since: datetime | None
+    ) -> list[ChangedMR]:
+        """Open PRs of `repos` updated at or after `since` (all when None), plus PRs whose
+        comments were written or edited since then (an edit may not bump the PR).
+
+        Per repo, on URLs that stay the same between cycles, so an idle cycle is all 304s:
+        the open PRs by last update (pages stop at `since`), and — after the first cycle —
+        the repo-wide issue and review comments since `since` rounded down to SINCE_STEP.
+        """
+        # Repos are listed side by side (the HTTP client bounds the concurrency).
+        found = await asyncio.gather(*(self._changed_in(repo, since) for repo in repos))
+        return [mr for listed in found for mr in listed]
+
+    async def _changed_in(self, repo: str, since: datetime | None) -> list[ChangedMR]:
+        changed: dict[int, ChangedMR] = {}
+        pages = self.http.items(f"{self._repo(repo)}/pulls", {
+            "state": "open", "sort": "updated", "direction": "desc"}, conditional="first",
+            keep=keeping("number", "updated_at"))
+        async with aclosing(pages):
+            async for page in pages:
+                listed = [ChangedMR(repo, p.number("number"), p.time("updated_at"), "opened")
+                          for p in page]
+                fresh = [mr for mr in listed if since is None or mr.updated_at >= since]
+                changed.update((mr.iid, mr) for mr in fresh)
+                if len(fresh) < len(page):  # sorted by update: the rest is older
+                    break
+        if since is not None:
+            for number, at in await self._commented(repo, since):
+                if number not in changed or changed[number].updated_at < at:
+                    changed[number] = ChangedMR(repo, number, at, "opened")
+        return list(changed.values())
+
+    async def _commented(self, repo: str, since: datetime) -> list[tuple[int, datetime]]:
+        """(PR number, comment updated_at) of comments written or edited since `since`."""
+        epoch = datetime(2000, 1, 1, tzinfo=UTC)
+        stable = epoch + (since - epoch) // SINCE_STEP * SINCE_STEP
+        params = {"since": iso_stamp(stable), "sort": "updated", "direction": "asc"}
+        found = []
+        for c in await self._all(f"{self._repo(repo)}/issues/comments", params):
+            # Issues and PRs share this list; a PR's comment links to …/pull/<n>.
+            if "/pull/" in c.text_or("html_url") and (at := c.time("updated_at")) >= since:
+                found.append((number_in_url(c, "issue_url"), at))
+        for c in await self._all(f"{self._repo(repo)}/pulls/comments", params):
+            if (at := c.time("updated_at")) >= since:
+                found.append((number_in_url(c, "pull_request_url"), at))
+        return found
+
+    # ---- reading a PR -----------------------------------------------------------------------
+    async def fetch_mr(self, repo: str, iid: int,
+                       reactions_for: frozenset[str] = frozenset()) -> Snapshot:
+        key = MRKey(self.name, repo, iid)
+        base = self._pull(key)
+        # Hot PRs are re-fetched every few seconds: each list is revalidated by its ETag.
+        pr = await self.http.one("GET", base, conditional=True)
+        issue_comments = await self._all(f"{self._repo(repo)}/issues/{iid}/comments")
+        review_comments = await self._all(f"{base}/comments")
+        reviews = await self._all(f"{base}/reviews")
+        commits = await self._all(f"{base}/commits")
+        self._review_nodes.update({r.number("id"): r.text("node_id") for r in reviews
+                                   if r.has("node_id")})
+        roots = {c.number("id") for c in review_comments if not c.has("in_reply_to_id")}
+        states = await self._thread_states(key, roots)
+        threads = [issue_thread(c) for c in issue_comments]
+        threads += [review_body_thread(r) for r in reviews
+                    if r.text_or("body").strip() and r.text_or("state") != "PENDING"]
+        threads += review_threads(review_comments, states)
+        threads.sort(key=lambda t: (t.messages[0].created_at, t.id))
+        if reactions_for:
+            # A comment carries only counts (its `reactions` rollup): none, nothing to read.
+            unreacted = {f"{ISSUE}{c.number('id')}" for c in issue_comments if _unreacted(c)}
+            unreacted |= {f"{REVIEW}{c.number('id')}" for c in review_comments
+                          if _unreacted(c)}
+            threads = [await self._with_reactions(key, t, reactions_for - unreacted)
+                       for t in threads]
+        return Snapshot(mr=merge_request(key, pr), threads=tuple(threads),
+                        commits=tuple(to_commit(c) for c in reversed(commits)))
+
+    async def _with_reactions(self, key: MRKey, thread: Thread, ids: frozenset[str]
+                              ) -> Thread:
+        """Who reacted how, for the messages in `ids`."""
+        if not any(m.id in ids for m in thread.messages):
+            return thread
+        messages = []
+        for m in thread.messages:
+            if m.id in ids:
+                kind, number = parse_id(m.id)
+                if kind != REVIEW_BODY:  # the bot's own messages are never review bodies
+                    where = "issues" if kind == ISSUE else "pulls"
+                    found = await self._all(
+                        f"{self._repo(key.repo)}/{where}/comments/{number}/reactions")
+                    m = replace(m, reactions=tuple(
+                        Reaction(r.text("content"), actor(r.obj_or_none("user")),
+                                 str(r.number("id"))) for r in found))
+            messages.append(m)
+        return replace(thread, messages=tuple(messages))
+
+    async def _thread_states(self, key: MRKey, roots: set[int], *, fresh: bool = False
+                             ) -> dict[int, ThreadState]:
+        """Resolution and node ids of the PR's review threads (GraphQL only). Reused for
+        RESOLUTION_TTL unless a new thread appeared: hot PRs are fetched every few seconds
+        and GraphQL has no conditional requests."""
+        if not roots:
+            return {}
+        fetched_at, states = self._states.get(key, (0.0, {}))
+        if not fresh and roots <= set(states) and time.monotonic() - fetched_at < RESOLUTION_TTL:
+            return states
+        try:
+            states = await self.graphql.review_threads(key.repo, key.iid)
+        except (Forbidden, NotFound, BadResponse) as exc:
+            # The conversation is readable without it; threads just show as unresolved.
+            log.warning("review_thread_states_unavailable", host=self.name, mr=str(key),
+                        reason=str(exc))
+            return states
+        self._states[key] = (time.monotonic(), states)
+        return states
+
+    async def fetch_thread(self, key: MRKey, thread_id: str) -> Thread:
+        """One thread as it is now. For a general thread (no replies on GitHub) it holds
+        the question and every later issue comment, so a reply posted as a new comment is
+        found there (adoption after a crash)."""
+        kind, number = parse_id(thread_id)
+        if kind == REVIEW:
+            comments = await self._all(f"{self._pull(key)}/comments")
+            found = [t for t in review_threads(comments, {}) if t.id == thread_id]
+            if not found:
+                raise NotFound(f"review thread {thread_id} not in {key}")
+            return found[0]
+        comments = await self._all(f"{self._repo(key.repo)}/issues/{key.iid}/comments")
+        messages = [(c.number("id"), issue_message(c, thread_id)) for c in comments]
+        if kind == ISSUE:
+            question = next((c for c in comments if c.number("id") == number), None)
+            if question is None:
+                raise NotFound(f"comment {thread_id} not in {key}")
+            start = question.time("created_at")
+            return issue_thread(question, tuple(
+                m for cid, m in messages if cid != number and m.created_at >= start))
+        review = await self.http.one("GET", f"{self._pull(key)}/reviews/{number}")
+        start = review.time("submitted_at")
+        return review_body_thread(review, tuple(
+            m for _, m in messages if m.created_at >= start))
+
+    async def diff(self, key: MRKey, head_sha: str | None = None) -> str:
+        """The PR's changes as one unified diff: the current version, or the version whose
+        head was `head_sha` (three-dot compare from the base: what the PR showed then)."""
+        if head_sha:
+            pr = merge_request(key, await self.http.one("GET", self._pull(key),
+                                                           conditional=True))
+            if head_sha != pr.head_sha:
+                try:
+                    compare = await self.http.one(
+                        "GET", f"{self._repo(key.repo)}/compare/{pr.base_sha}...{head_sha}")
+                    return unified_diff(compare.objects("files"))
+                except NotFound:  # the old head is gone (garbage-collected): use the current
+                    log.info("diff_version_gone", host=self.name, mr=str(key), head=head_sha)
+        return unified_diff(await self._all(f"{self._pull(key)}/files"))
+
+    async def file_content(self, repo: str, ref: str, path: str) -> str:
+        response = await self.http.request(
+            "GET", f"{self._repo(repo)}/contents/{quote(path)}", params={"ref": ref},
+            headers={"Accept": "application/vnd.github.raw+json"})
+        return response.text
+
+    async def list_files(self, repo: str, ref: str, directory: str) -> list[str]:
+        path = f"{self._repo(repo)}/contents/{quote(directory.strip('/'))}"
+        entries = await self.http.json("GET", path, params={"ref": ref})
+        if not isinstance(entries, list):  # a file, not a directory
+            return []
+        return [e.text("path") for e in json_objects(entries, f"GET {path}")
+                if e.text_or("type") == "file"]
+
+    # ---- writing ----------------------------------------------------------------------------
+    async def reply(self, key: MRKey, thread_id: str, body: str) -> Message:
+        """In a review thread: a reply to its first comment (GitHub takes no reply to a
+        reply). Elsewhere: a new PR comment that quotes the question."""
+        kind, number = parse_id(thread_id)
+        if kind == REVIEW:
+            c = await self.http.one(
+                "POST", f"{self._pull(key)}/comments/{number}/replies", json={"body": body})
+            return review_message(c, thread_id)
+        if kind == ISSUE:
+            question = await self.http.one(
+                "GET", f"{self._repo(key.repo)}/issues/comments/{number}")
+        else:
+            question = await self.http.one("GET", f"{self._pull(key)}/reviews/{number}")
+        quoted = sanitize.quote(question.text_or("body"))
+        return await self.comment(key, f"{quoted}\n\n{body}" if quoted else body)
+
+    async def comment(self, key: MRKey, body: str, anchor: Anchor | None = None) -> Message:
+        if anchor is None:
+            c = await self.http.one(
+                "POST", f"{self._repo(key.repo)}/issues/{key.iid}/comments", json={"body": body})
+            return issue_message(c)
+        c = await self.http.one("POST", f"{self._pull(key)}/comments", json={
+            "body": body, "commit_id": anchor.head_sha, "path": anchor.new_path,
+            "line": anchor.line, "side": "LEFT" if anchor.new_line is None else "RIGHT"})
+        return review_message(c)
+
+    async def react(self, key: MRKey, message_id: str, emoji: str) -> None:
+        """A reaction; GitHub answers 200 instead of 201 when it exists already: success."""
+        content = _REACTIONS.get(emoji)
+        if content is None:
+            raise Forbidden(f"{emoji!r} is not one of GitHub's reactions "
+                            f"({', '.join(REACTION_ENUM)})")
+        kind, number = parse_id(message_id)
+        if kind == REVIEW_BODY:  # no REST endpoint for reactions on reviews
+            node = self._review_nodes.get(number) or (await self.http.one(
+                "GET", f"{self._pull(key)}/reviews/{number}")).text("node_id")
+            await self.graphql.add_reaction(node, content)
+            return
+        where = "issues" if kind == ISSUE else "pulls"
+        await self.http.request("POST", f"{self._repo(key.repo)}/{where}/comments/{number}"
+                                "/reactions", json={"content": content})
+
+    async def resolve(self, key: MRKey, thread_id: str, resolved: bool = True) -> None:
+        kind, root = parse_id(thread_id)
+        if kind != REVIEW:
+            raise Conflict(f"{thread_id}: only review threads can be resolved on GitHub")
+        state = (await self._thread_states(key, {root}, fresh=True)).get(root)
+        if state is None:
+            raise NotFound(f"review thread {thread_id} not in {key}")
+        now = await self.graphql.set_resolved(state.node_id, resolved)
+        fetched_at, states = self._states.get(key, (0.0, {}))
+        self._states[key] = (fetched_at, {**states, root: ThreadState(state.node_id, now)})
+

@@ -1,0 +1,149 @@
+"""GitLab's REST v4 JSON → the review model: pure functions, no I/O.
+
+Every field is read through `JsonObject`, so a payload that is not what GitLab documents
+ends in a `BadResponse` naming the endpoint and the field. Shapes: the recorded gitlab.com
+payloads in tests/fixtures/gitlab and https://docs.gitlab.com/api/merge_requests/,
+https://docs.gitlab.com/api/discussions/, https://docs.gitlab.com/api/emoji_reactions/.
+"""
+
+from __future__ import annotations
+
+import re
+
+from livereview.core.model import (
+    Actor,
+    Anchor,
+    ChangedMR,
+    Commit,
+    MergeRequest,
+    Message,
+    MRKey,
+    Reaction,
+    Thread,
+)
+from livereview.hosts.payload import JsonObject
+
+# GitLab names the users it creates for automation itself:
+# - project and group access tokens: `project_{project_id}_bot_{random_string}`,
+#   `group_{group_id}_bot_{random_string}` (before GitLab 16: `project_{id}_bot`, then
+#   `…_bot1`, `…_bot2`): https://docs.gitlab.com/user/project/settings/project_access_tokens/#bot-users-for-projects,
+#   https://docs.gitlab.com/user/group/settings/group_access_tokens/#bot-users-for-groups
+# - service accounts without a chosen username: `service_account_{random}`, or
+#   `service_account_group_{group_id}_{random}`: https://docs.gitlab.com/api/service_accounts/,
+#   https://docs.gitlab.com/api/group_service_accounts/
+# Entities that have it also carry `bot` (User#bot?: every automated user type), e.g.
+# GET /user and an MR's author; a note's author is a UserBasic without it, hence the names.
+_BOT_USERNAME = re.compile(r"(?:project|group)_\d+_bot(?:\d*|_[0-9a-f]+)|service_account_\w+")
+
+
+def is_bot_username(username: str) -> bool:
+    return _BOT_USERNAME.fullmatch(username) is not None
+
+
+def actor(user: JsonObject | None) -> Actor:
+    if user is None:  # a deleted account: GitLab shows it as the Ghost User
+        return Actor("0", "ghost", "Ghost User")
+    username = user.text_or("username")
+    return Actor(user.token("id"), username, user.text_or("name"),
+                 user.flag("bot") or is_bot_username(username))
+
+
+def anchor(position: JsonObject | None) -> Anchor | None:
+    """Where a diff note points; image and file positions have no line: no anchor."""
+    if position is None or position.text_or("position_type", "text") != "text":
+        return None
+    new_path = position.text_or("new_path") or position.text_or("old_path")
+    if not new_path:
+        return None
+    return Anchor(
+        new_path=new_path,
+        old_path=position.text_or("old_path") or new_path,
+        new_line=position.number_or_none("new_line"),
+        old_line=position.number_or_none("old_line"),
+        base_sha=position.text_or("base_sha"),
+        start_sha=position.text_or("start_sha"),
+        head_sha=position.text_or("head_sha"),
+    )
+
+
+def message(note: JsonObject, thread_id: str) -> Message:
+    created = note.time("created_at")
+    return Message(
+        id=note.token("id"),
+        thread_id=thread_id,
+        author=actor(note.obj_or_none("author")),
+        body=note.text_or("body"),
+        created_at=created,
+        updated_at=note.time_or_none("updated_at") or created,
+        system=note.flag("system"),
+    )
+
+
+def thread(discussion: JsonObject) -> Thread:
+    thread_id = discussion.token("id")
+    notes = discussion.objects("notes")
+    messages = tuple(message(n, thread_id) for n in notes)
+    first = notes[0] if notes else None
+    resolvable = first is not None and first.flag("resolvable")
+    return Thread(
+        id=thread_id,
+        messages=messages,
+        anchor=anchor(first.obj_or_none("position")) if first is not None else None,
+        resolvable=resolvable,
+        resolved=resolvable and all(n.flag("resolved") for n in notes if n.flag("resolvable")),
+        individual=discussion.flag("individual_note"),
+    )
+
+
+def merge_request(key: MRKey, data: JsonObject) -> MergeRequest:
+    refs = data.obj_or_none("diff_refs")
+    return MergeRequest(
+        key=key,
+        title=data.text_or("title"),
+        description=data.text_or("description"),
+        author=actor(data.obj_or_none("author")),
+        source_branch=data.text_or("source_branch"),
+        target_branch=data.text_or("target_branch"),
+        state=data.text_or("state", "opened"),
+        head_sha=(refs.text_or("head_sha") if refs else "") or data.text_or("sha"),
+        base_sha=refs.text_or("base_sha") if refs else "",
+        start_sha=refs.text_or("start_sha") if refs else "",
+        web_url=data.text_or("web_url"),
+        created_at=data.time("created_at"),
+        updated_at=data.time("updated_at"),
+    )
+
+
+def changed_mr(repo: str, mr: JsonObject) -> ChangedMR:
+    return ChangedMR(repo, mr.number("iid"), mr.time("updated_at"), mr.text_or("state", "opened"))
+
+
+def commit(data: JsonObject) -> Commit:
+    return Commit(
+        sha=data.token("id"),
+        title=data.text_or("title"),
+        created_at=data.time("created_at" if data.has("created_at") else "committed_date"),
+        parent_ids=data.texts("parent_ids"),
+    )
+
+
+def reaction(award: JsonObject) -> Reaction:
+    return Reaction(award.text("name"), actor(award.obj_or_none("user")), award.token("id"))
+
+
+def unified(files: list[JsonObject]) -> str:
+    """GitLab's per-file `diff` (hunks only) as one unified diff."""
+    out = []
+    for f in files:
+        diff = f.text_or("diff")
+        out.append(f"--- a/{f.text('old_path')}\n+++ b/{f.text('new_path')}\n{diff}"
+                   + ("" if diff.endswith("\n") else "\n"))
+    return "".join(out)
+
+
+def todo_target(todo: JsonObject) -> tuple[str, int] | None:
+    """(project path, MR iid) of a to-do about a merge request, if it names them."""
+    project, target = todo.obj_or_none("project"), todo.obj_or_none("target")
+    if project is None or target is None or not target.has("iid"):
+        return None
+    return project.text("path_with_namespace"), target.number("iid")

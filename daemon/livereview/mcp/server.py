@@ -1,0 +1,192 @@
+"""`livereview mcp`: the MR tools as a Model Context Protocol server over stdio
+(docs/DESIGN.md §13).
+
+Each operation of `livereview.tools` is one MCP tool with a JSON schema and a structured
+result; a failure is a tool error carrying the same one-line message the CLI prints. The
+server uses the daemon's configuration, store and hosts, and runs beside `livereview run`
+(SQLite in WAL mode, short transactions behind the busy timeout).
+
+stdout is the protocol: every log line goes to stderr (livereview.log_setup writes there).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Annotated, TypeVar
+
+import anyio
+from pydantic import Field
+
+from livereview import __version__
+from livereview.app.wiring import open_toolbox
+from livereview.mcp import local as local_mcp
+from livereview.mcp.local import LocalReviewTools
+from livereview.settings import Settings
+from livereview.tools import comments as comment_tools
+from livereview.tools import diffs, results, writing
+from livereview.tools.errors import ToolError
+from livereview.tools.toolbox import Toolbox
+
+if TYPE_CHECKING:  # the SDK is imported when the server starts: every other command
+    from mcp.server.mcpserver import MCPServer  # starts faster without it
+
+R = TypeVar("R")
+MR = Annotated[str, Field(description=(
+    "The merge request: its web URL on a configured host (GitLab …/-/merge_requests/N, "
+    "GitHub …/pull/N, Bitbucket …/pull-requests/N) or HOST:REPO!IID, e.g. gl:group/app!7. "
+    "Only repos the operator chose are reached: the host's watched repos and its "
+    "agent_repos patterns"))]
+PATHS = Annotated[list[str], Field(description=(
+    "Only files whose new or old path matches one of these shell globs (* also crosses /); "
+    "empty: every file"))]
+INSTRUCTIONS = (
+    "Merge-request tools over the hosts livereview watches (GitLab, GitHub, Bitbucket). "
+    "Start with `comments` to see what reviewers asked that nobody answered yet; read the "
+    "code with `diffstat`, `diff` and `file`; answer each comment with `reply` (once per "
+    "comment: it is recorded, and the daemon will not answer it again). Writes (reply, "
+    "comment, approve, unapprove, request_changes) fail unless the host's agent_writes is on; "
+    "an MR of a repo outside the host's watched repos and agent_repos patterns is refused.")
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    mcp = sub.add_parser("mcp", help="serve the MR tools to coding agents (MCP over stdio)")
+    mcp.set_defaults(face=run)
+
+
+class Tools:
+    """The MCP face: every tool is one call into livereview.tools, its errors tool errors."""
+
+    def __init__(self, box: Toolbox) -> None:
+        self.box = box
+
+    @staticmethod
+    async def _call(step: Awaitable[R]) -> R:
+        from mcp.server.mcpserver.exceptions import ToolError as McpToolError
+        try:
+            return await step
+        except ToolError as exc:
+            raise McpToolError(str(exc)) from exc
+        except Exception as exc:  # a bug: one line for the agent, as the CLI says it
+            raise McpToolError(f"internal error: {type(exc).__name__}: {exc} (a bug, "
+                               "please report it)") from exc
+
+    async def comments(self, mr: MR, include_replied: Annotated[bool, Field(description=(
+            "Also return comments already answered (by the daemon, a reply tool call, or "
+            "any reply of the bot's the MR shows) and the bot's own messages"))] = False
+                       ) -> results.Comments:
+        """The MR's comments that still need an answer: id (pass it to `reply`), thread,
+        author, the file and line a diff comment is on, and its text. Comments already
+        answered and the bot's own are left out unless include_replied; the counts say how
+        many were left out."""
+        return await self._call(comment_tools.comments(self.box, mr,
+                                                       include_replied=include_replied))
+
+    async def reply(self, mr: MR,
+                    comment_id: Annotated[str, Field(description="A comment id from `comments`")],
+                    body: Annotated[str, Field(description="The reply, in Markdown")]
+                    ) -> results.Posted:
+        """Reply in the thread of one comment, and record it as answered. Safe to retry:
+        a call repeated after a lost response adopts the reply already posted instead of
+        posting it twice. A comment already answered — by the daemon or another call (or
+        by a reply of the bot's the MR shows: answered_by "host"), or being answered by one
+        right now (in_progress) — gets no second reply: the result says already_answered,
+        answered_by, and the other reply's id when known."""
+        return await self._call(writing.reply(self.box, mr, comment_id, body))
+
+    async def diffstat(self, mr: MR, paths: PATHS | None = None) -> results.Diffstat:
+        """Files the MR changes: path, status (added, modified, removed, renamed), lines
+        added and removed, binary or not. Cheap: start here before reading the diff."""
+        return await self._call(diffs.diffstat(self.box, mr, paths or []))
+
+    async def diff(self, mr: MR, paths: PATHS | None = None,
+                   context: Annotated[int | None, Field(ge=0, le=diffs.MAX_CONTEXT, description=(
+                       "Lines of context around each change (default: the host's diff, "
+                       "usually 3)"))] = None) -> results.Diff:
+        """The MR's unified diff, per file. Binary and oversized files carry a note instead
+        of a diff; files past the answer's size budget are listed in `omitted`: ask for
+        them again with `paths`."""
+        return await self._call(diffs.diff(self.box, mr, paths or [], context))
+
+    async def file(self, mr: MR,
+                   path: Annotated[str, Field(description="The file's path in the repository")],
+                   ref: Annotated[str, Field(description=(
+                       "head (the MR's newest commit), base (the target it is compared to) "
+                       "or a commit SHA"))] = "head") -> results.FileContent:
+        """A text file's content at a revision of the MR, with its size and encoding.
+        Binary files are refused."""
+        return await self._call(diffs.file(self.box, mr, path, ref))
+
+    async def comment(self, mr: MR, body: Annotated[str, Field(description="Markdown text")],
+                      path: Annotated[str | None, Field(description=(
+                          "For an inline comment: the file (with line)"))] = None,
+                      line: Annotated[int | None, Field(ge=1, description=(
+                          "For an inline comment: the line, in the new file unless old"))
+                      ] = None,
+                      old: Annotated[bool, Field(description=(
+                          "line numbers the old file: a removed line"))] = False
+                      ) -> results.Posted:
+        """A new comment on the MR: general, or on one diff line (path and line)."""
+        return await self._call(writing.comment(self.box, mr, body, path, line, old))
+
+    async def approve(self, mr: MR) -> results.Verdict:
+        """Approve the MR as the bot's account (where the host counts approvals, this one
+        counts). Approving twice is not an error; `unapprove` withdraws it."""
+        return await self._call(writing.approve(self.box, mr))
+
+    async def unapprove(self, mr: MR) -> results.Verdict:
+        """Withdraw the bot's approval of the MR (nothing happens if it had not approved)."""
+        return await self._call(writing.unapprove(self.box, mr))
+
+    async def request_changes(self, mr: MR, body: Annotated[str, Field(description=(
+            "Why, in Markdown (optional)"))] = "") -> results.Verdict:
+        """Request changes on the MR as the bot (where the host has no such state, it says
+        so)."""
+        return await self._call(writing.request_changes(self.box, mr, body))
+
+    async def replied(self, repo: Annotated[str | None, Field(description=(
+            "Only this repository path, e.g. group/app"))] = None,
+                      since: Annotated[str | None, Field(description=(
+                          "Only replies from this ISO 8601 date or time on"))] = None
+                      ) -> results.Replied:
+        """The history of replies posted by the daemon and by reply tool calls, oldest first,
+        with times: what was already answered."""
+        return await self._call(comment_tools.replied(self.box, repo=repo, since=since))
+
+
+def build(box: Toolbox) -> MCPServer:
+    from mcp.types import ToolAnnotations
+
+    from livereview.mcp.arguments import Server  # one-line argument errors
+    read = ToolAnnotations(read_only_hint=True, open_world_hint=True)
+    write = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=True)
+    server: MCPServer = Server("livereview", version=__version__, instructions=INSTRUCTIONS,
+                                  log_level="WARNING")
+    tools = Tools(box)
+    for name in ("comments", "diffstat", "diff", "file", "replied"):
+        server.add_tool(getattr(tools, name), name=name, annotations=read)
+    for name in ("reply", "comment", "approve", "unapprove", "request_changes"):
+        server.add_tool(getattr(tools, name), name=name, annotations=write)
+    local = LocalReviewTools(box.settings)  # local reviews of git ranges (docs/DESIGN.md §14)
+    for name in local_mcp.NAMES:
+        server.add_tool(getattr(local, name), name=name,
+                        annotations=read if name == "show_review" else write)
+    return server
+
+
+async def serve(settings: Settings) -> None:
+    box = open_toolbox(settings)
+    try:
+        await build(box).run_stdio_async()
+    finally:
+        await box.close()
+
+
+def run(settings: Settings, args: argparse.Namespace) -> int:
+    try:
+        anyio.run(serve, settings)
+    except ToolError as exc:
+        print(f"livereview: mcp: {exc}", file=sys.stderr)
+        return exc.exit_code
+    return 0

@@ -1,0 +1,1 @@
+"""The fake Bitbucket Server / Data Center (REST 1.0): model, state, payloads, routes, HTTP."""

@@ -1,0 +1,116 @@
+"""What the operator commands `health`, `pending` and `conversation` read from the store,
+read-only: the database is opened, never created or written (docs/DESIGN.md §7). The faces
+only render what these return."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import cached_property
+
+from livereview.core.model import Identity, JobState, Message, MRKey, Snapshot
+from livereview.settings import DaemonSettings, Settings
+from livereview.store import jobs, reviews, snapshots, state
+from livereview.store.db import Store
+from livereview.store.engine import StoreMissing
+from livereview.store.leases import poll_scopes
+from livereview.store.tables import EventRow, ReplyJobRow, ReviewRunRow
+
+# A host's stalest poll shard: its scope, the shard's repos, its last successful listing,
+# and whether that shard is new since the repo set changed.
+Shard = tuple[str, tuple[str, ...], datetime | None, bool]
+
+
+class UnknownMR(ValueError):
+    """The URL names no watched host, or the MR was never polled."""
+
+
+def open_reader(settings: DaemonSettings) -> Store:
+    """The database for a command that only reads: never created, never written."""
+    return Store.open_existing(settings.database_url, settings.busy_timeout_seconds)
+
+
+def stalest(listed: dict[str, datetime | None], split: dict[str, tuple[str, ...]]) -> Shard:
+    """Judged by the stalest shard, not the freshest: one shard nobody polls any more is
+    enough to be unhealthy. Scopes of a former repo set are not judged (nobody polls them
+    again); a shard of the current set not listed yet counts from the host's last success
+    under the former set, so a repo set change is not a failure until that is max-age old."""
+    former = [at for scope, at in listed.items() if scope not in split and at is not None]
+    judged: list[Shard] = [(scope, repos, listed.get(scope) or max(former, default=None),
+                            listed.get(scope) is None) for scope, repos in split.items()]
+    return min(judged, key=lambda j: (j[2] is not None, j[2] or datetime.min.replace(
+        tzinfo=UTC), j[0]))
+
+
+def last_success(settings: Settings) -> dict[str, Shard]:
+    """Each host's stalest shard; empty when nothing was polled yet (and a health check
+    must not create the database)."""
+    try:
+        store = open_reader(settings.daemon)
+    except StoreMissing:
+        return {}
+    try:
+        listed = store.transaction(state.listings)
+        return {h.name: stalest(listed.get(h.name, {}),
+                                poll_scopes(store, settings.repos_of(h.name)))
+                for h in settings.hosts}
+    finally:
+        store.close()
+
+
+def pending(settings: Settings, *, include_replied: bool, repo: str | None
+            ) -> tuple[list[ReplyJobRow], list[ReviewRunRow]]:
+    """The reply jobs still open or failed (every job with `include_replied`), and the
+    review runs still open or given up, of one repo or all. Raises StoreMissing when nothing
+    was polled yet."""
+    store = open_reader(settings.daemon)
+    try:
+        states = None if include_replied else (
+            [s.value for s in JobState if s.open] + [JobState.FAILED.value])
+        rows = store.transaction(jobs.listing, states=states, repo=repo)
+        runs = store.transaction(reviews.unfinished, repo=repo)
+    finally:
+        store.close()
+    return rows, runs
+
+
+@dataclass(frozen=True)
+class Graph:
+    snapshot: Snapshot
+    identity: Identity | None
+    events: list[EventRow]
+    jobs: list[ReplyJobRow]
+    ack_reaction: str = "eyes"
+
+    @cached_property
+    def _acked(self) -> frozenset[str]:
+        return frozenset(j.host_message_id for j in self.jobs if j.acked_at is not None)
+
+    def reactions(self, message: Message) -> list[dict[str, str]]:
+        """The message's reactions, plus the bot's ack where its reply job acked: GitLab's
+        discussions carry no award emoji, so the snapshot alone shows none."""
+        shown = [{"name": r.name, "user": r.user.username} for r in message.reactions]
+        bot = self.identity.username if self.identity else "bot"
+        if message.id in self._acked and {"name": self.ack_reaction, "user": bot} not in shown:
+            shown.append({"name": self.ack_reaction, "user": bot, "source": "reply job"})
+        return shown
+
+
+def load(store: Store, key: MRKey, ack_reaction: str = "eyes") -> Graph:
+    snapshot = store.transaction(snapshots.load, key)
+    if snapshot is None:
+        raise UnknownMR(f"{key}: not in the store yet (has `livereview once` or `run` "
+                        "polled it?)")
+    return Graph(snapshot, store.transaction(state.identity, key.host),
+                 store.transaction(snapshots.events_of, key),
+                 store.transaction(jobs.listing, mr=key), ack_reaction)
+
+
+def conversation(settings: Settings, key: MRKey) -> Graph:
+    """The stored graph of one MR. Raises StoreMissing when nothing was polled yet, and
+    UnknownMR when this MR was not."""
+    store = open_reader(settings.daemon)
+    try:
+        return load(store, key, settings.bot.ack_reaction)
+    finally:
+        store.close()
