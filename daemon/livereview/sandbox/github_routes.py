@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
 from . import github_reviews
 from .github_model import JSON, GitHubError, IssueComment, PullRequest, ReviewComment, not_found
+from .github_notifications import Listing, NotModified
 from .github_state import FakeGitHub
 from .loopback import Route as LoopRoute
 
@@ -34,6 +35,7 @@ class Request:
     body: dict[str, Any]
     query: dict[str, str]
     accept: str
+    headers: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def repo(self) -> str:
@@ -231,6 +233,22 @@ def _review(fake: FakeGitHub, req: Request) -> JSON:
         return fake.review_json(fake.find_review(pr, req.num("review")))
 
 
+def _notifications(fake: FakeGitHub, req: Request) -> Listing | NotModified:
+    return fake.list_notifications(req.user, req.query,
+                                   req.headers.get("if-modified-since") or "")
+
+
+def _mark_read(fake: FakeGitHub, req: Request) -> None:
+    fake.mark_thread_read(req.user, req.num("thread"))
+
+
+def _mark_all_read(fake: FakeGitHub, req: Request) -> JSON:
+    last = req.body.get("last_read_at")
+    fake.mark_all_read(req.user, str(last) if last else None)
+    return {"message": "Unread notifications couldn't be marked in a single request. "
+                       "Notifications are being marked as read in the background."}
+
+
 def routes() -> list[Route]:
     """Every REST route the fake answers, matched in order against the request path."""
 
@@ -255,6 +273,9 @@ def routes() -> list[Route]:
     review_comment = _REPO + r"/pulls/comments/(?P<comment>\d+)"
     return [
         r("GET", "/user", lambda f, q: f.add_user(q.user)),
+        r("GET", "/notifications", _notifications),
+        r("PUT", "/notifications", _mark_all_read, 202),
+        r("PATCH", r"/notifications/threads/(?P<thread>\d+)", _mark_read, 205),
         r("GET", _REPO, get_repo),
         r("GET", _REPO + "/pulls", _list_pulls, paged=True),
         r("GET", _REPO + "/pulls/comments", _repo_review_comments, paged=True),
