@@ -32,6 +32,12 @@ POLL_INTERVAL = 60  # seconds GitHub.com sends in X-Poll-Interval
 _DOCS = "https://docs.github.com/rest/activity/notifications"
 
 
+def _flag(value: str | None) -> bool:
+    """A boolean parameter as GitHub's Rails reads it: anything but a false word is true
+    (PyGithub sends `True`)."""
+    return (value or "").strip().lower() not in ("", "0", "f", "false", "off")
+
+
 @dataclass(eq=False)
 class NotificationThread:
     id: int
@@ -145,8 +151,7 @@ class GitHubNotifications:
                 since = None
             if since is not None and changed <= since:
                 return NotModified(headers)
-        every = query.get("all") == "true"
-        participating = query.get("participating") == "true"
+        every, participating = _flag(query.get("all")), _flag(query.get("participating"))
         found = [t for t in self.notification_threads if t.user.login == login
                  and (every or t.unread)
                  and (not participating or t.reason in PARTICIPATING)]
