@@ -1,5 +1,5 @@
 """GitHub's cheapest change signals, so that an idle cycle costs one request whatever the
-number of watched repositories (DESIGN "Polling"):
+number of watched repositories (DESIGN §3, GitHub polling):
 
 - the pull requests of every watched repository updated since the watermark, in ONE GraphQL
   request: issue searches (`repo:a/b repo:c/d is:pr is:open updated:>=…`) batched because a
