@@ -95,9 +95,9 @@ async def drive(repos: int, count: int, span: float, state_dir: Path) -> tuple[
         asked: list[Asked] = []
         acked: dict[int, float] = {}
         try:
-            # First sight (every PR read once) is not what is measured: wait for a cycle
-            # that plans the active PR alone, with nothing left syncing in the background.
-            while not any(c.planned <= 1 and not c.in_background for c in cycles[1:]):
+            # First sight (every PR read once, partly in the background of later cycles:
+            # a report's counts grow until its MRs are done) is not what is measured.
+            while sum(c.fetched + c.errors for c in cycles) < repos + 1:
                 if task.done():
                     await task
                 await asyncio.sleep(0.05)
