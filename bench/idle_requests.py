@@ -1,4 +1,6 @@
-"""Requests per idle poll cycle against the loopback fake GitLab, for N watched repos.
+"""Requests per idle poll cycle against the loopback fake GitLab, for N watched repos; then
+idle requests per minute and idle CPU per host (GitHub, GitLab) with targets and verdicts
+(figure 2c, fig_idle_hosts.py) at 1, 20 and 200 repos (or the N given).
 
     .venv/bin/python bench/idle_requests.py [N ...]
 
@@ -17,6 +19,7 @@ import tempfile
 from pathlib import Path
 
 import fig_idle
+import fig_idle_hosts
 from common import LATENCY, cores, quiet
 
 
@@ -32,7 +35,11 @@ def main(sizes: list[int]) -> None:
             base = base or r.per_cycle
             print(f"{n:>6} {r.per_cycle:>15.2f} {r.per_minute:>13.1f} {r.hot_ms:>9.1f}   "
                   f"ratio to first: {r.per_cycle / base:.2f}")
+        rows = fig_idle_hosts.run(Path(tmp), sizes=tuple(sizes))
+    print()
+    for row in rows:
+        print(f"{row.figure:<48} {row.measured:>18}  target {row.target:<7} {row.verdict}")
 
 
 if __name__ == "__main__":
-    main([int(a) for a in sys.argv[1:]] or [10, 50])
+    main([int(a) for a in sys.argv[1:]] or list(fig_idle_hosts.SIZES))

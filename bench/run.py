@@ -9,6 +9,8 @@ print figures, never assert. All traffic stays on 127.0.0.1.
 
 1 time-to-ack / time-to-reply     (fig_live.latency)      real daemon, default settings
 2 requests per idle minute, naive  (fig_idle)              10 / 50 / 200 repos
+2c idle req/min and CPU per host  (fig_idle_hosts)        GitHub, GitLab: 1 / 20 / 200 repos
+2d GitHub time to 👀, 200 repos    (fig_github_ack)        real daemon, active and quiet PRs
 3 diff of a 1 000-note MR          (fig_pure)              pure function
 4 filtering 1 000 comments         (fig_pure)              pure function
 5 peak RSS with 10 000 MRs         (fig_memory)            daemon in a subprocess
@@ -43,7 +45,9 @@ import fig_bigmr
 import fig_bitbucket_cloud
 import fig_bitbucket_server
 import fig_context
+import fig_github_ack
 import fig_idle
+import fig_idle_hosts
 import fig_live
 import fig_longthread
 import fig_memory
@@ -150,6 +154,8 @@ def main(argv: list[str] | None = None) -> int:
         sections: list[tuple[set[int], str, Callable[[], list[Row]]]] = [
             ({3, 4}, "3–4 pure core", lambda: fig_pure.run(quick=args.quick)),
             ({2}, "2 idle requests", lambda: fig_idle.run(state, quick=args.quick)),
+            ({2}, "2c idle per host", lambda: fig_idle_hosts.run(state, quick=args.quick)),
+            ({2}, "2d GitHub 👀", lambda: fig_github_ack.run(state, quick=args.quick)),
             ({1}, "1 latency", lambda: fig_live.latency(state, quick=args.quick)),
             ({6}, "6 throughput", lambda: fig_live.throughput(state, quick=args.quick)),
             ({7}, "7 hot big MR", lambda: fig_bigmr.run(state, quick=args.quick)),

@@ -8,7 +8,14 @@ import pytest
 from livereview.core.lessons import THUMBS_DOWN
 from livereview.core.model import Message, MRKey, Snapshot, Thread
 from livereview.core.triggers import replied_to, reply_marker
-from livereview.hosts.base import AuthFailed, Forbidden, NotFound, RateLimited, Transient
+from livereview.hosts.base import (
+    AuthFailed,
+    Forbidden,
+    NotFound,
+    PacedInbox,
+    RateLimited,
+    Transient,
+)
 from livereview.reply.context import hunk_at
 from tests.contract.drivers import NEW, PATH, Driver
 
@@ -73,12 +80,16 @@ async def test_changes_since_a_watermark(driver: Driver) -> None:
     changed = await driver.host.list_changed_mrs((driver.repo,), since)
     assert [(mr.repo, mr.iid) for mr in changed] == [(driver.repo, a)]
     assert changed[0].updated_at >= since
-    # An edit counts as a change too, whether or not the host bumps the MR for it.
+    # An edit that mentions the bot counts as a change too, whether or not the host bumps
+    # the MR for it: in the listing, or (GitHub: the notifications) in the mention inbox.
     snap = await driver.host.fetch_mr(driver.repo, b)
     since = driver.clock.advance(300)
     driver.clock.advance(5)
     driver.edit(b, find(snap, "on B, before the watermark")[1].id, "on B, @livereview now")
-    assert b in {mr.iid for mr in await driver.host.list_changed_mrs((driver.repo,), since)}
+    seen = {mr.iid for mr in await driver.host.list_changed_mrs((driver.repo,), since)}
+    if isinstance(driver.host, PacedInbox):
+        seen |= {key.iid for key in await driver.host.mention_inbox((driver.repo,))}
+    assert b in seen
 
 
 async def test_the_hosts_own_bot_markers_mark_the_author(driver: Driver) -> None:

@@ -187,6 +187,42 @@ def test_pygithub_reviews_with_comments_and_pages_the_files(
     assert [r.state for r in pr.get_reviews()] == ["CHANGES_REQUESTED", "DISMISSED"]
 
 
+def test_pygithub_reads_and_marks_the_bots_notifications(
+        gh: tuple[FakeGitHub, FakeGitHubServer]) -> None:
+    """PyGithub's Notification objects (AuthenticatedUser.get_notifications, mark_as_read)
+    read what the fake serves: reason, subject, repository, unread, the participating filter."""
+    fake, server = gh
+    fake.add_user("alice")
+    number = fake.add_pr(REPO, title="Lock", author="bob", files=FILES)
+    other = fake.add_pr(REPO, title="Docs", author="bob", files=FILES)
+    fake.watch("livereview", REPO)
+    fake.add_issue_comment(REPO, number, author="alice", body="@livereview is this safe?")
+    fake.add_issue_comment(REPO, other, author="alice", body="typo fixed")  # watching only
+    fake.request_review(REPO, other, reviewer="livereview")
+    quiet = fake.add_pr(REPO, title="Bump", author="bob", files=FILES)
+    fake.add_issue_comment(REPO, quiet, author="alice", body="looks fine")  # watching only
+    client = Github(base_url=server.url, auth=Auth.Token(TOKEN))
+    me = client.get_user()
+    everything = {(n.reason, n.subject.title) for n in me.get_notifications()}
+    assert everything == {("mention", "Lock"), ("review_requested", "Docs"),
+                          ("subscribed", "Bump")}
+    assert {n.reason for n in me.get_notifications(participating=True)} == {
+        "mention", "review_requested"}
+    fake.mark_thread_read("livereview", int(next(
+        n.id for n in me.get_notifications() if n.reason == "subscribed")))
+    mention = next(n for n in me.get_notifications(participating=True) if n.reason == "mention")
+    assert mention.subject.type == "PullRequest" and mention.unread
+    assert mention.repository.full_name == REPO
+    assert mention.subject.url.endswith(f"/repos/{REPO}/pulls/{number}")
+    assert mention.get_pull_request().number == number
+    mention.mark_as_read()
+    assert [n.reason for n in me.get_notifications()] == ["review_requested"]
+    assert {n.reason for n in me.get_notifications(all=True)} == {
+        "mention", "review_requested", "subscribed"}
+    me.mark_notifications_as_read()
+    assert list(me.get_notifications()) == []
+
+
 # ---- Bitbucket: atlassian-python-api ------------------------------------------------------
 def test_atlassian_cloud_verdicts_and_the_per_file_diff() -> None:
     fake = FakeBitbucketCloud(token=TOKEN)

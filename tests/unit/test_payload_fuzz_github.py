@@ -35,6 +35,7 @@ from livereview.core.model import (
 )
 from livereview.hosts.github.adapter import GitHub
 from livereview.hosts.github.graphql import ADD_REACTION, REVIEW_THREADS, SET_RESOLVED
+from livereview.hosts.github.poll import search_document
 from livereview.sandbox.github.graphql import execute
 from livereview.sandbox.github.server import FakeGitHubServer
 from livereview.sandbox.github.state import FakeGitHub
@@ -159,6 +160,14 @@ ROUTES += [
     Route("GET", R + r"/pulls/\d+/reviews/\d+/comments$",
           SEED.get(f"{PULL}/reviews/{REVIEW['id']}/comments")),
 ]
+SEED.fake.request_review(REPO, SEED.number, reviewer="livereview")
+ROUTES += [
+    Route("POST", r"^/graphql$", SEED.graphql(search_document(1), {  # 26
+        "q0": f"repo:{REPO} is:pr is:open updated:>=2000-01-01T00:00:00Z", "a0": None}),
+        asks="search(type"),
+    Route("GET", r"^/notifications$", SEED.get("/notifications")),
+    Route("PATCH", r"^/notifications/threads/\d+$", None, 205),
+]
 KEY = MRKey("gh", REPO, SEED.number)
 REFS = DiffRefs("", "", PR["head"]["sha"])
 FINDING = InlineComment("js/app.js", 3, Side.NEW, "A finding.")
@@ -172,7 +181,9 @@ CALLS: dict[str, tuple[list[int], Call, type | tuple[type, ...]]] = {
     "whoami": ([0], lambda h: h.whoami(), Identity),
     "repo_exists": ([1], lambda h: h.repo_exists(REPO), bool),
     "list_changed_mrs_first": ([2], lambda h: h.list_changed_mrs((REPO,), None), list),
-    "list_changed_mrs_since": ([2, 3, 4], lambda h: h.list_changed_mrs((REPO,), SINCE), list),
+    "list_changed_mrs_since": ([26], lambda h: h.list_changed_mrs((REPO,), SINCE), list),
+    "mention_inbox": ([27], lambda h: h.mention_inbox((REPO,)), dict),
+    "clear_mentions": ([28], lambda h: h.clear_mentions(["1"]), type(None)),
     "fetch_mr": ([5, 6, 7, 8, 9, 10, 11],
                  lambda h: h.fetch_mr(REPO, SEED.number, frozenset({ISSUE})), Snapshot),
     "fetch_thread_issue": ([6], lambda h: h.fetch_thread(KEY, ISSUE), Thread),

@@ -101,6 +101,15 @@ class ExplainsAccess(Protocol):
     def access_notes(self) -> list[AccessNote]: ...
 
 
+@runtime_checkable
+class PacedInbox(Protocol):
+    """A host whose mention inbox asks to be read no more often than it says (GitHub's
+    X-Poll-Interval) and whose cheap listing it stands in for on the cycle it is read:
+    one change-signal request per idle cycle (DESIGN §3, GitHub polling)."""
+
+    def inbox_due(self) -> bool: ...
+
+
 class Host(Protocol):
     name: str
     type: str

@@ -262,7 +262,7 @@ class HttpClient:
                    **kwargs: Any) -> object:
         """The decoded JSON body; anything else (HTML, truncated, empty) is BadResponse."""
         response = await self.request(method, path, conditional=conditional, **kwargs)
-        return await _decoded(response, f"{method} {path}")
+        return await decoded(response, f"{method} {path}")
 
     async def one(self, method: str, path: str, *, conditional: bool = False,
                   **kwargs: Any) -> JsonObject:
@@ -301,7 +301,7 @@ class HttpClient:
             response = await self.request("GET", path, params=dict(query),
                                           conditional=revalidated(conditional, number),
                                           keep=keep)
-            items = await _decoded(response, f"GET {path}")
+            items = await decoded(response, f"GET {path}")
             if not isinstance(items, list):
                 raise BadResponse(f"GET {path}: expected a JSON list")
             number += 1
@@ -318,7 +318,7 @@ class HttpClient:
             query = dict(httpx2.URL(link).params.multi_items())
 
 
-async def _decoded(response: httpx2.Response, endpoint: str) -> object:
+async def decoded(response: httpx2.Response, endpoint: str) -> object:
     """`_decode`, in a thread for a big body: parsing megabytes of JSON would stall every
     other MR's work on the event loop."""
     if len(response.content) > OFF_LOOP_BYTES:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from livereview.core.model import Identity
 from livereview.store.tables import PollWatermark, ProviderIdentity
@@ -50,7 +50,15 @@ def watermark(session: Session, host: str, scope: str, now: datetime) -> PollWat
 def first_seen(
     session: Session, host: str, repos: tuple[str, ...], now: datetime
 ) -> dict[str, datetime]:
-    return {repo: watermark(session, host, repo, now).first_seen_at for repo in repos}
+    """Per repo, when the daemon first watched it (now, for a repo it never watched): one
+    query for all of them — a poll cycle asks for every watched repo, every few seconds."""
+    rows = session.exec(select(PollWatermark).where(
+        PollWatermark.host == host, col(PollWatermark.scope).in_(repos))).all()
+    found = {row.scope: row.first_seen_at for row in rows}
+    for repo in repos:
+        if repo not in found:
+            found[repo] = watermark(session, host, repo, now).first_seen_at
+    return {repo: found[repo] for repo in repos}
 
 
 def advance_watermark(session: Session, host: str, scope: str, listed_until: datetime) -> None:

@@ -26,7 +26,14 @@ from livereview.core.lessons import turned_down
 from livereview.core.model import Event, Identity, MRKey, Policy, ReplyRequest, Snapshot
 from livereview.core.model_runs import ReviewRequest
 from livereview.core.triggers import reply_requests, review_requests
-from livereview.hosts.base import AuthFailed, Forbidden, Host, HostError, NotFound
+from livereview.hosts.base import (
+    AuthFailed,
+    Forbidden,
+    Host,
+    HostError,
+    NotFound,
+    PacedInbox,
+)
 from livereview.log_setup import FailureLog
 from livereview.metrics import Metrics
 from livereview.settings import DaemonSettings
@@ -229,7 +236,11 @@ class HostPoller:
         # already sees every mention (the overlap covers GitLab's throttled updated_at), so
         # the inbox would only double the idle cost.
         inbox = self.host.capabilities.mention_inbox and not self.host.listing_is_cheap
-        if self.host.listing_is_cheap or cold or not inbox:
+        listing = self.host.listing_is_cheap or cold or not inbox
+        if isinstance(self.host, PacedInbox):  # the host says which signal this cycle reads
+            inbox = self.host.capabilities.mention_inbox and self.host.inbox_due()
+            listing = since is None or not inbox or not self.host.listing_is_cheap
+        if listing:
             plan.targets, plan.listed = await self._changed(watched, since)
         if inbox:
             plan.inbox = await self.host.mention_inbox(tuple(sorted(watched)))

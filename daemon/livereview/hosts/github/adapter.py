@@ -1,6 +1,6 @@
 """GitHub.com and GitHub Enterprise Server (REST, API version 2022-11-28) ⇄ the review model.
 
-Only this module, payloads.py and graphql.py know GitHub's JSON. A pull
+Only this module, github_payloads.py and github_graphql.py know GitHub's JSON. A pull
 request's conversation maps to threads like this (ids are GitHub's own URL fragments):
 
 - an issue comment (the "Conversation" tab) is a lone general thread `issuecomment-<id>`;
@@ -61,6 +61,7 @@ from livereview.hosts.github.payloads import (
     to_commit,
     unified_diff,
 )
+from livereview.hosts.github.poll import Notifications, search_changed
 from livereview.hosts.github.review import GitHubReview
 from livereview.hosts.http import HttpClient
 from livereview.hosts.payload import JsonObject, json_objects
@@ -87,10 +88,11 @@ RESOLUTION_TTL = 60.0  # seconds a PR's thread resolution states are reused (Gra
 
 class GitHub(GitHubReview, OverHttp):
     type = "github"
-    # No instance-wide listing and no mention inbox: GitHub's notifications API does not
-    # accept fine-grained tokens. Each repo is listed with three conditional requests.
+    # Changes of every watched repo come from one batched GraphQL search per cycle, and
+    # mentions from the notifications inbox when X-Poll-Interval allows (github_poll.py);
+    # first sight lists each repo's open PRs.
     capabilities = Capabilities(reactions=True, resolve=True, threaded_general_comments=False,
-                                instance_wide_listing=False, mention_inbox=False,
+                                instance_wide_listing=True, mention_inbox=True,
                                 review_batch=True)
 
     def __init__(self, name: str, http: HttpClient, *, graphql_url: str) -> None:
@@ -99,11 +101,16 @@ class GitHub(GitHubReview, OverHttp):
         self.graphql = GraphQL(http, graphql_url)
         self._states: dict[MRKey, tuple[float, dict[int, ThreadState]]] = {}
         self._review_nodes: dict[int, str] = {}  # review id → node id (for addReaction)
+        self.notifications = Notifications(http, name)
+        self._search_off = ""  # why the search is not used ("" while it is)
 
     @property
     def listing_is_cheap(self) -> bool:
-        return False
+        return not self._search_off
 
+    def inbox_due(self) -> bool:
+        """Whether this cycle reads the notifications (instead of searching)."""
+        return self.notifications.due()
 
     def _repo(self, repo: str) -> str:
         owner, _, name = repo.partition("/")
@@ -131,22 +138,38 @@ class GitHub(GitHubReview, OverHttp):
         return True
 
     async def mention_inbox(self, repos: tuple[str, ...]) -> dict[MRKey, list[str]]:
-        return {}
+        return await self.notifications.read(repos)
 
     async def clear_mentions(self, item_ids: list[str]) -> None:
-        return None
+        await self.notifications.mark_read(item_ids)
 
     # ---- listing --------------------------------------------------------------------------
     async def list_changed_mrs(
         self, repos: tuple[str, ...], since: datetime | None
     ) -> list[ChangedMR]:
-        """Open PRs of `repos` updated at or after `since` (all when None), plus PRs whose
-        comments were written or edited since then (an edit may not bump the PR).
+        """Open PRs of `repos` updated at or after `since` (all when None).
 
-        Per repo, on URLs that stay the same between cycles, so an idle cycle is all 304s:
-        the open PRs by last update (pages stop at `since`), and — after the first cycle —
-        the repo-wide issue and review comments since `since` rounded down to SINCE_STEP.
+        After first sight: one GraphQL request searching every repo (github_poll.py). An
+        edit does not bump a PR: one that mentions the bot comes through the notifications.
+        First sight, a repo whose search matches over 1 000 PRs, and a token that may not
+        search list per repo instead (`_changed_in`).
         """
+        if since is not None and not self._search_off:
+            try:
+                found, uncovered = await search_changed(self.graphql, repos, since)
+            except Forbidden as exc:
+                self._search_off = str(exc)
+                log.warning("github_search_off", host=self.name, reason=self._search_off,
+                            effect="each repository is listed on its own")
+            else:
+                return found + await self._each(uncovered, since)
+        return await self._each(repos, since)
+
+    async def _each(self, repos: tuple[str, ...], since: datetime | None) -> list[ChangedMR]:
+        """Per repo, on URLs that stay the same between cycles, so an idle cycle is all
+        304s: the open PRs by last update (pages stop at `since`), and — after the first
+        cycle — the repo-wide issue and review comments since `since` rounded down to
+        SINCE_STEP (an edit may not bump the PR)."""
         # Repos are listed side by side (the HTTP client bounds the concurrency).
         found = await asyncio.gather(*(self._changed_in(repo, since) for repo in repos))
         return [mr for listed in found for mr in listed]

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from livereview.sandbox.github import search as github_search
 from livereview.sandbox.github.model import (
     JSON,
     IssueComment,
@@ -99,8 +100,13 @@ class _Parser:
         self.take("{")
         out = []
         while self.peek() != "}":
-            if self.peek() == "...":
-                raise QueryError("fragments are not supported by the fake GitHub")
+            if self.peek() == "...":  # an inline fragment: `... on Type { … }`
+                self.take()
+                if self.take() != "on":
+                    raise QueryError("named fragments are not supported by the fake GitHub")
+                kind = self.take()
+                out.append(Field("...", "...", {"on": kind}, self.selections()))
+                continue
             name = alias = self.take()
             if self.peek() == ":":
                 self.take()
@@ -205,8 +211,19 @@ class _Resolvers:
             except Exception:  # noqa: BLE001 - any lookup failure reads as GitHub's NOT_FOUND
                 raise FieldError("NOT_FOUND", "Could not resolve to a Repository with the name "
                                  f"'{a.get('owner')}/{a.get('name')}'.") from None
+        def search() -> Obj:
+            if a.get("type") != "ISSUE":
+                raise FieldError("INVALID", "the fake searches issues and pull requests only")
+            try:
+                found = github_search.search(self.fake.repos, str(a.get("query") or ""))
+            except github_search.SearchError as exc:
+                raise FieldError("INVALID", str(exc)) from None
+            page = _connection(found, "PullRequest", a, "search").value
+            nodes = [Obj("PullRequest" if n.value.is_pull else "Issue", n.value)
+                     for n in page["nodes"]]
+            return Obj("Connection", {**page, "nodes": nodes, "issueCount": len(found)})
         return {"repository": repository, "viewer": lambda: Obj("User", self.viewer),
-                "node": lambda: self._lookup(a.get("id"))}
+                "node": lambda: self._lookup(a.get("id")), "search": search}
 
     def _lookup(self, global_id: Any) -> Obj:
         found = self.fake.nodes.get(str(global_id))
@@ -268,8 +285,12 @@ class _Resolvers:
     def _PullRequest(self, pr: PullRequest, a: dict[str, Any]) -> dict[str, Callable[[], Any]]:
         return {"id": lambda: node_id("PR", pr.id), "number": lambda: pr.number,
                 "title": lambda: pr.title, "state": lambda: pr.state.upper(),
+                "updatedAt": lambda: iso(pr.updated_at),
+                "repository": lambda: Obj("Repository", pr.repo),
                 "reviewThreads": lambda: _connection(pr.threads, "PullRequestReviewThread", a,
                                                      "reviewThreads")}
+
+    _Issue = _PullRequest  # a search result that is not a PR; its fields are a subset
 
     def _PullRequestReviewThread(self, t: ReviewThread, a: dict[str, Any]
                                  ) -> dict[str, Callable[[], Any]]:
@@ -315,6 +336,10 @@ def execute(fake: FakeGitHub, viewer: User, payload: JSON) -> JSON:
     def run(type_name: str, obj: Any, fields: list[Field], path: list[Any]) -> JSON:
         out: JSON = {}
         for f in fields:
+            if f.name == "...":  # an inline fragment applies to its own type only
+                if f.args["on"] == type_name:
+                    out.update(run(type_name, obj, f.selections, path))
+                continue
             here = [*path, f.alias]
             args = _bind(f.args, variables)
             try:

@@ -1,6 +1,6 @@
 """The fake GitHub's REST routes: the request the handlers see and the handlers themselves.
 
-Each route maps a method and a path pattern to an action on the FakeGitHub; server.py
+Each route maps a method and a path pattern to an action on the FakeGitHub; github_server.py
 matches requests against `routes()` (after stripping GHES's `/api/v3` prefix) and turns the
 results into responses. A handler returns JSON, a `Raw` body (media types), or a `Created`
 pair when the status depends on the outcome (reactions: 201 new, 200 existing).
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
@@ -24,6 +24,7 @@ from livereview.sandbox.github.model import (
     ReviewComment,
     not_found,
 )
+from livereview.sandbox.github.notifications import Listing, NotModified
 from livereview.sandbox.github.state import FakeGitHub
 from livereview.sandbox.loopback import Route as LoopRoute
 
@@ -41,6 +42,7 @@ class Request:
     body: dict[str, Any]
     query: dict[str, str]
     accept: str
+    headers: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def repo(self) -> str:
@@ -238,6 +240,22 @@ def _review(fake: FakeGitHub, req: Request) -> JSON:
         return fake.review_json(fake.find_review(pr, req.num("review")))
 
 
+def _notifications(fake: FakeGitHub, req: Request) -> Listing | NotModified:
+    return fake.list_notifications(req.user, req.query,
+                                   req.headers.get("if-modified-since") or "")
+
+
+def _mark_read(fake: FakeGitHub, req: Request) -> None:
+    fake.mark_thread_read(req.user, req.num("thread"))
+
+
+def _mark_all_read(fake: FakeGitHub, req: Request) -> JSON:
+    last = req.body.get("last_read_at")
+    fake.mark_all_read(req.user, str(last) if last else None)
+    return {"message": "Unread notifications couldn't be marked in a single request. "
+                       "Notifications are being marked as read in the background."}
+
+
 def routes() -> list[Route]:
     """Every REST route the fake answers, matched in order against the request path."""
 
@@ -262,6 +280,9 @@ def routes() -> list[Route]:
     review_comment = _REPO + r"/pulls/comments/(?P<comment>\d+)"
     return [
         r("GET", "/user", lambda f, q: f.add_user(q.user)),
+        r("GET", "/notifications", _notifications),
+        r("PUT", "/notifications", _mark_all_read, 202),
+        r("PATCH", r"/notifications/threads/(?P<thread>\d+)", _mark_read, 205),
         r("GET", _REPO, get_repo),
         r("GET", _REPO + "/pulls", _list_pulls, paged=True),
         r("GET", _REPO + "/pulls/comments", _repo_review_comments, paged=True),

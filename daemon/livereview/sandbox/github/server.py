@@ -20,6 +20,7 @@ from urllib.parse import urlencode
 
 from livereview.sandbox.github.graphql import execute
 from livereview.sandbox.github.model import API_VERSION, DOCS, GitHubError
+from livereview.sandbox.github.notifications import Listing, NotModified
 from livereview.sandbox.github.routes import Created, Raw, Request, routes
 from livereview.sandbox.github.state import FakeGitHub
 from livereview.sandbox.loopback import LoopbackHandler, LoopbackServer, Response
@@ -75,18 +76,27 @@ class FakeGitHubServer(LoopbackServer[FakeGitHub]):
             else:
                 status, result = self._rest(method, self._canonical(rest), query, raw,
                                             headers, user.login, out)
-                if isinstance(result, Raw):
+                if isinstance(result, NotModified):
+                    out.update(result.headers)
+                    return self._finish(method, 304, b"", out, headers, resource)
+                if isinstance(result, Listing):
+                    out.update(result.headers)
+                    result = self._paginate(result.items, prefix + rest, query, out,
+                                            per_page=(50, 50))
+                elif isinstance(result, Raw):
                     out["Content-Type"] = result.content_type
                     return self._finish(method, status, result.text.encode(), out, headers,
                                         resource)
                 body = (self._paginate(result, prefix + rest, query, out)
                         if isinstance(result, list) else result)
+                if status == 205:  # Reset Content: no body
+                    body = None
         except GitHubError as err:
             out.update(err.headers)
             status, body = err.status, err.body
         except Exception as err:  # noqa: BLE001 - a bug in the fake answers 500
             status, body = 500, {"message": f"Server Error: {type(err).__name__}: {err}"}
-        data = b"" if status == 204 else json.dumps(body).encode()
+        data = b"" if status in (204, 205) else json.dumps(body).encode()
         return self._finish(method, status, data, out, headers, resource)
 
     def _authenticate(self, headers: Mapping[str, str], resource: str) -> Any:
@@ -121,7 +131,7 @@ class FakeGitHubServer(LoopbackServer[FakeGitHub]):
             raise GitHubError(404, "Not Found", DOCS)
         body = self._json(raw) if method in ("POST", "PATCH", "PUT") else {}
         result = route.action(self.state, Request(login, match, body, query,
-                                                  headers.get("accept") or ""))
+                                                  headers.get("accept") or "", headers))
         if isinstance(result, Created):
             return (201 if result.created else 200), result.body
         return route.status, result
@@ -141,6 +151,8 @@ class FakeGitHubServer(LoopbackServer[FakeGitHub]):
     def _finish(self, method: str, status: int, data: bytes, out: dict[str, str],
                 headers: Mapping[str, str], resource: str) -> Response:
         """ETag and If-None-Match on GETs; the rate limit is charged unless it is a 304."""
+        if status == 304:  # If-Modified-Since (notifications): not charged either
+            return 304, b"", {**out, **self.state.rate_limit_headers(resource)}
         if method == "GET" and status == 200:
             etag = f'W/"{hashlib.sha256(data).hexdigest()}"'
             out["ETag"] = etag
@@ -152,15 +164,16 @@ class FakeGitHubServer(LoopbackServer[FakeGitHub]):
         return status, data, {**out, **self.state.rate_limit_headers(resource)}
 
     def _paginate(self, items: list[Any], path: str, query: dict[str, str],
-                  out: dict[str, str]) -> list[Any]:
+                  out: dict[str, str], per_page: tuple[int, int] = (30, 100)) -> list[Any]:
+        """One page of `items`; `per_page` is (default, maximum): notifications' are 50, 50."""
         numbers = {}
-        for name, default in (("page", 1), ("per_page", 30)):
+        for name, default in (("page", 1), ("per_page", per_page[0])):
             try:
                 numbers[name] = int(query.get(name) or default)
             except ValueError:
                 numbers[name] = default  # GitHub ignores a page it cannot read
-        page, per_page = max(1, numbers["page"]), min(100, max(1, numbers["per_page"]))
-        pages = max(1, math.ceil(len(items) / per_page))
+        page, size = max(1, numbers["page"]), min(per_page[1], max(1, numbers["per_page"]))
+        pages = max(1, math.ceil(len(items) / size))
         # Link URLs name the repository by id, as GitHub's often do.
         m = re.match(r"^(/api/v3)?/repos/([^/]+/[^/]+)(/.*)?$", path)
         if m:
@@ -169,7 +182,7 @@ class FakeGitHubServer(LoopbackServer[FakeGitHub]):
                 path = f"{m[1] or ''}/repositories/{repo.id}{m[3] or ''}"
 
         def link(n: int, rel: str) -> str:
-            params = {**query, "per_page": str(per_page), "page": str(n)}
+            params = {**query, "per_page": str(size), "page": str(n)}
             return f'<{self.url}{path}?{urlencode(params)}>; rel="{rel}"'
 
         links = []
@@ -179,4 +192,4 @@ class FakeGitHubServer(LoopbackServer[FakeGitHub]):
             links += [link(page + 1, "next"), link(pages, "last")]
         if links:
             out["Link"] = ", ".join(links)
-        return items[(page - 1) * per_page:page * per_page]
+        return items[(page - 1) * size:page * size]

@@ -1,7 +1,7 @@
 """In-memory state of the fake GitHub: setup, mutations, faults, rate limits, the request log.
 
-Behaviour follows GitHub's REST reference (see model.py). Lookups and payloads are in
-payloads.py. Every public method takes the single re-entrant lock, so the HTTP
+Behaviour follows GitHub's REST reference (see github_model.py). Lookups and payloads are in
+github_payloads.py. Every public method takes the single re-entrant lock, so the HTTP
 threads and a test may share it. What the fake does not model on purpose: permissions
 beyond "the token is valid", drafts, multi-line comments, pending reviews, suggestions.
 """
@@ -31,6 +31,7 @@ from livereview.sandbox.github.model import (
     node_id,
     not_found,
 )
+from livereview.sandbox.github.notifications import GitHubNotifications
 from livereview.sandbox.github.payloads import GitHubPayloads
 from livereview.sandbox.github.traffic import GitHubTraffic
 from livereview.sandbox.gitlab.model import sha1
@@ -39,7 +40,7 @@ from livereview.sandbox.loopback import Fault, locked
 _REVIEW_COMMENT_DOCS = "https://docs.github.com/rest/pulls/comments#create-a-review-comment-for-a-pull-request"
 
 
-class FakeGitHub(GitHubPayloads, GitHubTraffic):
+class FakeGitHub(GitHubPayloads, GitHubTraffic, GitHubNotifications):
     """A small GitHub: users, repos, pull requests, commits, comments, reviews, reactions."""
 
     def __init__(self, *, token: str = "ghp_fake-token",  # noqa: S107 - a fake's token
@@ -60,6 +61,7 @@ class FakeGitHub(GitHubPayloads, GitHubTraffic):
         self._compare_cache = {}
         # resource -> [limit, used, reset epoch]; a window starts at its first request
         self._limits: dict[str, list[int]] = {r: [rate_limit, 0, 0] for r in ("core", "graphql")}
+        self._notifications_init()
         self.add_user(bot_login, "LiveReview Bot")
 
     # ---- helpers (callers hold the lock) -------------------------------------------------
@@ -200,10 +202,28 @@ class FakeGitHub(GitHubPayloads, GitHubTraffic):
         issue, when = self.find_issue(repo, number), self.now(created_at)
         c = IssueComment(self._next("comment", 1_000_000), issue, self._user(author), body,
                          when, when)
+        participants = self._participants(issue)
         issue.comments.append(c)
         issue.updated_at = max(issue.updated_at, when)
         self._node("IC", c, c.id)
-        return self.issue_comment_json(c)
+        body_json = self.issue_comment_json(c)
+        self._notify_comment(issue, c.user, body, when, body_json["url"],
+                             participants=participants)
+        return body_json
+
+    @staticmethod
+    def _participants(issue: PullRequest) -> set[str]:
+        """Who commented on the subject so far (GitHub notifies them: `comment`)."""
+        return ({c.user.login for c in issue.comments}
+                | {c.user.login for c in issue.review_comments}
+                | {r.user.login for r in issue.reviews if r.body})
+
+    @locked
+    def request_review(self, repo: str, number: int, *, reviewer: str) -> None:
+        """Request `reviewer`'s review: their `review_requested` notification; bumps the PR."""
+        pr, now = self.find_issue(repo, number, pull=True), self.now()
+        pr.updated_at = max(pr.updated_at, now)
+        self._touch(self._user(reviewer), pr, "review_requested", now, None)
 
     def _review(self, pr: PullRequest, user: User, body: str, state: str) -> Review:
         review = Review(self._next("review", 70_000), pr, user, body, state, self.now(),
@@ -216,9 +236,15 @@ class FakeGitHub(GitHubPayloads, GitHubTraffic):
     def add_review(self, repo: str, number: int, *, author: str, body: str,
                    state: str = "COMMENTED") -> JSON:
         pr = self.find_issue(repo, number, pull=True)
+        participants = self._participants(pr)
         review = self._review(pr, self._user(author), body, state)
         pr.updated_at = max(pr.updated_at, review.submitted_at)
-        return self.review_json(review)
+        out = self.review_json(review)
+        if body:
+            self._notify_comment(pr, review.user, body, review.submitted_at,
+                                 f"{self.api_url}/repos/{pr.repo.full_name}/pulls/"
+                                 f"{pr.number}/reviews/{review.id}", participants=participants)
+        return out
 
     @locked
     def add_review_comment(self, repo: str, number: int, *, author: str, body: str,
@@ -250,6 +276,7 @@ class FakeGitHub(GitHubPayloads, GitHubTraffic):
         return self._file_comment(pr, c)
 
     def _file_comment(self, pr: PullRequest, c: ReviewComment) -> JSON:
+        participants = self._participants(pr)
         pr.review_comments.append(c)
         pr.updated_at = max(pr.updated_at, c.created_at)
         self._node("PRRC", c, c.id)
@@ -257,7 +284,10 @@ class FakeGitHub(GitHubPayloads, GitHubTraffic):
             thread = ReviewThread(self._next("thread", 40_000), c)
             pr.threads.append(thread)
             self._node("PRRT", thread, thread.id)
-        return self.review_comment_json(c)
+        out = self.review_comment_json(c)
+        self._notify_comment(pr, c.user, c.body, c.created_at, out["url"],
+                             participants=participants)
+        return out
 
     @locked
     def reply_review_comment(self, repo: str, number: int, comment_id: int, *, author: str,
@@ -287,9 +317,14 @@ class FakeGitHub(GitHubPayloads, GitHubTraffic):
     def edit_comment(self, repo: str, kind: str, comment_id: int, body: str) -> None:
         """Edit an issue or review comment. Only the comment's updated_at moves: the fake
         assumes GitHub does not bump the pull request for an edit, so an adapter has to find
-        edits through the repo-wide comment lists."""
+        edits through the repo-wide comment lists — or its notifications: users the edit
+        newly @mentions are notified (`mention`)."""
         c = self._comment(repo, kind, comment_id)
-        c.body, c.updated_at = body, self.now()
+        before, c.body, c.updated_at = c.body, body, self.now()
+        subject = c.issue if isinstance(c, IssueComment) else c.pr
+        url = (self.issue_comment_json(c) if isinstance(c, IssueComment)
+               else self.review_comment_json(c))["url"]
+        self._notify_comment(subject, c.user, body, c.updated_at, url, before=before)
 
     @locked
     def delete_comment(self, repo: str, kind: str, comment_id: int) -> None:
