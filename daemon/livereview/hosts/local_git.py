@@ -31,6 +31,15 @@ GIT_TIMEOUT_SECONDS = 60.0
 # `*.py` names itself, not every Python file).
 _DIFF = ("diff", "--no-color", "--no-ext-diff", "--no-textconv", "-M", "--src-prefix=a/",
          "--dst-prefix=b/")
+# What a repository's own `.git/config` (an agent's checkout may write one; a clone carries
+# none) could otherwise make git run: an fsmonitor command on every index read (`diff`,
+# `ls-files`), hooks such as `post-index-change` on `add -N` in the throwaway index, and
+# a signature check (`gpg.program`) when `log` shows signatures. Command-line `-c` wins
+# over every config file (git-config(1), "CONFIGURATION FILE"). Clean filters are not
+# among them: git has no switch for them, and only a driver configured by the user or the
+# repository's config runs — a clone's `.gitattributes` alone names no command.
+_PINNED = ("-c", "core.quotepath=off", "-c", "core.fsmonitor=false",
+           "-c", f"core.hooksPath={os.devnull}", "-c", "log.showSignature=false")
 _SHA = re.compile(r"[0-9a-fA-F]{4,64}")
 _STATUS = {"A": "added", "M": "modified", "D": "deleted", "R": "renamed", "T": "modified",
            "C": "added"}
@@ -339,7 +348,7 @@ def _call(cwd: Path, *args: str, stdin: bytes | None = None,
         raise GitError("git is not installed (no `git` on PATH)")
     try:
         done = subprocess.run(  # noqa: S603 - a fixed git command line, never a shell
-            [git, "--literal-pathspecs", "-c", "core.quotepath=off", *args], cwd=cwd, input=stdin,
+            [git, "--literal-pathspecs", *_PINNED, *args], cwd=cwd, input=stdin,
             capture_output=True, timeout=GIT_TIMEOUT_SECONDS, env=env, check=False)
     except subprocess.TimeoutExpired:
         raise GitError(f"git {args[0]} took longer than {GIT_TIMEOUT_SECONDS:.0f}s") from None
