@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import os
 import stat
+import threading
 from pathlib import Path
 
-from livereview.hosts.local_git import Git
+import pytest
+
+from livereview.hosts.local_git import MAX_FILE_BYTES, Git, GitError
 from tests.local_repo import Repo
 
 
@@ -23,7 +26,7 @@ def _tripwire(tmp_path: Path, name: str) -> tuple[Path, Path]:
 def _working_tree_with_new_file(tmp_path: Path) -> Repo:
     repo = Repo(tmp_path / "r")
     repo.commit("base", a_DOT_py="x = 1\n")
-    repo.write("a.py", "x = 2\n")
+    repo.write("a.py", "x = 2  # a different size: no racy-clean stat match\n")
     repo.write("new.py", "y = 1\n")  # untracked: added to a throwaway index with `add -N`
     return repo
 
@@ -78,3 +81,77 @@ def test_a_repository_s_signature_program_never_runs_when_its_commits_are_listed
     git = Git.open(repo.path)
     assert [c.title for c in git.commits(git.resolve(sha[:12]))] == ["signed"]
     assert not ran.exists()
+
+
+def test_a_fifo_in_place_of_a_tracked_file_is_refused_without_waiting_for_a_writer(
+        tmp_path: Path) -> None:
+    repo = Repo(tmp_path / "r")
+    repo.commit("base", a_DOT_py="x = 1\n")
+    pipe = repo.path / "a.py"
+    pipe.unlink()
+    os.mkfifo(pipe)
+    opened: list[str] = []
+
+    def writer() -> None:  # blocks until a reader opens the FIFO, then feeds it
+        with open(pipe, "wb") as out:
+            opened.append("by the reader" if not released.is_set() else "by the test")
+            out.write(b"from the pipe\n")
+
+    released = threading.Event()
+    feeding = threading.Thread(target=writer)
+    feeding.start()
+    try:
+        with pytest.raises(GitError, match="not a regular file"):
+            Git.open(repo.path).show("", "a.py")
+    finally:
+        released.set()
+        os.close(os.open(pipe, os.O_RDONLY | os.O_NONBLOCK))  # lets the writer go
+        feeding.join()
+    assert opened == ["by the test"]
+
+
+def test_a_working_tree_file_past_the_limit_is_refused_unread(tmp_path: Path) -> None:
+    repo = Repo(tmp_path / "r")
+    repo.commit("base", a_DOT_py="x = 1\n")
+    with (repo.path / "huge.bin").open("wb") as out:
+        out.truncate(10 * 2**30)  # sparse: ten gigabytes that take no room
+    with pytest.raises(GitError, match="larger than"):
+        Git.open(repo.path).show("", "huge.bin")
+
+
+def test_a_committed_blob_past_the_limit_is_refused_unread(tmp_path: Path) -> None:
+    repo = Repo(tmp_path / "r")
+    with (repo.path / "zeros.bin").open("wb") as out:
+        out.truncate(MAX_FILE_BYTES + 1)  # packs to almost nothing in a clone
+    head = repo.commit("zeros")
+    with pytest.raises(GitError, match="larger than"):
+        Git.open(repo.path).show(head, "zeros.bin")
+
+
+@pytest.mark.parametrize("path", [".git/config", ".env", "build/out.txt", "../outside.txt"])
+def test_only_files_the_review_could_show_are_read_from_the_working_tree(
+        tmp_path: Path, path: str) -> None:
+    repo = Repo(tmp_path / "r")
+    repo.commit("base", a_DOT_py="x = 1\n", _DOT_gitignore=".env\nbuild/\n")
+    repo.git("config", "remote.origin.url", "https://user:secret-token@example.test/r.git")
+    repo.write(".env", "TOKEN=secret-token\n")
+    repo.write("build/out.txt", "secret-token\n")
+    (tmp_path / "outside.txt").write_text("secret-token\n", encoding="utf-8")
+    repo.write("new.py", "y = 1\n")
+    git = Git.open(repo.path)
+    assert git.show("", "new.py") == b"y = 1\n"  # untracked, not ignored: under review
+    with pytest.raises(GitError) as refused:
+        git.show("", path)
+    assert "secret" not in str(refused.value)
+
+
+def test_a_symlink_in_the_working_tree_reads_as_its_target_s_name_as_git_shows_it(
+        tmp_path: Path) -> None:
+    repo = Repo(tmp_path / "r")
+    (tmp_path / "secret.txt").write_text("secret-token\n", encoding="utf-8")
+    repo.commit("base", a_DOT_py="x = 1\n")
+    os.symlink("../secret.txt", repo.path / "link")
+    repo.git("add", "link")
+    repo.git("commit", "-qm", "link")
+    git = Git.open(repo.path)
+    assert git.show("", "link") == git.show("HEAD", "link") == b"../secret.txt"

@@ -12,6 +12,7 @@ import contextlib
 import os
 import re
 import shutil
+import stat
 import subprocess
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -23,6 +24,8 @@ from livereview.hosts.base import HostError
 from livereview.model import Commit
 
 GIT_TIMEOUT_SECONDS = 60.0
+# One file's content, at most: the HTTP hosts' own answer limit (hosts[].max_response_mb).
+MAX_FILE_BYTES = 32 * 2**20
 # Pinned so that a user's git config cannot change what we read: no colours, no pager, no
 # external diff or textconv, a/ and b/ prefixes (diff.noprefix), non-ASCII paths unquoted
 # (a control character is still C-quoted in a diff header: local_notes unquotes it), renames
@@ -267,13 +270,42 @@ class Git:
         return commits
 
     def show(self, rev: str, path: str) -> bytes:
-        """A file's bytes at a commit, or in the working tree when `rev` is empty."""
+        """A file's bytes at a commit, or in the working tree when `rev` is empty; never
+        more than MAX_FILE_BYTES (a clone's blob of zeros packs small and unpacks to any
+        size), and in the working tree only a file the review could show (see `_worktree`)."""
         if not rev:
-            target = (self.top / path).resolve()
-            if not target.is_relative_to(self.top.resolve()):
-                raise GitError(f"{path}: outside the repository")
-            return target.read_bytes()
-        return self.run("show", f"{rev}:{path}")
+            return self._worktree(path)
+        blob = f"{rev}:{path}"
+        size = self.run("cat-file", "-s", "--end-of-options", blob).decode().strip()
+        if not size.isdigit() or int(size) > MAX_FILE_BYTES:
+            raise GitError(f"{path} at {rev}: larger than {MAX_FILE_BYTES} bytes")
+        return self.run("cat-file", "blob", "--end-of-options", blob)
+
+    def _worktree(self, path: str) -> bytes:
+        """A working-tree file as git would show it: one git tracks or would add (untracked,
+        not ignored: never `.git/config`, an ignored `.env` or the store), inside the
+        repository, a symlink as its target's name. What is not a regular file (a FIFO,
+        whose open waits for a writer forever; a device) is refused without waiting."""
+        listed = self.run("ls-files", "-z", "--cached", "--others", "--exclude-standard",
+                          "--", path).split(b"\0")
+        if os.fsencode(path) not in listed:
+            raise GitError(f"{path}: not a file of the working tree under review")
+        target = self.top / path
+        if not target.parent.resolve().is_relative_to(self.top.resolve()):
+            raise GitError(f"{path}: outside the repository")
+        kind = os.lstat(target).st_mode
+        if stat.S_ISLNK(kind):
+            return os.fsencode(os.readlink(target))
+        if not stat.S_ISREG(kind):  # not even opened: a FIFO's open would count as a reader
+            raise GitError(f"{path}: not a regular file")
+        fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise GitError(f"{path}: not a regular file")
+            data = handle.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
+            raise GitError(f"{path}: larger than {MAX_FILE_BYTES} bytes")
+        return data
 
     def exclude(self, pattern: str) -> None:
         """Ignore `pattern` in this clone only (.git/info/exclude: no tracked file changes)."""
