@@ -128,7 +128,8 @@ def test_a_committed_blob_past_the_limit_is_refused_unread(tmp_path: Path) -> No
         Git.open(repo.path).show(head, "zeros.bin")
 
 
-@pytest.mark.parametrize("path", [".git/config", ".env", "build/out.txt", "../outside.txt"])
+@pytest.mark.parametrize("path", [".git/config", ".env", "build/out.txt", "../outside.txt",
+                                  "", "build"])
 def test_only_files_the_review_could_show_are_read_from_the_working_tree(
         tmp_path: Path, path: str) -> None:
     repo = Repo(tmp_path / "r")

@@ -288,7 +288,7 @@ class Git:
         whose open waits for a writer forever; a device) is refused without waiting."""
         listed = self.run("ls-files", "-z", "--cached", "--others", "--exclude-standard",
                           "--", path).split(b"\0")
-        if os.fsencode(path) not in listed:
+        if not path or os.fsencode(path) not in listed:
             raise GitError(f"{path}: not a file of the working tree under review")
         target = self.top / path
         if not target.parent.resolve().is_relative_to(self.top.resolve()):
