@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
 import threading
 from pathlib import Path
 
 import pytest
 
-from livereview.hosts.local_git import MAX_FILE_BYTES, Git, GitError
+from livereview.hosts.local_git import MAX_FILE_BYTES, REPO_ENV, Git, GitError
 from tests.local_repo import Repo
 
 
@@ -156,3 +157,27 @@ def test_a_symlink_in_the_working_tree_reads_as_its_target_s_name_as_git_shows_i
     repo.git("commit", "-qm", "link")
     git = Git.open(repo.path)
     assert git.show("", "link") == git.show("HEAD", "link") == b"../secret.txt"
+
+
+def test_the_variables_left_out_of_git_s_environment_are_git_s_own_list() -> None:
+    listed = subprocess.run(["git", "rev-parse", "--local-env-vars"],  # noqa: S607
+                            capture_output=True, text=True, check=True).stdout.split()
+    assert set(listed) <= REPO_ENV
+
+
+def test_a_review_started_from_another_repository_s_git_hook_reads_the_repository_named(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    named = Repo(tmp_path / "named")
+    named.commit("named base", a_DOT_py="x = 1\n")
+    named.commit("named change", a_DOT_py="x = 2\n")
+    named.write("new.py", "y = 1\n")
+    other = Repo(tmp_path / "other")
+    other.commit("other base", b_DOT_py="z = 1\n")
+    other.commit("other change", b_DOT_py="z = 2\n")
+    # What git exports to a pre-commit hook of `other`.
+    monkeypatch.setenv("GIT_DIR", str(other.path / ".git"))
+    monkeypatch.setenv("GIT_INDEX_FILE", str(other.path / ".git" / "index"))
+    git = Git.open(named.path)
+    assert git.top == named.path
+    assert [c.title for c in git.commits(git.resolve("HEAD~1"))] == ["named change"]
+    assert {r.path for r in git.numstat(git.resolve("HEAD"))} == {"new.py"}

@@ -43,6 +43,16 @@ _DIFF = ("diff", "--no-color", "--no-ext-diff", "--no-textconv", "-M", "--src-pr
 # repository's config runs — a clone's `.gitattributes` alone names no command.
 _PINNED = ("-c", "core.quotepath=off", "-c", "core.fsmonitor=false",
            "-c", f"core.hooksPath={os.devnull}", "-c", "log.showSignature=false")
+# What points git at another repository, index or object store than the one it runs in: git's
+# own list (`git rev-parse --local-env-vars`, environment.c `local_repo_env`, which git
+# clears itself before it enters a submodule). A git hook exports GIT_DIR, and a pre-commit
+# hook GIT_INDEX_FILE: a review started from one would read that repository's history.
+REPO_ENV = frozenset({
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_CONFIG", "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT", "GIT_OBJECT_DIRECTORY", "GIT_DIR", "GIT_WORK_TREE",
+    "GIT_IMPLICIT_WORK_TREE", "GIT_GRAFT_FILE", "GIT_INDEX_FILE", "GIT_NO_REPLACE_OBJECTS",
+    "GIT_REPLACE_REF_BASE", "GIT_PREFIX", "GIT_INTERNAL_SUPER_PREFIX", "GIT_SHALLOW_FILE",
+    "GIT_COMMON_DIR"})
 _SHA = re.compile(r"[0-9a-fA-F]{4,64}")
 _STATUS = {"A": "added", "M": "modified", "D": "deleted", "R": "renamed", "T": "modified",
            "C": "added"}
@@ -373,7 +383,8 @@ def _call(cwd: Path, *args: str, stdin: bytes | None = None,
           env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
     """git's exit status as it is (some commands answer yes/no with 0/1); `env` adds to
     the pinned environment."""
-    env = {**os.environ, "LC_ALL": "C", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0",
+    inherited = {k: v for k, v in os.environ.items() if k not in REPO_ENV}
+    env = {**inherited, "LC_ALL": "C", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0",
            **(env or {})}
     git = shutil.which("git")
     if git is None:
