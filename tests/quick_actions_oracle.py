@@ -23,7 +23,11 @@ command. Source: gitlab-org/gitlab (mirrored as gitlabhq/gitlabhq),
   `multiline_block_quotes` extension standing for BlockquoteFenceLegacyFilter).
 
 In every generation a command is `/name` at the very start of a line (column 0), the name
-case-insensitive (Ruby's `i`, which folds `ſ` to `s` and the Kelvin sign to `k`), then
+case-insensitive (Ruby's `i`, which folds `ſ` to `s` and the Kelvin sign to `k`, and —
+Onigmo's multi-character folding, CaseFolding.txt's `F` entries — `ß` or `ẞ` to `ss` and
+the ligatures U+FB00–FB06 to `ff`, `fi`, `fl`, `ffi`, `ffl`, `st` inside a literal name,
+never inside a character class: `/aßign` is extracted for `assign`, as `aßign`, which no
+definition runs but which the extractor still cuts from the note), then
 either a space and arguments or only whitespace to the end of the line. GitLab's names are
 its own command list; `ANY_NAME` stands for every name it has or may add.
 """
@@ -53,8 +57,23 @@ _FLAGS = re.MULTILINE | re.DOTALL | re.IGNORECASE  # Ruby's %r{…}mix; ^ and $ 
 Command = tuple[str, ...]
 
 
+# Onigmo under /i: one character matching several of a literal (CaseFolding.txt, status F).
+_MULTI_FOLDS = {"ffi": "\ufb03", "ffl": "\ufb04", "ff": "\ufb00", "fi": "\ufb01",
+                "fl": "\ufb02", "ss": "\u00df\u1e9e", "st": "\ufb05\ufb06"}
+
+
+def _folding(name: str) -> str:
+    """`name` as a regex that also takes the characters Ruby's /i folds into its letters."""
+    if not name:
+        return ""
+    options = [re.escape(name[0]) + _folding(name[1:])]
+    options += [f"[{chars}]" + _folding(name[len(seq):])
+                for seq, chars in _MULTI_FOLDS.items() if name.lower().startswith(seq)]
+    return options[0] if len(options) == 1 else "(?:" + "|".join(options) + ")"
+
+
 def _names(names: Sequence[str] | None) -> str:
-    return ANY_NAME if names is None else "|".join(re.escape(n) for n in names)
+    return ANY_NAME if names is None else "|".join(_folding(n) for n in names)
 
 
 def _scan(skipped: str, text: str, names: Sequence[str] | None) -> list[Command]:

@@ -108,3 +108,20 @@ def test_the_paragraphs_are_those_gitlabs_pipeline_spec_finds(
 def test_the_oracle_reads_fences_the_way_gitlabs_regex_does(
         body: str, gitlab_would_run: bool) -> None:
     assert bool(commands(body)) is gitlab_would_run
+
+
+# Ruby 3.1's Onigmo, run on these lines with GitLab's command regex: `%r{^/(?<cmd>assign|…)…}mix`
+# matched each, `cmd` as written; `[a-z0-9_]+` under /i matched none of them.
+MULTI_FOLDED = [("/aßign @x", ("assign",), [("aßign", "@x")]),
+                ("/unaẞign @x", ("unassign",), [("unaßign", "@x")]),
+                ("/eﬆimate 1h", ("estimate",), [("eﬆimate", "1h")]),
+                ("/tableﬂip", ("tableflip",), [("tableﬂip",)])]
+
+
+@pytest.mark.parametrize("generation", GENERATIONS, ids=lambda g: g.__name__)
+@pytest.mark.parametrize(("body", "names", "expected"), MULTI_FOLDED)
+def test_a_letter_ruby_folds_into_two_of_a_name_is_extracted_for_that_name(
+        generation: Extractor, body: str, names: tuple[str, ...], expected: list[Command]
+) -> None:
+    assert generation(body, names) == expected
+    assert generation(body, None) == []

@@ -136,18 +136,21 @@ _AT_ENTITY = re.compile(r"&(?:#0*64|#x0*40|commat);?", re.IGNORECASE)  # hosts d
 # `/close`, `/assign`…) under the permissions of whoever posts it — the bot — and other
 # hosts' bots (Prow's `/lgtm`) read the same. An escaped slash reads the same and runs
 # nothing. https://docs.gitlab.com/user/project/quick_actions/
-_COMMAND = re.compile(r"^([ \t]*)/(?=[A-Za-z])")
+_COMMAND = re.compile(r"^([ \t]*)/(?=[A-Za-z\u0130\u0131\u017f\u212a\u00df\u1e9e\ufb00-\ufb06])")
 # GitLab's extractor (lib/gitlab/quick_actions/extractor.rb) has its own idea of code,
 # narrower than CommonMark's: in its regex generations only a ``` fence at the start of a
 # line closed by a bare ``` line, backtick pairs, `<tag>`…`</tag>` lines and `>>>` quotes
 # are skipped, so a `~~~`, indented or unclosed fence, a `<pre>` or an HTML comment hides
 # nothing from it. So a line shaped like its command — `/name`, then a space or the end
 # of the line; the name matched case-insensitively the Ruby way, where `ſ` reads `s` and
-# the Kelvin sign `k` — is neutralised even in code: a word joiner before the slash
+# the Kelvin sign `k`, and Onigmo folds one `ß`, `ẞ` or ligature (U+FB00–FB06) into two
+# or three letters of a name, so `/aßign` is extracted too and cut from the note — is
+# neutralised even in code: a word joiner before the slash
 # shows nothing and makes the line start with something else. (Leading blanks are
 # allowed here although GitLab wants the slash in the first column: a later version may
 # not.)
-_COMMAND_SHAPE = re.compile(r"^([ \t]*)/(?=[A-Za-z0-9_\u0130\u0131\u017f\u212a]+(?:\s|$))")
+_COMMAND_SHAPE = re.compile(
+    r"^([ \t]*)/(?=[A-Za-z0-9_\u0130\u0131\u017f\u212a\u00df\u1e9e\ufb00-\ufb06]+(?:\s|$))")
 
 
 _BROADCASTS = frozenset({"all", "here", "channel", "everyone"})

@@ -12,6 +12,7 @@ import contextlib
 import os
 import re
 import shutil
+import stat
 import subprocess
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -23,6 +24,8 @@ from livereview.core.model import Commit
 from livereview.hosts.base import HostError
 
 GIT_TIMEOUT_SECONDS = 60.0
+# One file's content, at most: the HTTP hosts' own answer limit (hosts[].max_response_mb).
+MAX_FILE_BYTES = 32 * 2**20
 # Pinned so that a user's git config cannot change what we read: no colours, no pager, no
 # external diff or textconv, a/ and b/ prefixes (diff.noprefix), non-ASCII paths unquoted
 # (a control character is still C-quoted in a diff header: local_notes unquotes it), renames
@@ -31,6 +34,25 @@ GIT_TIMEOUT_SECONDS = 60.0
 # `*.py` names itself, not every Python file).
 _DIFF = ("diff", "--no-color", "--no-ext-diff", "--no-textconv", "-M", "--src-prefix=a/",
          "--dst-prefix=b/")
+# What a repository's own `.git/config` (an agent's checkout may write one; a clone carries
+# none) could otherwise make git run: an fsmonitor command on every index read (`diff`,
+# `ls-files`), hooks such as `post-index-change` on `add -N` in the throwaway index, and
+# a signature check (`gpg.program`) when `log` shows signatures. Command-line `-c` wins
+# over every config file (git-config(1), "CONFIGURATION FILE"). Clean filters are not
+# among them: git has no switch for them, and only a driver configured by the user or the
+# repository's config runs — a clone's `.gitattributes` alone names no command.
+_PINNED = ("-c", "core.quotepath=off", "-c", "core.fsmonitor=false",
+           "-c", f"core.hooksPath={os.devnull}", "-c", "log.showSignature=false")
+# What points git at another repository, index or object store than the one it runs in: git's
+# own list (`git rev-parse --local-env-vars`, environment.c `local_repo_env`, which git
+# clears itself before it enters a submodule). A git hook exports GIT_DIR, and a pre-commit
+# hook GIT_INDEX_FILE: a review started from one would read that repository's history.
+REPO_ENV = frozenset({
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_CONFIG", "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT", "GIT_OBJECT_DIRECTORY", "GIT_DIR", "GIT_WORK_TREE",
+    "GIT_IMPLICIT_WORK_TREE", "GIT_GRAFT_FILE", "GIT_INDEX_FILE", "GIT_NO_REPLACE_OBJECTS",
+    "GIT_REPLACE_REF_BASE", "GIT_PREFIX", "GIT_INTERNAL_SUPER_PREFIX", "GIT_SHALLOW_FILE",
+    "GIT_COMMON_DIR"})
 _SHA = re.compile(r"[0-9a-fA-F]{4,64}")
 _STATUS = {"A": "added", "M": "modified", "D": "deleted", "R": "renamed", "T": "modified",
            "C": "added"}
@@ -258,13 +280,42 @@ class Git:
         return commits
 
     def show(self, rev: str, path: str) -> bytes:
-        """A file's bytes at a commit, or in the working tree when `rev` is empty."""
+        """A file's bytes at a commit, or in the working tree when `rev` is empty; never
+        more than MAX_FILE_BYTES (a clone's blob of zeros packs small and unpacks to any
+        size), and in the working tree only a file the review could show (see `_worktree`)."""
         if not rev:
-            target = (self.top / path).resolve()
-            if not target.is_relative_to(self.top.resolve()):
-                raise GitError(f"{path}: outside the repository")
-            return target.read_bytes()
-        return self.run("show", f"{rev}:{path}")
+            return self._worktree(path)
+        blob = f"{rev}:{path}"
+        size = self.run("cat-file", "-s", "--end-of-options", blob).decode().strip()
+        if not size.isdigit() or int(size) > MAX_FILE_BYTES:
+            raise GitError(f"{path} at {rev}: larger than {MAX_FILE_BYTES} bytes")
+        return self.run("cat-file", "blob", "--end-of-options", blob)
+
+    def _worktree(self, path: str) -> bytes:
+        """A working-tree file as git would show it: one git tracks or would add (untracked,
+        not ignored: never `.git/config`, an ignored `.env` or the store), inside the
+        repository, a symlink as its target's name. What is not a regular file (a FIFO,
+        whose open waits for a writer forever; a device) is refused without waiting."""
+        listed = self.run("ls-files", "-z", "--cached", "--others", "--exclude-standard",
+                          "--", path).split(b"\0")
+        if not path or os.fsencode(path) not in listed:
+            raise GitError(f"{path}: not a file of the working tree under review")
+        target = self.top / path
+        if not target.parent.resolve().is_relative_to(self.top.resolve()):
+            raise GitError(f"{path}: outside the repository")
+        kind = os.lstat(target).st_mode
+        if stat.S_ISLNK(kind):
+            return os.fsencode(os.readlink(target))
+        if not stat.S_ISREG(kind):  # not even opened: a FIFO's open would count as a reader
+            raise GitError(f"{path}: not a regular file")
+        fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise GitError(f"{path}: not a regular file")
+            data = handle.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
+            raise GitError(f"{path}: larger than {MAX_FILE_BYTES} bytes")
+        return data
 
     def exclude(self, pattern: str) -> None:
         """Ignore `pattern` in this clone only (.git/info/exclude: no tracked file changes)."""
@@ -332,14 +383,15 @@ def _call(cwd: Path, *args: str, stdin: bytes | None = None,
           env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
     """git's exit status as it is (some commands answer yes/no with 0/1); `env` adds to
     the pinned environment."""
-    env = {**os.environ, "LC_ALL": "C", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0",
+    inherited = {k: v for k, v in os.environ.items() if k not in REPO_ENV}
+    env = {**inherited, "LC_ALL": "C", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0",
            **(env or {})}
     git = shutil.which("git")
     if git is None:
         raise GitError("git is not installed (no `git` on PATH)")
     try:
         done = subprocess.run(  # noqa: S603 - a fixed git command line, never a shell
-            [git, "--literal-pathspecs", "-c", "core.quotepath=off", *args], cwd=cwd, input=stdin,
+            [git, "--literal-pathspecs", *_PINNED, *args], cwd=cwd, input=stdin,
             capture_output=True, timeout=GIT_TIMEOUT_SECONDS, env=env, check=False)
     except subprocess.TimeoutExpired:
         raise GitError(f"git {args[0]} took longer than {GIT_TIMEOUT_SECONDS:.0f}s") from None

@@ -36,8 +36,14 @@ STATE = {ReviewStatus.MERGED: "merged"}  # every other status is an open MR
 def actor(message: LocalMessage) -> Actor:
     if message.author_kind is AuthorKind.BOT:
         return BOT
+    # A person's name is `git config user.name`, anyone's to choose: one that reads as the
+    # bot's (Identity.is_me compares names, case-insensitively) gets its kind appended, as
+    # Bitbucket Cloud's namesakes get their id, so no one else's words count as the bot's.
+    name = message.author
+    if name.lower() == BOT.username.lower():
+        name = f"{name}~{message.author_kind.value}"
     # An agent is automated: the bot answers people, not another program (no loops).
-    return Actor(id=f"{message.author_kind.value}:{message.author}", username=message.author,
+    return Actor(id=f"{message.author_kind.value}:{message.author}", username=name,
                  name=message.author, bot=message.author_kind is AuthorKind.AGENT)
 
 
