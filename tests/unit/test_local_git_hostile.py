@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from livereview.hosts.local_git import MAX_FILE_BYTES, REPO_ENV, Git, GitError
+from livereview.hosts.local.git import MAX_FILE_BYTES, REPO_ENV, Git, GitError
 from tests.local_repo import Repo
 
 

@@ -7,8 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from livereview.hosts.local_view import BOT, snapshot_of
-from livereview.local_model import (
+from livereview.core.local_model import (
     AuthorKind,
     LocalMessage,
     LocalReview,
@@ -16,8 +15,9 @@ from livereview.local_model import (
     ReviewStatus,
     ThreadKind,
 )
-from livereview.model import Identity, MRKey
-from livereview.triggers import bot_replies, reply_marker
+from livereview.core.model import Identity, MRKey
+from livereview.core.triggers import bot_replies, reply_marker
+from livereview.hosts.local.view import BOT, snapshot_of
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 KEY = MRKey("local", "repo", 1)
