@@ -29,7 +29,7 @@ from livereview.metrics import Metrics
 from livereview.model import Event, Identity, MRKey, Policy, ReplyRequest, Snapshot
 from livereview.model_runs import ReviewRequest
 from livereview.settings import DaemonSettings
-from livereview.store import jobs, reviews, snapshots, state, sync_failures
+from livereview.store import jobs, reviews, sightings, snapshots, state, sync_failures
 from livereview.store import lessons as lesson_rows
 from livereview.store.db import Store
 from livereview.store.engine import StoreError
@@ -66,6 +66,7 @@ class Plan:
     """What one cycle fetches, and why."""
 
     targets: set[MRKey] = field(default_factory=set)
+    recency: dict[MRKey, datetime] = field(default_factory=dict)  # the listing's updated_at
     listed: int | None = None  # None: the listing did not run this cycle
     inbox: dict[MRKey, list[str]] = field(default_factory=dict)  # mention items to clear
     concessions: dict[MRKey, frozenset[str]] = field(default_factory=dict)  # 👎 to watch
@@ -79,7 +80,19 @@ def _ingest(session: Session, fresh: Snapshot, events: list[Event],
     """The snapshot, its reply jobs and its review runs in one transaction: a crash loses
     no trigger (the events are derived once, from the stored snapshot)."""
     created = snapshots.ingest(session, fresh, events, requests, identity, now, stored)
+    if stored is None:  # read at last: the snapshot speaks for it from now on
+        sightings.forget(session, fresh.mr.key)
     return created, reviews.enqueue(session, wanted, now)
+
+
+def _by_recency(keys: set[MRKey], recency: dict[MRKey, datetime]) -> list[MRKey]:
+    """The order MRs are read in: those not from the listing first (mentions from the
+    inbox, open jobs, hot MRs), then the most recently updated: a mention made just before
+    a start is read in the first seconds of a sweep of thousands."""
+    def order(key: MRKey) -> tuple[bool, float, str]:
+        at = recency.get(key)
+        return (at is not None, -at.timestamp() if at is not None else 0.0, str(key))
+    return sorted(keys, key=order)
 
 
 def _unchanged(stored: Snapshot | None, fresh: Snapshot, events: Sequence[object]) -> bool:
@@ -104,6 +117,8 @@ class HostPoller:
     last_cycle_ok: bool = False
     _failures_log: FailureLog = field(default_factory=lambda: FailureLog(log))
     _syncing: dict[MRKey, asyncio.Task[None]] = field(default_factory=dict)
+    _reading: set[MRKey] = field(default_factory=set)  # syncs past the concurrency limit
+    _halted: bool = False  # stopping: syncs not yet begun were dropped, never to begin
     _failures: dict[MRKey, tuple[int, float]] = field(default_factory=dict)  # count, retry at
     # Long MRs as last stored, the most recent few: each can weigh tens of MB, and one that
     # went cold or was merged must not stay in memory for good.
@@ -203,25 +218,37 @@ class HostPoller:
             self.on_new_jobs()
         return len(events), len(created)
 
-    async def _changed(self, watched: set[str], since: datetime | None) -> tuple[set[MRKey], int]:
-        """MRs the listing says changed, minus those already fetched after the change."""
+    async def _changed(self, watched: set[str], since: datetime | None,
+                       baselines: dict[str, datetime], now: datetime
+                       ) -> tuple[dict[MRKey, datetime], int]:
+        """MRs the listing says changed, minus those already fetched after the change and
+        those idle since before their repo's baseline (kept as sightings, not read)."""
         changed = await self.host.list_changed_mrs(tuple(sorted(watched)), since)
         if not changed:
-            return set(), 0
+            return {}, 0
         marks = await self.store.run(snapshots.fetch_marks, self.host.name)
+        sighted = await self.store.run(sightings.marks, self.host.name)
         overlap = timedelta(seconds=self.settings.watermark_overlap_seconds)
-        targets: set[MRKey] = set()
+        targets: dict[MRKey, datetime] = {}
+        idle: list[tuple[MRKey, datetime]] = []
         for mr in changed:
             key = MRKey(self.host.name, mr.repo, mr.iid)
             seen = marks.get(key)
             # Notes that did not bump updated_at (throttled) were written within a minute
-            # after it: a fetch later than updated_at + overlap has them all.
-            if seen is None or seen[0] != mr.updated_at or seen[1] < mr.updated_at + overlap:
-                targets.add(key)
+            # after it: a fetch later than updated_at + overlap has them all — and an MR
+            # whose updated_at + overlap is before the baseline has only notes older than
+            # it, none of which is ever answered (docs/DESIGN.md, "First sight").
+            if seen is None and mr.updated_at + overlap <= baselines[mr.repo]:
+                if sighted.get(key) != mr.updated_at:
+                    idle.append((key, mr.updated_at))
+            elif seen is None or seen[0] != mr.updated_at or seen[1] < mr.updated_at + overlap:
+                targets[key] = mr.updated_at
+        if idle:
+            await self.store.run(sightings.record, idle, now)
         return targets, len(changed)
 
     async def _plan(self, now: datetime, since: datetime | None, cold: bool,
-                    repos: tuple[str, ...]) -> Plan:
+                    repos: tuple[str, ...], baselines: dict[str, datetime]) -> Plan:
         watched = set(repos) - set(self.unhealthy)
         plan = Plan()
         # A listing that costs a request per repo runs on the cold cycle only, and the host's
@@ -230,7 +257,8 @@ class HostPoller:
         # the inbox would only double the idle cost.
         inbox = self.host.capabilities.mention_inbox and not self.host.listing_is_cheap
         if self.host.listing_is_cheap or cold or not inbox:
-            plan.targets, plan.listed = await self._changed(watched, since)
+            plan.recency, plan.listed = await self._changed(watched, since, baselines, now)
+            plan.targets = set(plan.recency)
         if inbox:
             plan.inbox = await self.host.mention_inbox(tuple(sorted(watched)))
             plan.targets |= set(plan.inbox)
@@ -300,21 +328,38 @@ class HostPoller:
             # once, every MR's first response would wait in memory for its second (295 MiB
             # at first sight of 10 000 MRs), and nothing would be stored until the end.
             async with self._limit:
-                await self._sync_one(key, baseline, report, plan)
+                self._reading.add(key)
+                try:
+                    await self._sync_one(key, baseline, report, plan)
+                finally:
+                    self._reading.discard(key)
 
         task = asyncio.create_task(bounded(), name=f"sync-{key}")
         self._syncing[key] = task
         task.add_done_callback(lambda _: self._syncing.pop(key, None))
         return task
 
+    def halt(self) -> int:
+        """Stopping: drop the MR syncs still waiting for their turn (a first sweep queues
+        thousands) so that only the few being read hold the stop up; the listing watermark
+        stays put and the next start lists them again. Returns how many were dropped."""
+        self._halted = True
+        queued = [task for key, task in self._syncing.items() if key not in self._reading]
+        for task in queued:
+            task.cancel()
+        return len(queued)
+
     async def settle(self, grace: float | None = None) -> bool:
-        """Wait for MR syncs still running (up to `grace` seconds); cancel the rest. True if
-        none had to be cancelled."""
+        """Stopping: drop the syncs not begun, wait for those being read (up to `grace`
+        seconds), cancel the rest. True if none being read had to be cancelled."""
+        self.halt()
         if not self._syncing:
             return True
         _, pending = await asyncio.wait(list(self._syncing.values()), timeout=grace)
         for task in pending:
             task.cancel()
+        if pending:
+            await asyncio.wait(pending)
         return not pending
 
     async def cycle(self, *, cold: bool = False, wait: float | None = None) -> CycleReport:
@@ -344,7 +389,7 @@ class HostPoller:
             if not self._repos_checked or (cold and self.unhealthy):
                 await self.check_repos()
             baselines = await self._baselines(started_clock)
-            plan = await self._plan(started_clock, since, cold, repos)
+            plan = await self._plan(started_clock, since, cold, repos, baselines)
         except HostError as exc:
             self._trouble("listing", "host_listing_failed", exc)
             if isinstance(exc, NotFound | Forbidden):  # a repo may have gone: look again
@@ -352,8 +397,13 @@ class HostPoller:
             report.ok = False
             return self._finish(report, started, sent_before)
         self._trouble("listing", "host_listing_failed", None)
-        keys = sorted(plan.targets - set(self._syncing), key=str)
+        # Stopping: nothing new begins (the watermark stays, the next start lists it again).
+        keys = [] if self._halted else _by_recency(plan.targets - set(self._syncing),
+                                                   plan.recency)
         report.listed, report.planned = plan.listed or 0, len(keys)
+        if len(keys) > MR_CONCURRENCY:  # a sweep: more MRs than are read at once
+            log.info("poll_sweep_started", host=self.host.name, mrs=len(keys),
+                     listed=report.listed)
         tasks = [self._start(k, baselines[k.repo], report, plan) for k in keys]
         pending: set[asyncio.Task[None]] = set()
         if tasks:
@@ -363,7 +413,7 @@ class HostPoller:
             raise StoreError(report.store_error)
         # Failed MRs are kept in the store and retried (with backoff); while any MR is
         # still syncing the listing stays where it was, so a crash meanwhile loses nothing.
-        if plan.listed is not None and not pending and not self._syncing:
+        if plan.listed is not None and not pending and not self._syncing and not self._halted:
             for scope in shards:
                 await self.store.run(state.advance_watermark, self.host.name, scope,
                                      started_clock)
