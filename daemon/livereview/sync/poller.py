@@ -35,6 +35,7 @@ from livereview.store.db import Store
 from livereview.store.engine import StoreError
 from livereview.store.leases import INSTANCE, Leases
 from livereview.sync.diff import diff
+from livereview.sync.first_sight import by_recency, to_read
 from livereview.triggers import reply_requests, review_requests
 
 log = structlog.get_logger("livereview.poller")
@@ -83,16 +84,6 @@ def _ingest(session: Session, fresh: Snapshot, events: list[Event],
     if stored is None:  # read at last: the snapshot speaks for it from now on
         sightings.forget(session, fresh.mr.key)
     return created, reviews.enqueue(session, wanted, now)
-
-
-def _by_recency(keys: set[MRKey], recency: dict[MRKey, datetime]) -> list[MRKey]:
-    """The order MRs are read in: those not from the listing first (mentions from the
-    inbox, open jobs, hot MRs), then the most recently updated: a mention made just before
-    a start is read in the first seconds of a sweep of thousands."""
-    def order(key: MRKey) -> tuple[bool, float, str]:
-        at = recency.get(key)
-        return (at is not None, -at.timestamp() if at is not None else 0.0, str(key))
-    return sorted(keys, key=order)
 
 
 def _unchanged(stored: Snapshot | None, fresh: Snapshot, events: Sequence[object]) -> bool:
@@ -241,20 +232,7 @@ class HostPoller:
         marks = await self.store.run(snapshots.fetch_marks, self.host.name)
         sighted = await self.store.run(sightings.marks, self.host.name)
         overlap = timedelta(seconds=self.settings.watermark_overlap_seconds)
-        targets: dict[MRKey, datetime] = {}
-        idle: list[tuple[MRKey, datetime]] = []
-        for mr in changed:
-            key = MRKey(self.host.name, mr.repo, mr.iid)
-            seen = marks.get(key)
-            # Notes that did not bump updated_at (throttled) were written within a minute
-            # after it: a fetch later than updated_at + overlap has them all — and an MR
-            # whose updated_at + overlap is before the baseline has only notes older than
-            # it, none of which is ever answered (docs/DESIGN.md, "First sight").
-            if seen is None and mr.updated_at + overlap <= baselines[mr.repo]:
-                if sighted.get(key) != mr.updated_at:
-                    idle.append((key, mr.updated_at))
-            elif seen is None or seen[0] != mr.updated_at or seen[1] < mr.updated_at + overlap:
-                targets[key] = mr.updated_at
+        targets, idle = to_read(self.host.name, changed, marks, sighted, baselines, overlap)
         if idle:
             await self.store.run(sightings.record, idle, now)
         return targets, len(changed)
@@ -430,7 +408,7 @@ class HostPoller:
             return self._finish(report, started, sent_before)
         self._trouble("listing", "host_listing_failed", None)
         # Stopping: nothing new begins (the watermark stays, the next start lists it again).
-        keys = [] if self._halted else _by_recency(
+        keys = [] if self._halted else by_recency(
             plan.targets - set(self._syncing) - set(early), plan.recency)
         report.listed, report.planned = plan.listed or 0, len(keys)
         if len(keys) > MR_CONCURRENCY:  # a sweep: more MRs than are read at once
