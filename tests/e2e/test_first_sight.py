@@ -112,6 +112,7 @@ async def test_a_sweep_reads_the_most_recently_updated_mr_first(big: BigGitLab) 
     updated last: read first, not after the thousands of others."""
     iids = big.add_mrs(12, days_ago=0.5)
     big.gitlab.add_note(PROJECT, iids[8], author="alice", body="one more thing")
+    _one_request_at_a_time(big)
     app = App.create(load(big.config), metrics=Metrics())
     try:
         report = (await app.cycle(cold=True))["gl"]
@@ -129,6 +130,7 @@ async def test_at_first_sight_the_to_do_list_is_read_before_the_repos_and_the_li
     iids = big.add_mrs(12, days_ago=0.5)
     big.gitlab.add_note(PROJECT, iids[3], author="alice", body="@livereview quick one?")
     big.gitlab.add_note(PROJECT, iids[8], author="alice", body="a later, plain comment")
+    _one_request_at_a_time(big)
     app = App.create(load(big.config), metrics=Metrics())
     try:
         report = (await app.cycle(cold=True))["gl"]
@@ -137,6 +139,13 @@ async def test_at_first_sight_the_to_do_list_is_read_before_the_repos_and_the_li
     assert big.discussions_read()[:2] == [iids[3], iids[8]]
     assert (report.fetched, report.jobs) == (12, 1)
     assert [t.state for t in big.gitlab.todos("livereview")] == ["done"]
+
+
+def _one_request_at_a_time(big: BigGitLab) -> None:
+    """The order of reads, as the server sees it, is the order they were begun."""
+    big.config.write_text(big.config.read_text().replace(
+        'token_env = "LIVEREVIEW_E2E_TOKEN"',
+        'token_env = "LIVEREVIEW_E2E_TOKEN"\nmax_concurrent_requests = 1'))
 
 
 def _start(big: BigGitLab, name: str) -> Daemon:
