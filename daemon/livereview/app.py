@@ -330,6 +330,12 @@ class App:
         for poller in self.pollers.values():  # a first sweep's queue is not waited for
             poller.halt()
         task, cycle_finished = self._tick_task, True
+        if task is not None and any(p.planning for p in self.pollers.values()):
+            # Listing (a big instance's first listing takes minutes): nothing of it is
+            # stored but what is complete, and the next start lists again.
+            task.cancel()
+            await asyncio.wait([task])
+            cycle_finished = False
         if task is not None:
             done, _ = await asyncio.wait([task], timeout=grace)
             if not done:

@@ -195,3 +195,24 @@ def test_a_daemon_stopped_mid_sweep_exits_within_its_grace_and_the_next_start_re
     wait_for(lambda: len(big.bot_notes()) == 1, timeout=60)
     assert second.stop(timeout=60) == 0
     assert [replied_to(str(n["body"])) for n in big.bot_notes()] == [str(asked["id"])]
+
+
+def test_a_daemon_stopped_while_it_lists_a_big_instance_exits_at_once(big: BigGitLab) -> None:
+    """Was: the stop waited its whole grace for a first listing that takes minutes on a big
+    instance (100 pages of 100 MRs). Nothing of a listing is kept but what is complete:
+    it is cancelled at once, and the next start lists again."""
+    big.add_mrs(3, days_ago=3)
+    listing = big.gitlab.hold("GET", r"^/api/v4/merge_requests$", timeout=120)
+    daemon = _start(big, "listing.log")
+    try:
+        assert listing.arrived.wait(60)
+        assert daemon.stop(timeout=60) == 0
+    finally:
+        listing.release()
+    [stopped] = _events(daemon, "daemon_stopped")
+    grace = load(big.config).daemon.shutdown_grace_seconds
+    assert stopped["cycle_finished"] is False
+    assert float(str(stopped["seconds"])) < grace / 2  # not the grace waited out
+    assert "Traceback" not in daemon.output()
+    assert query(big.db, "SELECT listed_until FROM poll_watermarks WHERE scope = '*'") in (
+        [], [(None,)])

@@ -12,10 +12,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime
 
+from sqlalchemy import insert
 from sqlmodel import Session, col, delete, select
 
 from livereview.model import MRKey
 from livereview.store.tables import MRSighting
+
+CHUNK = 1_000  # rows per INSERT: well within SQLite's and PostgreSQL's parameter limits
 
 
 def marks(session: Session, host: str) -> dict[MRKey, datetime]:
@@ -26,21 +29,23 @@ def marks(session: Session, host: str) -> dict[MRKey, datetime]:
 
 
 def record(session: Session, seen: Iterable[tuple[MRKey, datetime]], now: datetime) -> None:
-    """Keep (or move on) the listing's `updated_at` of each MR in `seen`."""
+    """Keep (or move on) the listing's `updated_at` of each MR in `seen`: one Core insert
+    for the new ones (first sight of 10 000 MRs adds ~10 000 rows at once)."""
     wanted = dict(seen)
     if not wanted:
         return
     hosts = {key.host for key in wanted}
     existing = {MRKey(row.host, row.repo, row.iid): row for row in session.exec(
         select(MRSighting).where(col(MRSighting.host).in_(hosts)))}
+    new = [{"host": key.host, "repo": key.repo, "iid": key.iid, "updated_at": updated,
+            "seen_at": now} for key, updated in wanted.items() if key not in existing]
     for key, updated in wanted.items():
         row = existing.get(key)
-        if row is None:
-            session.add(MRSighting(host=key.host, repo=key.repo, iid=key.iid,
-                                   updated_at=updated, seen_at=now))
-        elif row.updated_at != updated:
+        if row is not None and row.updated_at != updated:
             row.updated_at, row.seen_at = updated, now
             session.add(row)
+    for start in range(0, len(new), CHUNK):
+        session.execute(insert(MRSighting), new[start:start + CHUNK])
 
 
 def forget(session: Session, key: MRKey) -> None:

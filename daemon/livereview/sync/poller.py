@@ -110,6 +110,7 @@ class HostPoller:
     _syncing: dict[MRKey, asyncio.Task[None]] = field(default_factory=dict)
     _reading: set[MRKey] = field(default_factory=set)  # syncs past the concurrency limit
     _halted: bool = False  # stopping: syncs not yet begun were dropped, never to begin
+    planning: bool = False  # listing and deciding what to read (no sync begun by it yet)
     _failures: dict[MRKey, tuple[int, float]] = field(default_factory=dict)  # count, retry at
     # Long MRs as last stored, the most recent few: each can weigh tens of MB, and one that
     # went cold or was merged must not stay in memory for good.
@@ -280,8 +281,12 @@ class HostPoller:
         checked = frozenset(key.repo for key in early.inbox)
         await self.check_repos(tuple(sorted(checked)))
         early.targets = {key for key in early.inbox if key.repo not in self.unhealthy}
-        return {key: self._start(key, baselines[key.repo], report, early)
-                for key in sorted(early.targets, key=str) if key not in self._syncing}, checked
+        tasks = {key: self._start(key, baselines[key.repo], report, early)
+                 for key in sorted(early.targets, key=str) if key not in self._syncing}
+        if tasks:  # before the repo checks and the listing fill the host's request slots
+            await asyncio.wait(tasks.values(),
+                               timeout=self.settings.hot_poll_interval_seconds)
+        return tasks, checked
 
     def _trouble(self, subject: str, event: str, exc: Exception | None, **fields: object
                  ) -> None:
@@ -393,6 +398,7 @@ class HostPoller:
                 seconds=self.settings.watermark_overlap_seconds)
         early: dict[MRKey, asyncio.Task[None]] = {}
         checked: frozenset[str] = frozenset()
+        self.planning = True
         try:
             baselines = await self._baselines(started_clock)
             if since is None and not self._halted:
@@ -406,6 +412,8 @@ class HostPoller:
                 self._repos_checked = False
             report.ok = False
             return self._finish(report, started, sent_before)
+        finally:
+            self.planning = False
         self._trouble("listing", "host_listing_failed", None)
         # Stopping: nothing new begins (the watermark stays, the next start lists it again).
         keys = [] if self._halted else by_recency(
