@@ -21,6 +21,7 @@ print figures, never assert. All traffic stays on 127.0.0.1.
 10 Bitbucket Cloud idle, time-to-ack (fig_bitbucket_cloud)   simulated hours, 10 / 200 repos
 12 MR tools: comments filter       (fig_tools)             store read + pure filter, 1 000
 14 an answer's wider context      (fig_context)           200-thread MR, with / without
+16 first sight of a big GitLab     (fig_firstsight)        400 / 10 000 MRs, 👀, SIGTERM
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ import fig_bigmr
 import fig_bitbucket_cloud
 import fig_bitbucket_server
 import fig_context
+import fig_firstsight
 import fig_github_ack
 import fig_idle
 import fig_idle_hosts
@@ -83,6 +85,13 @@ METHOD = """## How these were measured
   clock instead of waiting. First sight runs without quota; then an idle hour (requests
   per minute over its second half) and an hour of mentions at seeded random times
   (mention → the bot's acknowledging reply, by the fake's timestamps).
+- Figure 16 runs the daemon in a subprocess (bench/firstsight_driver.py) against the fake
+  GitLab at 50 ms per request: 50 open MRs per repo, 98 % idle for three days (before the
+  default 24 h backfill baseline), 2 % active an hour ago. First sweep = one cold cycle
+  that waits for every MR it reads. CPU per MR read: a sweep of 400 active MRs at 0 ms,
+  the driver's CPU over the MRs read (listing included). 👀: a mention made just before the
+  process starts, on an MR idle for days, to the fake's award timestamp (the process's
+  start-up — imports, migrations, identity — included); then SIGTERM, to the exit.
 """
 RESULTS = HERE / "results.md"
 
@@ -165,6 +174,7 @@ def main(argv: list[str] | None = None) -> int:
             ({10}, "10 Bitbucket Cloud", lambda: fig_bitbucket_cloud.run(state, quick=args.quick)),
             ({12}, "12 MR tools", lambda: fig_tools.run(state, quick=args.quick)),
             ({14}, "14 answer context", lambda: fig_context.run(state, quick=args.quick)),
+            ({16}, "16 first sight", lambda: fig_firstsight.run(state, quick=args.quick)),
         ]
         for numbers, name, section in sections:
             if only and not numbers & only:

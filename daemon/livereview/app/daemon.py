@@ -333,7 +333,15 @@ class App:
         """Let the poll cycle in progress, and the MR syncs earlier cycles left running in
         the background, end within `grace`; cancel the rest. True if nothing had to be."""
         began = time.monotonic()
+        for poller in self.pollers.values():  # a first sweep's queue is not waited for
+            poller.halt()
         task, cycle_finished = self._tick_task, True
+        if task is not None and any(p.planning for p in self.pollers.values()):
+            # Listing (a big instance's first listing takes minutes): nothing of it is
+            # stored but what is complete, and the next start lists again.
+            task.cancel()
+            await asyncio.wait([task])
+            cycle_finished = False
         if task is not None:
             done, _ = await asyncio.wait([task], timeout=grace)
             if not done:

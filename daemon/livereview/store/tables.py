@@ -194,6 +194,21 @@ class MRSyncFailure(SQLModel, table=True):
     last_failed_at: datetime
 
 
+class MRSighting(SQLModel, table=True):
+    """An MR known from the listing alone (docs/DESIGN.md, first sight): idle since before
+    its repo's baseline, so it holds nothing to answer and is not read until its
+    `updated_at` moves. Gone once the MR is read and stored."""
+
+    __tablename__ = "mr_sightings"
+    __table_args__ = (UniqueConstraint("host", "repo", "iid"),)
+    id: int | None = Field(default=None, primary_key=True)
+    host: str = Field(index=True)
+    repo: str
+    iid: int
+    updated_at: datetime  # the host's updated_at the listing showed
+    seen_at: datetime  # when the listing showed it
+
+
 # ---- reviews (docs/DESIGN.md §11) ----------------------------------------------------------------
 class ReviewRunRow(SQLModel, table=True):
     """One review of one MR at one head: the persisted state machine of review/runner.py

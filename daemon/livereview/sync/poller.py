@@ -37,12 +37,13 @@ from livereview.hosts.base import (
 from livereview.log_setup import FailureLog
 from livereview.metrics import Metrics
 from livereview.settings import DaemonSettings
-from livereview.store import jobs, reviews, snapshots, state, sync_failures
+from livereview.store import jobs, reviews, sightings, snapshots, state, sync_failures
 from livereview.store import lessons as lesson_rows
 from livereview.store.db import Store
 from livereview.store.engine import StoreError
 from livereview.store.leases import INSTANCE, Leases
 from livereview.sync.diff import diff
+from livereview.sync.first_sight import by_recency, to_read
 
 log = structlog.get_logger("livereview.poller")
 MR_CONCURRENCY = 4  # MRs fetched at once per host (each is 3+ sequential requests)
@@ -73,6 +74,7 @@ class Plan:
     """What one cycle fetches, and why."""
 
     targets: set[MRKey] = field(default_factory=set)
+    recency: dict[MRKey, datetime] = field(default_factory=dict)  # the listing's updated_at
     listed: int | None = None  # None: the listing did not run this cycle
     inbox: dict[MRKey, list[str]] = field(default_factory=dict)  # mention items to clear
     concessions: dict[MRKey, frozenset[str]] = field(default_factory=dict)  # 👎 to watch
@@ -86,6 +88,8 @@ def _ingest(session: Session, fresh: Snapshot, events: list[Event],
     """The snapshot, its reply jobs and its review runs in one transaction: a crash loses
     no trigger (the events are derived once, from the stored snapshot)."""
     created = snapshots.ingest(session, fresh, events, requests, identity, now, stored)
+    if stored is None:  # read at last: the snapshot speaks for it from now on
+        sightings.forget(session, fresh.mr.key)
     return created, reviews.enqueue(session, wanted, now)
 
 
@@ -111,6 +115,9 @@ class HostPoller:
     last_cycle_ok: bool = False
     _failures_log: FailureLog = field(default_factory=lambda: FailureLog(log))
     _syncing: dict[MRKey, asyncio.Task[None]] = field(default_factory=dict)
+    _reading: set[MRKey] = field(default_factory=set)  # syncs past the concurrency limit
+    _halted: bool = False  # stopping: syncs not yet begun were dropped, never to begin
+    planning: bool = False  # listing and deciding what to read (no sync begun by it yet)
     _failures: dict[MRKey, tuple[int, float]] = field(default_factory=dict)  # count, retry at
     # Long MRs as last stored, the most recent few: each can weigh tens of MB, and one that
     # went cold or was merged must not stay in memory for good.
@@ -129,16 +136,18 @@ class HostPoller:
     def healthy(self) -> bool:
         return self.last_cycle_ok and not self.unhealthy
 
-    async def check_repos(self) -> None:
-        """Find watched repos that do not exist or may not be read, so one wrong path does
-        not stop the host's listing; they are checked again on every cold cycle."""
-        for repo in self.repos:
-            try:
-                reason = None if await self.host.repo_exists(repo) else "not found"
-            except (AuthFailed, Forbidden) as exc:
-                reason = str(exc)
-            except HostError as exc:  # unreachable right now: keep the last verdict
-                log.warning("repo_check_failed", host=self.host.name, repo=repo, error=str(exc))
+    async def check_repos(self, repos: tuple[str, ...] | None = None,
+                          done: frozenset[str] = frozenset()) -> None:
+        """Find watched repos (all but those `done` already, or only those in `repos`) that
+        do not exist or may not be read, so one wrong path does not stop the host's
+        listing; they are checked again on every cold cycle."""
+        some = repos is not None
+        repos = tuple(r for r in self.repos if r not in done) if repos is None else repos
+        # All at once (the host's client bounds the requests in flight): one after the
+        # other, 200 repos at 50 ms held the first sight up for 10 s.
+        verdicts = await asyncio.gather(*(self._check(repo) for repo in repos))
+        for repo, (checked, reason) in zip(repos, verdicts, strict=True):
+            if not checked:
                 continue
             if reason is None:
                 if self.unhealthy.pop(repo, None) is not None:
@@ -147,7 +156,17 @@ class HostPoller:
                 log.error("repo_unhealthy", host=self.host.name, repo=repo, reason=reason)
                 self.unhealthy[repo] = reason
         self.metrics.repo_unhealthy.labels(self.host.name).set(len(self.unhealthy))
-        self._repos_checked = True
+        self._repos_checked = self._repos_checked or not some
+
+    async def _check(self, repo: str) -> tuple[bool, str | None]:
+        """(whether it could be checked, why it is unusable or None)."""
+        try:
+            return True, None if await self.host.repo_exists(repo) else "not found"
+        except (AuthFailed, Forbidden) as exc:
+            return True, str(exc)
+        except HostError as exc:  # unreachable right now: keep the last verdict
+            log.warning("repo_check_failed", host=self.host.name, repo=repo, error=str(exc))
+            return False, None
 
     def _decide(self, stored: Snapshot | None, fresh: Snapshot, baseline: datetime,
                 concessions: frozenset[str]
@@ -210,25 +229,24 @@ class HostPoller:
             self.on_new_jobs()
         return len(events), len(created)
 
-    async def _changed(self, watched: set[str], since: datetime | None) -> tuple[set[MRKey], int]:
-        """MRs the listing says changed, minus those already fetched after the change."""
+    async def _changed(self, watched: set[str], since: datetime | None,
+                       baselines: dict[str, datetime], now: datetime
+                       ) -> tuple[dict[MRKey, datetime], int]:
+        """MRs the listing says changed, minus those already fetched after the change and
+        those idle since before their repo's baseline (kept as sightings, not read)."""
         changed = await self.host.list_changed_mrs(tuple(sorted(watched)), since)
         if not changed:
-            return set(), 0
+            return {}, 0
         marks = await self.store.run(snapshots.fetch_marks, self.host.name)
+        sighted = await self.store.run(sightings.marks, self.host.name)
         overlap = timedelta(seconds=self.settings.watermark_overlap_seconds)
-        targets: set[MRKey] = set()
-        for mr in changed:
-            key = MRKey(self.host.name, mr.repo, mr.iid)
-            seen = marks.get(key)
-            # Notes that did not bump updated_at (throttled) were written within a minute
-            # after it: a fetch later than updated_at + overlap has them all.
-            if seen is None or seen[0] != mr.updated_at or seen[1] < mr.updated_at + overlap:
-                targets.add(key)
+        targets, idle = to_read(self.host.name, changed, marks, sighted, baselines, overlap)
+        if idle:
+            await self.store.run(sightings.record, idle, now)
         return targets, len(changed)
 
     async def _plan(self, now: datetime, since: datetime | None, cold: bool,
-                    repos: tuple[str, ...]) -> Plan:
+                    repos: tuple[str, ...], baselines: dict[str, datetime]) -> Plan:
         watched = set(repos) - set(self.unhealthy)
         plan = Plan()
         # A listing that costs a request per repo runs on the cold cycle only, and the host's
@@ -241,7 +259,8 @@ class HostPoller:
             inbox = self.host.capabilities.mention_inbox and self.host.inbox_due()
             listing = since is None or not inbox or not self.host.listing_is_cheap
         if listing:
-            plan.targets, plan.listed = await self._changed(watched, since)
+            plan.recency, plan.listed = await self._changed(watched, since, baselines, now)
+            plan.targets = set(plan.recency)
         if inbox:
             plan.inbox = await self.host.mention_inbox(tuple(sorted(watched)))
             plan.targets |= set(plan.inbox)
@@ -259,6 +278,26 @@ class HostPoller:
         plan.targets -= {key for key, (_, at) in self._failures.items() if at > waiting}
         plan.targets = {t for t in plan.targets if t.repo in watched}
         return plan
+
+    async def _first_mentions(self, repos: tuple[str, ...], baselines: dict[str, datetime],
+                              report: CycleReport
+                              ) -> tuple[dict[MRKey, asyncio.Task[None]], frozenset[str]]:
+        """First sight: the host's mention inbox (one request) is read before the repos are
+        checked and the instance listed — seconds to minutes on a big instance — and its
+        MRs begin syncing as soon as their own repos are checked, so a mention made before
+        the start is answered in seconds. Returns the syncs begun and the repos checked."""
+        if not self.host.capabilities.mention_inbox:
+            return {}, frozenset()
+        early = Plan(inbox=await self.host.mention_inbox(tuple(sorted(repos))))
+        checked = frozenset(key.repo for key in early.inbox)
+        await self.check_repos(tuple(sorted(checked)))
+        early.targets = {key for key in early.inbox if key.repo not in self.unhealthy}
+        tasks = {key: self._start(key, baselines[key.repo], report, early)
+                 for key in sorted(early.targets, key=str) if key not in self._syncing}
+        if tasks:  # before the repo checks and the listing fill the host's request slots
+            await asyncio.wait(tasks.values(),
+                               timeout=self.settings.hot_poll_interval_seconds)
+        return tasks, checked
 
     def _trouble(self, subject: str, event: str, exc: Exception | None, **fields: object
                  ) -> None:
@@ -311,21 +350,38 @@ class HostPoller:
             # once, every MR's first response would wait in memory for its second (295 MiB
             # at first sight of 10 000 MRs), and nothing would be stored until the end.
             async with self._limit:
-                await self._sync_one(key, baseline, report, plan)
+                self._reading.add(key)
+                try:
+                    await self._sync_one(key, baseline, report, plan)
+                finally:
+                    self._reading.discard(key)
 
         task = asyncio.create_task(bounded(), name=f"sync-{key}")
         self._syncing[key] = task
         task.add_done_callback(lambda _: self._syncing.pop(key, None))
         return task
 
+    def halt(self) -> int:
+        """Stopping: drop the MR syncs still waiting for their turn (a first sweep queues
+        thousands) so that only the few being read hold the stop up; the listing watermark
+        stays put and the next start lists them again. Returns how many were dropped."""
+        self._halted = True
+        queued = [task for key, task in self._syncing.items() if key not in self._reading]
+        for task in queued:
+            task.cancel()
+        return len(queued)
+
     async def settle(self, grace: float | None = None) -> bool:
-        """Wait for MR syncs still running (up to `grace` seconds); cancel the rest. True if
-        none had to be cancelled."""
+        """Stopping: drop the syncs not begun, wait for those being read (up to `grace`
+        seconds), cancel the rest. True if none being read had to be cancelled."""
+        self.halt()
         if not self._syncing:
             return True
         _, pending = await asyncio.wait(list(self._syncing.values()), timeout=grace)
         for task in pending:
             task.cancel()
+        if pending:
+            await asyncio.wait(pending)
         return not pending
 
     async def cycle(self, *, cold: bool = False, wait: float | None = None) -> CycleReport:
@@ -351,21 +407,33 @@ class HostPoller:
         if all(at is not None for at in listed):
             since = min(at for at in listed if at is not None) - timedelta(
                 seconds=self.settings.watermark_overlap_seconds)
+        early: dict[MRKey, asyncio.Task[None]] = {}
+        checked: frozenset[str] = frozenset()
+        self.planning = True
         try:
-            if not self._repos_checked or (cold and self.unhealthy):
-                await self.check_repos()
             baselines = await self._baselines(started_clock)
-            plan = await self._plan(started_clock, since, cold, repos)
+            if since is None and not self._halted:
+                early, checked = await self._first_mentions(repos, baselines, report)
+            if not self._repos_checked or (cold and self.unhealthy):
+                await self.check_repos(done=checked)
+            plan = await self._plan(started_clock, since, cold, repos, baselines)
         except HostError as exc:
             self._trouble("listing", "host_listing_failed", exc)
             if isinstance(exc, NotFound | Forbidden):  # a repo may have gone: look again
                 self._repos_checked = False
             report.ok = False
             return self._finish(report, started, sent_before)
+        finally:
+            self.planning = False
         self._trouble("listing", "host_listing_failed", None)
-        keys = sorted(plan.targets - set(self._syncing), key=str)
+        # Stopping: nothing new begins (the watermark stays, the next start lists it again).
+        keys = [] if self._halted else by_recency(
+            plan.targets - set(self._syncing) - set(early), plan.recency)
         report.listed, report.planned = plan.listed or 0, len(keys)
-        tasks = [self._start(k, baselines[k.repo], report, plan) for k in keys]
+        if len(keys) > MR_CONCURRENCY:  # a sweep: more MRs than are read at once
+            log.info("poll_sweep_started", host=self.host.name, mrs=len(keys),
+                     listed=report.listed)
+        tasks = [*early.values()] + [self._start(k, baselines[k.repo], report, plan) for k in keys]
         pending: set[asyncio.Task[None]] = set()
         if tasks:
             _, pending = await asyncio.wait(tasks, timeout=wait)
@@ -374,7 +442,7 @@ class HostPoller:
             raise StoreError(report.store_error)
         # Failed MRs are kept in the store and retried (with backoff); while any MR is
         # still syncing the listing stays where it was, so a crash meanwhile loses nothing.
-        if plan.listed is not None and not pending and not self._syncing:
+        if plan.listed is not None and not pending and not self._syncing and not self._halted:
             for scope in shards:
                 await self.store.run(state.advance_watermark, self.host.name, scope,
                                      started_clock)
