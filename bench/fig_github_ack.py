@@ -8,7 +8,7 @@ half on quiet PRs of random repos. Time to 👀: from writing the mention to the
 reaction appearing in the fake's state, observed every 20 ms (the fake's own timestamps
 have whole seconds only). Every mention must get exactly one answer.
 
-Targets (docs/DESIGN.md §11, polling at organisation scale): p50 ≤ 1.5 s and p95 ≤ 2.5 s on an active PR; ≤ 5 s on any other PR
+Targets (docs/DESIGN.md §11): p50 ≤ 1.5 s and p95 ≤ 2.5 s on an active PR; ≤ 5 s on any other PR
 (p95 here).
 """
 

@@ -8,7 +8,7 @@ of 3 s, every tenth cold, as `App.tick` schedules them, the poller's clock (and 
 X-Poll-Interval clock) moved 3 s per cycle. Counted: requests the fake saw in that minute;
 CPU: this process's CPU time over it, as a share of one core for one minute.
 
-Targets (docs/DESIGN.md §11, polling at organisation scale): idle requests per minute ≤ 20 and flat (200 / 1 ≤ 1.2); idle CPU
+Targets (docs/DESIGN.md §11): idle requests per minute ≤ 20 and flat (200 / 1 ≤ 1.2); idle CPU
 ≤ 1 % of one core at 200 repos.
 """
 
