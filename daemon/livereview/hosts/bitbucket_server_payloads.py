@@ -215,6 +215,13 @@ def changed_mr(repo: str, pr: JsonObject) -> ChangedMR:
     return ChangedMR(repo, pr.number("id"), stamp(pr, "updatedDate"), state)
 
 
+def target_repo(pr: JsonObject) -> str:
+    """`PROJECT_KEY/slug` of the repository a pull request merges into (`toRef`): the
+    dashboard lists pull requests of every repository."""
+    repo = pr.obj("toRef").obj("repository")
+    return f"{repo.obj('project').token('key')}/{repo.token('slug')}"
+
+
 def commit(c: JsonObject) -> Commit:
     key = "committerTimestamp" if c.has("committerTimestamp") else "authorTimestamp"
     return Commit(sha=c.token("id"), title=c.text_or("message").split("\n", 1)[0],

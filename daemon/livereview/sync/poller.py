@@ -23,10 +23,11 @@ import structlog
 from sqlmodel import Session
 
 from livereview.hosts.base import AuthFailed, Forbidden, Host, HostError, NotFound
+from livereview.hosts.per_repo import ListsEachRepo
 from livereview.lessons import turned_down
 from livereview.logging import FailureLog
 from livereview.metrics import Metrics
-from livereview.model import Event, Identity, MRKey, Policy, ReplyRequest, Snapshot
+from livereview.model import ChangedMR, Event, Identity, MRKey, Policy, ReplyRequest, Snapshot
 from livereview.model_runs import ReviewRequest
 from livereview.settings import DaemonSettings
 from livereview.store import jobs, reviews, snapshots, state, sync_failures
@@ -35,6 +36,7 @@ from livereview.store.db import Store
 from livereview.store.engine import StoreError
 from livereview.store.leases import INSTANCE, Leases
 from livereview.sync.diff import diff
+from livereview.sync.quiet import QuietSchedule
 from livereview.triggers import reply_requests, review_requests
 
 log = structlog.get_logger("livereview.poller")
@@ -111,6 +113,7 @@ class HostPoller:
     _limit: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(MR_CONCURRENCY))
     review_on: dict[str, tuple[str, ...]] = field(default_factory=dict)  # repo → events
     on_new_reviews: Callable[[], None] = lambda: None
+    _quiet: QuietSchedule | None = None  # hosts that list each repo (sync/quiet.py)
 
     async def _baselines(self, now: datetime) -> dict[str, datetime]:
         """Per repo: comments created before this are history, never answered."""
@@ -206,8 +209,12 @@ class HostPoller:
     async def _changed(self, watched: set[str], since: datetime | None) -> tuple[set[MRKey], int]:
         """MRs the listing says changed, minus those already fetched after the change."""
         changed = await self.host.list_changed_mrs(tuple(sorted(watched)), since)
+        return await self._unseen(changed), len(changed)
+
+    async def _unseen(self, changed: list[ChangedMR]) -> set[MRKey]:
+        """The listed MRs, minus those already fetched after their change."""
         if not changed:
-            return set(), 0
+            return set()
         marks = await self.store.run(snapshots.fetch_marks, self.host.name)
         overlap = timedelta(seconds=self.settings.watermark_overlap_seconds)
         targets: set[MRKey] = set()
@@ -218,25 +225,21 @@ class HostPoller:
             # after it: a fetch later than updated_at + overlap has them all.
             if seen is None or seen[0] != mr.updated_at or seen[1] < mr.updated_at + overlap:
                 targets.add(key)
-        return targets, len(changed)
+        return targets
 
     async def _plan(self, now: datetime, since: datetime | None, cold: bool,
                     repos: tuple[str, ...]) -> Plan:
         watched = set(repos) - set(self.unhealthy)
         plan = Plan()
-        # A listing that costs a request per repo runs on the cold cycle only, and the host's
-        # mention inbox keeps mentions fast in between. A cheap listing runs every cycle and
-        # already sees every mention (the overlap covers GitLab's throttled updated_at), so
-        # the inbox would only double the idle cost.
-        inbox = self.host.capabilities.mention_inbox and not self.host.listing_is_cheap
-        if self.host.listing_is_cheap or cold or not inbox:
-            plan.targets, plan.listed = await self._changed(watched, since)
-        if inbox:
-            plan.inbox = await self.host.mention_inbox(tuple(sorted(watched)))
-            plan.targets |= set(plan.inbox)
         hot_since = now - timedelta(seconds=self.settings.hot_window_seconds)
-        plan.targets |= await self.store.run(snapshots.active_mrs, self.host.name, hot_since)
-        plan.targets |= await self.store.run(jobs.open_mrs, self.host.name)
+        hot = await self.store.run(snapshots.active_mrs, self.host.name, hot_since)
+        hot |= await self.store.run(jobs.open_mrs, self.host.name)
+        if isinstance(self.host, ListsEachRepo):
+            await self._list_each_repo(self.host, plan, now, since, watched,
+                                       {key.repo for key in hot} & watched)
+        else:
+            await self._list(plan, since, cold, watched)
+        plan.targets |= hot
         plan.concessions = await self.store.run(lesson_rows.watched_concessions,
                                                 self.host.name)
         if cold:  # a 👎 on a concession does not bump the MR: look on the cold cycle
@@ -248,6 +251,40 @@ class HostPoller:
         plan.targets -= {key for key, (_, at) in self._failures.items() if at > waiting}
         plan.targets = {t for t in plan.targets if t.repo in watched}
         return plan
+
+    async def _list(self, plan: Plan, since: datetime | None, cold: bool, watched: set[str]
+                    ) -> None:
+        # A listing that costs a request per repo runs on the cold cycle only, and the host's
+        # mention inbox keeps mentions fast in between. A cheap listing runs every cycle and
+        # already sees every mention (the overlap covers GitLab's throttled updated_at), so
+        # the inbox would only double the idle cost.
+        inbox = self.host.capabilities.mention_inbox and not self.host.listing_is_cheap
+        if self.host.listing_is_cheap or cold or not inbox:
+            plan.targets, plan.listed = await self._changed(watched, since)
+        if inbox:
+            plan.inbox = await self.host.mention_inbox(tuple(sorted(watched)))
+            plan.targets |= set(plan.inbox)
+
+    async def _list_each_repo(self, host: ListsEachRepo, plan: Plan, now: datetime,
+                              since: datetime | None, watched: set[str], hot: set[str]
+                              ) -> None:
+        """A host whose listing is a request per repo (sync/quiet.py): the repos with a hot
+        MR every cycle, all of them in a sweep per quiet interval, the bot's dashboard in
+        between."""
+        if self._quiet is None:
+            self._quiet = QuietSchedule(
+                quiet=timedelta(seconds=self.settings.quiet_repo_interval_seconds),
+                hot=timedelta(seconds=self.settings.hot_poll_interval_seconds))
+        if self._quiet.sweep_due(now):
+            plan.targets, plan.listed = await self._changed(watched, since)
+            self._quiet.swept(now)
+            return
+        if hot:  # from the watermark, which only a sweep moves: nothing is skipped
+            plan.targets, _ = await self._changed(hot, since)
+        if host.involvement_feed and self._quiet.feed_due(now, len(watched)):
+            plan.targets |= await self._unseen(await host.involved_mrs(
+                tuple(sorted(watched)), since))
+            self._quiet.fed(now)
 
     def _trouble(self, subject: str, event: str, exc: Exception | None, **fields: object
                  ) -> None:
