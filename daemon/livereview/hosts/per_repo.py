@@ -3,7 +3,7 @@
 Bitbucket Data Center and Cloud list open pull requests one repository at a time and
 tell nobody what changed across repositories. The poller lists such a host's repos hot
 only while they have recent human activity, and every other repo once per quiet interval
-(docs/DESIGN.md §3, issue text in docs/bitbucket-data-center.md "Polling cost"). What
+(docs/bitbucket-data-center.md and docs/bitbucket-cloud.md, "What polling costs"). What
 involves the bot — a pull request it reviews or took part in — may come sooner from the
 host's own dashboard, where there is one.
 """
