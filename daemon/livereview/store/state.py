@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from livereview.model import Identity
 from livereview.store.tables import PollWatermark, ProviderIdentity
@@ -50,7 +50,12 @@ def watermark(session: Session, host: str, scope: str, now: datetime) -> PollWat
 def first_seen(
     session: Session, host: str, repos: tuple[str, ...], now: datetime
 ) -> dict[str, datetime]:
-    return {repo: watermark(session, host, repo, now).first_seen_at for repo in repos}
+    """Per repo, when the daemon first saw it (recorded now for a repo new to it). One
+    query for the repos already seen: this runs every cycle, for every watched repo."""
+    seen = {row.scope: row.first_seen_at for row in session.exec(select(PollWatermark).where(
+        PollWatermark.host == host, col(PollWatermark.scope).in_(repos)))}
+    return {repo: seen[repo] if repo in seen else watermark(session, host, repo, now)
+            .first_seen_at for repo in repos}
 
 
 def advance_watermark(session: Session, host: str, scope: str, listed_until: datetime) -> None:
