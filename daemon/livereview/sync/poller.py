@@ -4,7 +4,9 @@ Each cycle makes one listing request for all watched repos of the host (when the
 may list the instance) with `updated_after` = the last successful listing minus an
 overlap: GitLab bumps an MR's `updated_at` at most once a minute per note, so a note can
 arrive "in the past" of the watermark. Re-fetching is harmless — the diff dedupes by id.
-MRs with recent activity or open jobs are fetched every cycle anyway (hot).
+MRs with recent activity or open jobs are fetched every cycle anyway (hot). A host whose
+listing costs a request per repo and that has no change feed (Bitbucket) lists only the
+repos with a hot MR every cycle, and every repo once per quiet interval (sync/quiet.py).
 """
 
 from __future__ import annotations
