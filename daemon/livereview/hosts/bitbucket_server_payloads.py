@@ -216,10 +216,16 @@ def changed_mr(repo: str, pr: JsonObject) -> ChangedMR:
 
 
 def target_repo(pr: JsonObject) -> str:
-    """`PROJECT_KEY/slug` of the repository a pull request merges into (`toRef`): the
-    dashboard lists pull requests of every repository."""
-    repo = pr.obj("toRef").obj("repository")
-    return f"{repo.obj('project').token('key')}/{repo.token('slug')}"
+    """`PROJECT_KEY/slug` of the repository a pull request merges into (`toRef`), "" when
+    the payload does not say. The dashboard lists pull requests of every repository the
+    bot can read: the name is only compared with the watched ones, so one odd entry of a
+    repository nobody watches does not stop the rest being read."""
+    ref = pr.obj_or_none("toRef")
+    repo = ref.obj_or_none("repository") if ref is not None else None
+    project = repo.obj_or_none("project") if repo is not None else None
+    if repo is None or project is None:
+        return ""
+    return f"{project.text_or('key')}/{repo.text_or('slug')}"
 
 
 def commit(c: JsonObject) -> Commit:
