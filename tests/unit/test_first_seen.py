@@ -34,7 +34,7 @@ def test_first_seen_reads_every_known_repo_with_one_query(store: Store) -> None:
 
     event.listen(store.engine, "before_cursor_execute", seen)
     try:
-        later = store.transaction(state.first_seen, "bb", REPOS + ("ACME/new",),
+        later = store.transaction(state.first_seen, "bb", (*REPOS, "ACME/new"),
                                   T0 + timedelta(hours=1))
     finally:
         event.remove(store.engine, "before_cursor_execute", seen)
