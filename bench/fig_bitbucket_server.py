@@ -1,9 +1,11 @@
 """Figure 9: Bitbucket Data Center — requests per idle minute and time-to-ack, 10 and 200
 repos, against the fake Bitbucket DC at 50 ms per request.
 
-Bitbucket has no "changed since" listing and no conditional requests: each watched repo's
-open pull requests are listed newest first on every cycle (one request while nothing
-changed), and activities are read only for pull requests that changed.
+Bitbucket has no "changed since" listing and no conditional requests: a watched repo's
+open pull requests are listed newest first (one request while nothing changed) every cycle
+while the repo has a hot pull request, else once per `quiet_repo_interval_seconds` (60 s),
+with the bot's dashboard in between (sync/quiet.py; figure 15 has the cost per repo);
+activities are read only for pull requests that changed.
 
 - idle: every repo has 5 open pull requests whose last activity is an hour old. After the
   first cycle (first sight, no latency), one simulated minute runs as in figure 2: 20 hot
@@ -11,7 +13,9 @@ changed), and activities are read only for pull requests that changed.
 - time-to-ack: the real daemon (`App.create`, `app.run`) with default settings; mentions
   arrive at seeded random times on random pull requests, once first sight of every pull
   request is over. Ack = the fake's time of the bot's 👀 reaction (or of its ack reply on a
-  server without reactions) minus the comment's.
+  server without reactions) minus the comment's. The pull requests were quiet (last touched
+  an hour ago), so a repo's first mention waits for its sweep — up to one quiet interval;
+  the repo is hot from then on.
 """
 
 from __future__ import annotations
@@ -38,6 +42,8 @@ from livereview.sync.poller import CycleReport
 TOKEN, TOKEN_ENV = "BBDC-bench-token-0000", "BENCH_BBDC_TOKEN"
 HOT_INTERVAL, CYCLES_PER_MINUTE, COLD_EVERY = 3.0, 20, 10
 HUMANS = ("alice", "bob", "carol", "dave")
+QUIET = 60.0  # the default quiet_repo_interval_seconds
+ACK_TARGET = QUIET + 5  # a quiet repo's mention within one quiet interval + 5 s
 
 
 def repo_path(i: int) -> str:
@@ -199,8 +205,9 @@ def run(state_dir: Path, *, quick: bool) -> list[Row]:
             ok = len(out.acks) == out.mentions and out.duplicates == 0
             rows.append(Row(f"9. Bitbucket DC time-to-ack p50/p95, {n} repos, {how}",
                             f"{p50:.2f} / {p95:.2f} s ({len(out.acks)}/{out.mentions} acked, "
-                            f"dup {out.duplicates})", "p95 ≤ 6 s, all acked, 0 dup",
-                            ok and p95 <= 6.0))
+                            f"dup {out.duplicates})",
+                            f"p95 ≤ {ACK_TARGET:g} s (quiet repos), all acked, 0 dup",
+                            ok and p95 <= ACK_TARGET))
     # Every cycle's listing queues n requests on the host's connections ahead of the ack:
     # with many repos, more connections (hosts[].max_concurrent_requests) shorten the wait.
     out = asyncio.run(acks(sizes[-1], count, span, state_dir, concurrency=8))
@@ -210,6 +217,7 @@ def run(state_dir: Path, *, quick: bool) -> list[Row]:
     rows.append(Row(f"9. Bitbucket DC time-to-ack p50/p95, {sizes[-1]} repos, 👀, "
                     "max_concurrent_requests 8", f"{p50:.2f} / {p95:.2f} s "
                     f"({len(out.acks)}/{out.mentions} acked, dup {out.duplicates})",
-                    "p95 ≤ 6 s, all acked, 0 dup",
-                    len(out.acks) == out.mentions and not out.duplicates and p95 <= 6.0))
+                    f"p95 ≤ {ACK_TARGET:g} s (quiet repos), all acked, 0 dup",
+                    len(out.acks) == out.mentions and not out.duplicates
+                    and p95 <= ACK_TARGET))
     return rows

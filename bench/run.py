@@ -21,6 +21,7 @@ print figures, never assert. All traffic stays on 127.0.0.1.
 10 Bitbucket Cloud idle, time-to-ack (fig_bitbucket_cloud)   simulated hours, 10 / 200 repos
 12 MR tools: comments filter       (fig_tools)             store read + pure filter, 1 000
 14 an answer's wider context      (fig_context)           200-thread MR, with / without
+15 Bitbucket idle cost per repo    (fig_bitbucket_idle)    DC and Cloud, 1 / 20 / 200 repos
 16 first sight of a big GitLab     (fig_firstsight)        400 / 10 000 MRs, 👀, SIGTERM
 """
 
@@ -44,6 +45,7 @@ from typing import TextIO
 
 import fig_bigmr
 import fig_bitbucket_cloud
+import fig_bitbucket_idle
 import fig_bitbucket_server
 import fig_context
 import fig_firstsight
@@ -174,6 +176,8 @@ def main(argv: list[str] | None = None) -> int:
             ({10}, "10 Bitbucket Cloud", lambda: fig_bitbucket_cloud.run(state, quick=args.quick)),
             ({12}, "12 MR tools", lambda: fig_tools.run(state, quick=args.quick)),
             ({14}, "14 answer context", lambda: fig_context.run(state, quick=args.quick)),
+            ({15}, "15 Bitbucket idle", lambda: fig_bitbucket_idle.run(state,
+                                                                       quick=args.quick)),
             ({16}, "16 first sight", lambda: fig_firstsight.run(state, quick=args.quick)),
         ]
         for numbers, name, section in sections:

@@ -151,3 +151,18 @@ def test_the_raw_diff_is_read_with_gits_prefixes() -> None:
     assert "src://" not in text and "dst://" not in text
     [patched] = PatchSet(text)
     assert patched.path == "src/cache.py" and patched.added == 3
+
+
+@pytest.mark.parametrize(("to_ref", "expected"), [
+    ({"repository": {"slug": "widgets", "project": {"key": "ACME"}}}, "ACME/widgets"),
+    ({"repository": {"slug": "widgets"}}, ""),
+    ({}, ""),
+    (None, ""),
+    ({"repository": {"slug": "a b\u202e", "project": {"key": "X/Y"}}}, "X/Y/a b\u202e"),
+])
+def test_a_dashboard_entrys_repository_is_named_or_empty_never_an_error(
+        to_ref: dict[str, Any] | None, expected: str) -> None:
+    """The dashboard lists every repository the bot can read: an entry of one nobody watches
+    that is odd must not stop the others being read (its name only ever fails to match)."""
+    pr = json_object({"id": 1, "toRef": to_ref} if to_ref is not None else {"id": 1}, "GET")
+    assert payloads.target_repo(pr) == expected

@@ -77,6 +77,12 @@ class DaemonSettings(Section):
     """The hot cycle: the listing and the hot MRs; at most `poll_interval_seconds`."""
     hot_window_seconds: Annotated[float, Between(10, SECONDS_PER_DAY)] = 600.0
     """An MR with human activity this recent is hot (fetched every hot cycle)."""
+    quiet_repo_interval_seconds: Annotated[float, Between(1, SECONDS_PER_DAY)] = 60.0
+    """Hosts that list each repo with a request of its own (Bitbucket): a repo without an MR
+    hot is listed this often; the bot's dashboard, where the host has one, is read within
+    the same budget. Idle cost at most 120 / this requests per repo per minute; a mention on
+    a quiet repo is seen within this long (one below `hot_poll_interval_seconds` lists every
+    repo every cycle)."""
     metrics_listen: str = "127.0.0.1:9464"
     """`HOST:PORT` of the Prometheus endpoint (`/metrics`); "" disables it."""
     backfill_hours: Annotated[float, Between(0, 720)] = 24.0

@@ -4,7 +4,9 @@ Each cycle makes one listing request for all watched repos of the host (when the
 may list the instance) with `updated_after` = the last successful listing minus an
 overlap: GitLab bumps an MR's `updated_at` at most once a minute per note, so a note can
 arrive "in the past" of the watermark. Re-fetching is harmless — the diff dedupes by id.
-MRs with recent activity or open jobs are fetched every cycle anyway (hot).
+MRs with recent activity or open jobs are fetched every cycle anyway (hot). A host whose
+listing costs a request per repo and that has no change feed (Bitbucket) lists only the
+repos with a hot MR every cycle, and every repo once per quiet interval (sync/quiet.py).
 """
 
 from __future__ import annotations
@@ -23,7 +25,15 @@ import structlog
 from sqlmodel import Session
 
 from livereview.core.lessons import turned_down
-from livereview.core.model import Event, Identity, MRKey, Policy, ReplyRequest, Snapshot
+from livereview.core.model import (
+    ChangedMR,
+    Event,
+    Identity,
+    MRKey,
+    Policy,
+    ReplyRequest,
+    Snapshot,
+)
 from livereview.core.model_runs import ReviewRequest
 from livereview.core.triggers import reply_requests, review_requests
 from livereview.hosts.base import (
@@ -34,6 +44,7 @@ from livereview.hosts.base import (
     NotFound,
     PacedInbox,
 )
+from livereview.hosts.per_repo import ListsEachRepo
 from livereview.log_setup import FailureLog
 from livereview.metrics import Metrics
 from livereview.settings import DaemonSettings
@@ -44,6 +55,7 @@ from livereview.store.engine import StoreError
 from livereview.store.leases import INSTANCE, Leases
 from livereview.sync.diff import diff
 from livereview.sync.first_sight import by_recency, to_read
+from livereview.sync.quiet import QuietSchedule
 
 log = structlog.get_logger("livereview.poller")
 MR_CONCURRENCY = 4  # MRs fetched at once per host (each is 3+ sequential requests)
@@ -124,6 +136,7 @@ class HostPoller:
     _ingested: OrderedDict[MRKey, Snapshot] = field(default_factory=OrderedDict)
     _limit: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(MR_CONCURRENCY))
     review_on: dict[str, tuple[str, ...]] = field(default_factory=dict)  # repo → events
+    _quiet: QuietSchedule | None = None  # hosts that list each repo (sync/quiet.py)
     on_new_reviews: Callable[[], None] = lambda: None
 
     async def _baselines(self, now: datetime) -> dict[str, datetime]:
@@ -232,23 +245,52 @@ class HostPoller:
     async def _changed(self, watched: set[str], since: datetime | None,
                        baselines: dict[str, datetime], now: datetime
                        ) -> tuple[dict[MRKey, datetime], int]:
-        """MRs the listing says changed, minus those already fetched after the change and
-        those idle since before their repo's baseline (kept as sightings, not read)."""
+        """MRs the listing says changed (→ the listing's updated_at), minus those already
+        fetched after the change and those idle since before their repo's baseline."""
         changed = await self.host.list_changed_mrs(tuple(sorted(watched)), since)
+        return await self._unseen(changed, baselines, now), len(changed)
+
+    async def _unseen(self, changed: list[ChangedMR], baselines: dict[str, datetime],
+                      now: datetime) -> dict[MRKey, datetime]:
+        """The listed MRs, minus those already fetched after their change and those idle
+        since before their repo's baseline (kept as sightings, not read)."""
         if not changed:
-            return {}, 0
+            return {}
         marks = await self.store.run(snapshots.fetch_marks, self.host.name)
         sighted = await self.store.run(sightings.marks, self.host.name)
         overlap = timedelta(seconds=self.settings.watermark_overlap_seconds)
         targets, idle = to_read(self.host.name, changed, marks, sighted, baselines, overlap)
         if idle:
             await self.store.run(sightings.record, idle, now)
-        return targets, len(changed)
+        return targets
 
     async def _plan(self, now: datetime, since: datetime | None, cold: bool,
                     repos: tuple[str, ...], baselines: dict[str, datetime]) -> Plan:
         watched = set(repos) - set(self.unhealthy)
         plan = Plan()
+        hot_since = now - timedelta(seconds=self.settings.hot_window_seconds)
+        hot = await self.store.run(snapshots.active_mrs, self.host.name, hot_since)
+        hot |= await self.store.run(jobs.open_mrs, self.host.name)
+        if isinstance(self.host, ListsEachRepo):
+            await self._list_each_repo(self.host, plan, now, since, watched,
+                                       {key.repo for key in hot} & watched, baselines)
+        else:
+            await self._list(plan, now, since, cold, watched, baselines)
+        plan.targets |= hot
+        plan.concessions = await self.store.run(lesson_rows.watched_concessions,
+                                                self.host.name)
+        if cold:  # a 👎 on a concession does not bump the MR: look on the cold cycle
+            plan.targets |= set(plan.concessions)
+        plan.failed = await self.store.run(sync_failures.pending, self.host.name)
+        plan.targets |= plan.failed
+        waiting = time.monotonic()
+        plan.targets |= {key for key, (_, at) in self._failures.items() if at <= waiting}
+        plan.targets -= {key for key, (_, at) in self._failures.items() if at > waiting}
+        plan.targets = {t for t in plan.targets if t.repo in watched}
+        return plan
+
+    async def _list(self, plan: Plan, now: datetime, since: datetime | None, cold: bool,
+                    watched: set[str], baselines: dict[str, datetime]) -> None:
         # A listing that costs a request per repo runs on the cold cycle only, and the host's
         # mention inbox keeps mentions fast in between. A cheap listing runs every cycle and
         # already sees every mention (the overlap covers GitLab's throttled updated_at), so
@@ -264,20 +306,31 @@ class HostPoller:
         if inbox:
             plan.inbox = await self.host.mention_inbox(tuple(sorted(watched)))
             plan.targets |= set(plan.inbox)
-        hot_since = now - timedelta(seconds=self.settings.hot_window_seconds)
-        plan.targets |= await self.store.run(snapshots.active_mrs, self.host.name, hot_since)
-        plan.targets |= await self.store.run(jobs.open_mrs, self.host.name)
-        plan.concessions = await self.store.run(lesson_rows.watched_concessions,
-                                                self.host.name)
-        if cold:  # a 👎 on a concession does not bump the MR: look on the cold cycle
-            plan.targets |= set(plan.concessions)
-        plan.failed = await self.store.run(sync_failures.pending, self.host.name)
-        plan.targets |= plan.failed
-        waiting = time.monotonic()
-        plan.targets |= {key for key, (_, at) in self._failures.items() if at <= waiting}
-        plan.targets -= {key for key, (_, at) in self._failures.items() if at > waiting}
-        plan.targets = {t for t in plan.targets if t.repo in watched}
-        return plan
+
+    async def _list_each_repo(self, host: ListsEachRepo, plan: Plan, now: datetime,
+                              since: datetime | None, watched: set[str], hot: set[str],
+                              baselines: dict[str, datetime]) -> None:
+        """A host whose listing is a request per repo (sync/quiet.py): the repos with a hot
+        MR every cycle, all of them in a sweep per quiet interval, the bot's dashboard in
+        between."""
+        if self._quiet is None:
+            self._quiet = QuietSchedule(
+                quiet=timedelta(seconds=self.settings.quiet_repo_interval_seconds),
+                hot=timedelta(seconds=self.settings.hot_poll_interval_seconds))
+        if self._quiet.sweep_due(now):
+            plan.recency, plan.listed = await self._changed(watched, since, baselines, now)
+            plan.targets = set(plan.recency)
+            self._quiet.swept(now)
+            return
+        if hot:  # from the watermark, which only a sweep moves: nothing is skipped
+            plan.recency, _ = await self._changed(hot, since, baselines, now)
+            plan.targets = set(plan.recency)
+        if host.involvement_feed and self._quiet.feed_due(now, len(watched)):
+            involved = await self._unseen(await host.involved_mrs(
+                tuple(sorted(watched)), since), baselines, now)
+            plan.recency.update(involved)
+            plan.targets |= set(involved)
+            self._quiet.fed(now)
 
     async def _first_mentions(self, repos: tuple[str, ...], baselines: dict[str, datetime],
                               report: CycleReport

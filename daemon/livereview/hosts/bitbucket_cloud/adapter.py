@@ -33,6 +33,7 @@ from livereview.hosts.base import (
     Forbidden,
     NotFound,
     OverHttp,
+    Unsupported,
 )
 from livereview.hosts.bitbucket_cloud import payloads
 from livereview.hosts.bitbucket_cloud.access import Credential, notes, quota
@@ -184,6 +185,18 @@ class BitbucketCloud(BitbucketCloudReview, OverHttp):
 
     async def clear_mentions(self, item_ids: list[str]) -> None:
         return None
+
+    @property
+    def involvement_feed(self) -> bool:
+        return False
+
+    async def involved_mrs(self, repos: tuple[str, ...], since: datetime | None
+                           ) -> list[ChangedMR]:
+        """Bitbucket Cloud lists across repositories only the pull requests a user authored
+        (`GET /pullrequests/{selected_user}`), never those it reviews or took part in
+        (https://jira.atlassian.com/browse/BCLOUD-21950): each repo's listing finds them."""
+        raise Unsupported("Bitbucket Cloud has no list of a reviewer's or participant's "
+                          "pull requests across repositories")
 
     def _learn(self, posted: JsonObject) -> None:
         """An access token's bot user is whoever wrote what the token just posted."""

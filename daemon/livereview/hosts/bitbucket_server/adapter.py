@@ -8,6 +8,7 @@ A repo is `PROJECT_KEY/repo-slug`. Lists are pages of `values` with `isLastPage`
 
 Docs: https://developer.atlassian.com/server/bitbucket/rest/v906/api-group-pull-requests/,
 …/api-group-repository/, …/api-group-system-maintenance/ (application properties, users),
+…/api-group-dashboard/ (the bot's pull requests across repositories),
 https://developer.atlassian.com/server/bitbucket/rest/v803/api-group-comment-likes/.
 """
 
@@ -193,6 +194,34 @@ class BitbucketServer(BitbucketServerReview, OverHttp):
                 if len(fresh) < len(listed):  # newest first: the rest is older
                     break
         return changed
+
+    @property
+    def involvement_feed(self) -> bool:
+        return True
+
+    async def involved_mrs(self, repos: tuple[str, ...], since: datetime | None
+                           ) -> list[ChangedMR]:
+        """Open PRs of `repos` where the bot is the author, a reviewer or a participant
+        (commented or reviewed), updated at or after `since`: one request for every
+        repository (`GET dashboard/pull-requests` without `role` lists all three roles,
+        `order=NEWEST` the most recently updated first), read until a page reaches PRs older
+        than `since`. A mention alone does not make the bot a participant: a PR it never
+        took part in is found by its repo's listing."""
+        await self._detect()
+        wanted = {repo.lower(): repo for repo in repos}  # project keys are case-insensitive
+        found: list[ChangedMR] = []
+        pages = self._pages(f"{API}/dashboard/pull-requests",
+                            {"state": "OPEN", "order": "NEWEST"})
+        async with aclosing(pages):
+            async for page in pages:
+                listed = [(payloads.target_repo(p), p) for p in page]
+                fresh = [(repo, p) for repo, p in listed
+                         if since is None or payloads.stamp(p, "updatedDate") >= since]
+                found += [payloads.changed_mr(wanted[repo.lower()], p) for repo, p in fresh
+                          if repo.lower() in wanted]
+                if len(fresh) < len(listed):  # newest first: the rest is older
+                    break
+        return found
 
     # ---- reading a PR ------------------------------------------------------------------------
     async def _conversation(self, key: MRKey, head: str, reactions_for: frozenset[str]

@@ -215,6 +215,19 @@ def changed_mr(repo: str, pr: JsonObject) -> ChangedMR:
     return ChangedMR(repo, pr.number("id"), stamp(pr, "updatedDate"), state)
 
 
+def target_repo(pr: JsonObject) -> str:
+    """`PROJECT_KEY/slug` of the repository a pull request merges into (`toRef`), "" when
+    the payload does not say. The dashboard lists pull requests of every repository the
+    bot can read: the name is only compared with the watched ones, so one odd entry of a
+    repository nobody watches does not stop the rest being read."""
+    ref = pr.obj_or_none("toRef")
+    repo = ref.obj_or_none("repository") if ref is not None else None
+    project = repo.obj_or_none("project") if repo is not None else None
+    if repo is None or project is None:
+        return ""
+    return f"{project.text_or('key')}/{repo.text_or('slug')}"
+
+
 def commit(c: JsonObject) -> Commit:
     key = "committerTimestamp" if c.has("committerTimestamp") else "authorTimestamp"
     return Commit(sha=c.token("id"), title=c.text_or("message").split("\n", 1)[0],

@@ -132,6 +132,7 @@ class PullRequest:
     state: str = "OPEN"  # OPEN | MERGED | DECLINED
     version: int = 0
     statuses: dict[str, str] = field(default_factory=dict)  # user name -> participant status
+    reviewers: list[str] = field(default_factory=list)  # user names, in the order added
     comments: list[Comment] = field(default_factory=list)  # root comments
     activities: list[Activity] = field(default_factory=list)
 

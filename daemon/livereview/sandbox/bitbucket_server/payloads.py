@@ -130,10 +130,26 @@ class BitbucketPayloads:
         return {"user": self.user_json(user), "role": role,
                 "approved": status == "APPROVED", "status": status}
 
+    def role_of(self, pr: PullRequest, user: User) -> str | None:
+        """AUTHOR, REVIEWER, PARTICIPANT (someone who commented or reviewed without being
+        asked) or None: who the dashboard lists a pull request for."""
+        if user is pr.author:
+            return "AUTHOR"
+        if user.name in pr.reviewers:
+            return "REVIEWER"
+        if user.name in pr.statuses or any(c.author is user for c in pr.all_comments()):
+            return "PARTICIPANT"
+        return None
+
     def pr_json(self, pr: PullRequest) -> JSON:
         repo = pr.repo
-        reviewers = [self._participant(self.users[name], "PARTICIPANT", status)
-                     for name, status in pr.statuses.items() if name != pr.author.name]
+        reviewers = [self._participant(self.users[name], "REVIEWER",
+                                       pr.statuses.get(name, "UNAPPROVED"))
+                     for name in pr.reviewers]
+        others = {c.author.name for c in pr.all_comments()} | set(pr.statuses)
+        participants = [self._participant(self.users[name], "PARTICIPANT",
+                                          pr.statuses.get(name, "UNAPPROVED"))
+                        for name in sorted(others - {pr.author.name, *pr.reviewers})]
         out: JSON = {
             "id": pr.id, "version": pr.version, "title": pr.title,
             "description": pr.description, "state": pr.state, "open": pr.state == "OPEN",
@@ -142,7 +158,7 @@ class BitbucketPayloads:
             "fromRef": self._ref(repo, pr.source, pr.head_sha),
             "toRef": self._ref(repo, pr.target, pr.base_sha),
             "author": self._participant(pr.author, "AUTHOR", "UNAPPROVED"),
-            "reviewers": [], "participants": reviewers,
+            "reviewers": reviewers, "participants": participants,
             "links": {"self": [{"href": f"{self.base_url}/projects/{repo.project}/repos/"
                                         f"{repo.slug}/pull-requests/{pr.id}"}]}}
         if not pr.description:

@@ -85,6 +85,19 @@ def _list_prs(fake: FakeBitbucketDC, req: Request) -> JSON:
     return page([fake.pr_json(p) for p in prs], req.query)
 
 
+def _dashboard(fake: FakeBitbucketDC, req: Request) -> JSON:
+    """`GET dashboard/pull-requests`: the caller's pull requests in every repository, by
+    `role` (AUTHOR, REVIEWER or PARTICIPANT; any when absent) and `state` (any when absent),
+    `order` NEWEST (the default: most recently updated first) or OLDEST."""
+    role = req.query.get("role", "").upper() or None
+    if role not in (None, "AUTHOR", "REVIEWER", "PARTICIPANT"):
+        raise BitbucketError(400, f"{role} is not a valid participant role")
+    prs = fake.involving(req.who, role, req.query.get("state", "ALL").upper())
+    if req.query.get("order", "NEWEST").upper() == "OLDEST":
+        prs.reverse()
+    return page([fake.pr_json(p) for p in prs], req.query)
+
+
 def _activities(fake: FakeBitbucketDC, req: Request) -> JSON:
     pr = _pr(fake, req)
     return page([fake.activity_json(a) for a in reversed(pr.activities)], req.query)
@@ -223,6 +236,7 @@ def routes(*, reactions: bool) -> list[Route]:
         r("GET", _API + "/application-properties", _properties),
         r("GET", _API + r"/users/(?P<user>[^/]+)", _user),
         r("GET", _API + _REPO, lambda f, q: f.repo_json(_repo(f, q))),
+        r("GET", _API + "/dashboard/pull-requests", _dashboard),
         r("GET", _API + _REPO + "/pull-requests", _list_prs),
         r("GET", _API + _PR, lambda f, q: f.pr_json(_pr(f, q))),
         r("GET", _API + _PR + r"\.diff", lambda f, q: Raw(f.pr_diff(_pr(f, q)))),

@@ -310,6 +310,30 @@ class FakeBitbucketDC(BitbucketPayloads, LoopbackTraffic):
                 "lastReviewedCommit": pr.head_sha}
 
     @locked
+    def add_reviewer(self, repo: str, pr_id: int, user: str) -> None:
+        """Ask someone to review: an `UPDATED` activity (its `addedReviewers`), which moves
+        the pull request's `updatedDate`."""
+        pr, who = self.find_pr(self._repo(repo), pr_id), self.user(user)
+        if who is pr.author:
+            raise BitbucketError(400, "The author of a pull request cannot review it.",
+                                 "com.atlassian.bitbucket.pull.InvalidPullRequestReviewer"
+                                 "Exception")
+        if who.name not in pr.reviewers:
+            pr.reviewers.append(who.name)
+            self._activity(pr, pr.author, "UPDATED")
+
+    @locked
+    def involving(self, user: User, role: str | None, state: str) -> list[PullRequest]:
+        """The dashboard's pull requests of `user` (any role when None), in `state` (any
+        when ALL), of the repositories it may read, most recently updated first."""
+        found = [p for r in self.repos.values() if (user.name, r.path) not in self.forbidden
+                 for p in r.prs.values()
+                 if (state == "ALL" or p.state == state)
+                 and (found_role := self.role_of(p, user)) is not None
+                 and (role is None or found_role == role)]
+        return sorted(found, key=lambda p: (p.updated, p.id), reverse=True)
+
+    @locked
     def status_of(self, repo: str, pr_id: int, user: str) -> str:
         return self.find_pr(self._repo(repo), pr_id).statuses.get(user, "UNAPPROVED")
 
