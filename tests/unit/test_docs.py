@@ -21,8 +21,10 @@ import pytest
 ROOT = Path(__file__).parents[2]
 README = ROOT / "README.md"
 COMMANDS = (
-    "python3 -m venv .venv && .venv/bin/pip install -e . && .venv/bin/livereview demo\n"
-    "python3 -m venv .venv && .venv/bin/pip install -e '.[test]' && .venv/bin/python -m pytest\n")
+    "python3 -m venv .venv && .venv/bin/pip install -c constraints.txt -e . "
+    "&& .venv/bin/livereview demo\n"
+    "python3 -m venv .venv && .venv/bin/pip install -c constraints.txt -e '.[test]' "
+    "&& .venv/bin/python -m pytest -n 4 --dist loadgroup\n")
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 
 
