@@ -145,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_OK
 
 
-def _bind(listen: Listen) -> socket.socket:
+def bind(listen: Listen) -> socket.socket:
     family = socket.AF_INET6 if ":" in listen.host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -170,7 +170,7 @@ async def _serve(chosen: WebPlan, workspaces: list[ops.Workspace],
     app = create_app(Site(workspaces, chosen.answering, queue, chosen.answering.settings,
                           tuple(secrets_of(chosen))),
                      Access(chosen.token, chosen.trusted_header.lower(), chosen.listen.loopback))
-    sock = _bind(chosen.listen)
+    sock = bind(chosen.listen)
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
     print(f"livereview web: serving http://{shown}:{port}/ ({len(workspaces)} repositories)",
