@@ -62,6 +62,7 @@ def test_run_serves_the_console_while_it_polls_and_stops_with_it(
     base = served(daemon) or ""
     wait_for(lambda: 'id="verdict">healthy' in fetch(base + "health"))
     wait_for(lambda: 'class="answer"' in fetch(base + "recent"))
+    assert "requests left" in fetch(base + "health")  # the fake's RateLimit-Remaining
     pages = [fetch(base + path) for path in ("health", "pending", "recent", "config")]
     assert "LIVEREVIEW_E2E_TOKEN" in pages[3] and all(TOKEN not in page for page in pages)
     assert daemon.stop(signal.SIGTERM) == 0

@@ -14,7 +14,9 @@ import pytest
 from starlette.testclient import TestClient
 
 from livereview.cli.commands import parser
+from livereview.metrics import Metrics
 from livereview.sandbox.llm_server import LLMFault
+from livereview.settings import load
 from livereview.tools.lessons_queue import LessonQueue, NoLessonStore
 from livereview.web.app import create_app
 from livereview.web.command import plan, secrets_of
@@ -149,6 +151,20 @@ def test_no_console_page_ever_shows_a_configured_secret(sandbox: Sandbox, where:
         assert "private_token=***" in bodies[mr_page(sandbox)]
     else:
         assert "HTTP 500" in bodies["/pending"] and "private_token=***" in bodies["/pending"]
+
+
+def test_the_health_page_shows_the_daemons_rate_limit_state_when_run_serves_it(
+        sandbox: Sandbox) -> None:
+    assert sandbox.once() == 0
+    settings = load(sandbox.config, secrets=True)
+    metrics = Metrics()
+    metrics.rate_limit_remaining.labels("gitlab").set(17)
+    metrics.rate_limited.labels("gitlab").inc(2)
+    with TestClient(create_app(Site([], None, None, settings, metrics=metrics), Access()),
+                    base_url=BASE) as web:
+        assert "17 requests left, 2 throttled" in web.get("/health").text
+    with console(sandbox) as web:  # `livereview web`: another process, no daemon counters
+        assert "shown when <code>run</code> serves the console" in web.get("/health").text
 
 
 def test_console_pages_need_a_config(sandbox: Sandbox) -> None:

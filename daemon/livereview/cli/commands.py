@@ -233,7 +233,7 @@ async def _daemon(settings: Settings, args: argparse.Namespace,
         if args.command == "run":
             async with contextlib.AsyncExitStack() as serving:
                 if web is not None:  # after App.create: the console reads its database
-                    await serving.enter_async_context(web_beside.serving(web))
+                    await serving.enter_async_context(web_beside.serving(web, metrics))
                 await app.run()
             # Ctrl-C is 130 as for any command a shell interrupts; SIGTERM is the service
             # manager's ordinary stop, which systemd expects to end in 0.

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import structlog
 
-from livereview.metrics import ListenError
+from livereview.metrics import ListenError, Metrics
 from livereview.settings import Settings
 from livereview.tools.errors import BadInput
 from livereview.tools.lessons_queue import LessonQueue, NoLessonStore
@@ -66,7 +66,7 @@ def _no_signal_capture() -> Iterator[None]:
 
 
 @contextlib.asynccontextmanager
-async def serving(beside: Beside) -> AsyncIterator[str]:
+async def serving(beside: Beside, metrics: Metrics) -> AsyncIterator[str]:
     """Serve the console while the block runs; yields the URL it serves. A port taken is
     a ListenError, as for `daemon.metrics_listen`."""
     import uvicorn  # the web stack only when serving
@@ -82,7 +82,7 @@ async def serving(beside: Beside) -> AsyncIterator[str]:
     except OSError as exc:
         raise ListenError(f"web.listen: cannot listen on {beside.listen.host}:"
                           f"{beside.listen.port}: {exc.strerror or exc}") from None
-    site = Site([], None, _queue(settings), settings, secrets_of(settings))
+    site = Site([], None, _queue(settings), settings, secrets_of(settings), metrics=metrics)
     access = Access(settings.web.token or None, settings.web.trusted_header.lower(),
                     beside.listen.loopback)
     server = uvicorn.Server(uvicorn.Config(

@@ -47,8 +47,10 @@ FILTERS = {"mr_link": mr_link, "mr_ref": mr_ref, "took": took, "ago": ago}
 async def health_page(site: Site, request: Request) -> Response:
     settings = site.need_settings()
     hosts = await asyncio.to_thread(console.health, settings, datetime.now(UTC))
+    limits = {} if site.metrics is None else {  # per host type, as the daemon counts them
+        h.name: site.metrics.rate_limit_state(h.type) for h in settings.hosts}
     return site.page(request, "health.html", {
-        "hosts": hosts, "max_age": console.max_age(settings),
+        "hosts": hosts, "max_age": console.max_age(settings), "limits": limits,
         "healthy": all(h.healthy for h in hosts)})
 
 

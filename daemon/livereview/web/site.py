@@ -21,6 +21,7 @@ from starlette.responses import HTMLResponse
 from livereview.app.local_respond import Answering, Responder
 from livereview.core.local_model import LocalReview, LocalThread, ThreadKind
 from livereview.log_setup import Redactor
+from livereview.metrics import Metrics
 from livereview.settings import Settings
 from livereview.tools import local_review as ops
 from livereview.tools.errors import BadInput
@@ -60,6 +61,7 @@ class Site:
     queue: LessonQueue | None = None  # the config's lessons: the operator's console
     settings: Settings | None = None  # the config: the rest of the console (DESIGN §11)
     secrets: tuple[str, ...] = ()  # masked in every page, as the log redactor masks them
+    metrics: Metrics | None = None  # the daemon's own, when `run` serves the pages
     env: Environment = field(default_factory=templates)
     _responders: dict[str, Responder] = field(default_factory=dict)
     _answering: asyncio.Lock = field(default_factory=asyncio.Lock)
