@@ -38,6 +38,7 @@ SLOW_TESTS = frozenset({
     # property tests of hundreds of examples, each a store or a daemon cycle: minutes loaded
     "tests/unit/test_snapshot_save.py::test_whatever_changed_loading_gives_the_new_snapshot",
     "tests/e2e/test_attacks.py::test_whatever_a_comment_says_the_reply_is_safe",
+    "tests/e2e/test_run_web.py::test_run_serves_the_console_while_it_polls_and_stops_with_it",
 })
 
 

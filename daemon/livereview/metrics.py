@@ -151,6 +151,16 @@ class Metrics:
         for kind in ("prompt", "completion"):
             self.llm_tokens.labels(kind)
 
+    def rate_limit_state(self, host_type: str) -> tuple[float | None, float]:
+        """Requests left in the host type's window as its last answer said (None before
+        one said), and how many answers told us to slow down: the console's view of it."""
+        labels = {"host_type": host_type}
+        if isinstance(self.registry, ReplicaRegistry):
+            labels["replica"] = self.registry.replica
+        left = self.registry.get_sample_value("livereview_rate_limit_remaining", labels)
+        throttled = self.registry.get_sample_value("livereview_rate_limited_total", labels)
+        return left, throttled or 0.0
+
     def serve(self, listen: str) -> None:
         """Expose /metrics on HOST:PORT (a daemon thread of prometheus-client); once."""
         if self.serving == listen:

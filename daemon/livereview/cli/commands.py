@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import cProfile
 import json
 import os
@@ -40,6 +41,8 @@ from livereview.settings import ConfigError, Settings, load, load_ai
 from livereview.store.engine import StoreError, StoreMissing
 from livereview.store.leases import INSTANCE
 from livereview.tools import status
+from livereview.tools.errors import BadInput
+from livereview.web import beside as web_beside
 from livereview.web import command as web_command
 
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE = 0, 1, 2
@@ -216,8 +219,10 @@ class Progress:
         self.stream.flush()
 
 
-async def _daemon(settings: Settings, args: argparse.Namespace) -> int:
-    """`run` and `once`. Raises StoreError or ListenError for `main` to say in one line."""
+async def _daemon(settings: Settings, args: argparse.Namespace,
+                  web: web_beside.Beside | None = None) -> int:
+    """`run` and `once`; `run` serves the web face too with `[web] listen`. Raises
+    StoreError or ListenError for `main` to say in one line."""
     metrics = Metrics(replica=settings.daemon.replica)
     if args.command == "run" and settings.daemon.metrics_listen:
         metrics.serve(settings.daemon.metrics_listen)  # a taken port: fail before creating
@@ -226,7 +231,10 @@ async def _daemon(settings: Settings, args: argparse.Namespace) -> int:
         app.on_progress = Progress(sys.stderr)
     try:
         if args.command == "run":
-            await app.run()
+            async with contextlib.AsyncExitStack() as serving:
+                if web is not None:  # after App.create: the console reads its database
+                    await serving.enter_async_context(web_beside.serving(web, metrics))
+                await app.run()
             # Ctrl-C is 130 as for any command a shell interrupts; SIGTERM is the service
             # manager's ordinary stop, which systemd expects to end in 0.
             return EXIT_SIGINT if app.stopped_by == signal.SIGINT else EXIT_OK
@@ -329,8 +337,14 @@ def _command(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"livereview: config error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    secrets = [h.token.reveal() for h in settings.hosts] + [settings.ai.api_key.reveal()]
+    secrets = [h.token.reveal() for h in settings.hosts] + [settings.ai.api_key.reveal(),
+                                                             settings.web.token.reveal()]
     logs.configure(settings.daemon.log_format, secrets, level=args.log_level)
+    try:
+        web = web_beside.planned(settings) if args.command == "run" else None
+    except BadInput as exc:  # `[web] listen` refused before anything starts (DESIGN §11)
+        print(f"livereview: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     try:
         if args.command == "check":
             return asyncio.run(_check(settings))
@@ -346,10 +360,11 @@ def _command(args: argparse.Namespace) -> int:
             return _health(settings, args)
         if args.command in ("mr", "mcp"):
             return int(args.face(settings, args))
-        return asyncio.run(_daemon(settings, args))
+        return asyncio.run(_daemon(settings, args, web))
     except (StoreError, ListenError) as exc:
         print(f"livereview: {exc}", file=sys.stderr)
         return EXIT_RUNTIME
+
     except KeyboardInterrupt:  # Ctrl-C outside the daemon's own handler (`once`, `check`)
         return EXIT_SIGINT
     except BrokenPipeError:  # stdout closed early: main() ends quietly

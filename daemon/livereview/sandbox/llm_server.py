@@ -25,6 +25,7 @@ class LLMFault:
     delay_seconds: float = 0.0
     content: str | None = None  # answer with this text instead (e.g. "" for empty)
     finish_reason: str = "stop"
+    message: str = "injected fault"  # the error's words, for a status >= 400
 
 
 @dataclass
@@ -70,7 +71,7 @@ class FakeLLM:
         if delay:
             time.sleep(delay)
         if fault and fault.content is None and fault.status >= 400:
-            return fault.status, {"error": {"message": "injected fault", "type": "server_error"}}
+            return fault.status, {"error": {"message": fault.message, "type": "server_error"}}
         content = fault.content if fault and fault.content is not None else self.answer_for(
             messages)
         finish = fault.finish_reason if fault else "stop"

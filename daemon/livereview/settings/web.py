@@ -32,6 +32,10 @@ def usable_token(token: str, where: str) -> str:
 
 class WebSettings(Section):
     derived: ClassVar[dict[str, str]] = {"token": "set token_file"}
+    listen: str = ""
+    """`run` serves the web face here too (`HOST:PORT`, e.g. `127.0.0.1:8470`), so a systemd
+    deployment needs no second unit; empty (the default): `run` serves no page. A
+    non-loopback address needs `token_file` or `trusted_header`, or `run` refuses to start."""
     token_file: str = ""
     """A file holding the token a browser signs in with (at least 16 characters), or a
     script sends as `Authorization: Bearer`; a relative path is read from

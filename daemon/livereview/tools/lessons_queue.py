@@ -55,5 +55,9 @@ class LessonQueue:
         except LookupError as exc:
             raise BadInput(str(exc)) from None
 
+    async def export(self) -> list[dict[str, str]]:
+        """Every lesson as `livereview lessons export` writes it."""
+        return await self.store.run(lesson_rows.export)
+
     def close(self) -> None:
         self.store.close()

@@ -15,7 +15,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from livereview.tools.errors import BadInput
-from livereview.web import actions, console, events, pages
+from livereview.web import actions, console, events, operator, pages
 from livereview.web.guard import Access, CsrfRefused, Guard, Sessions, check_csrf
 from livereview.web.site import Site
 
@@ -65,6 +65,7 @@ def _login(site: Site, access: Access, sessions: Sessions) -> Handler:
 
 def create_app(site: Site, access: Access) -> Starlette:
     sessions = Sessions()
+    site.env.filters.update(operator.FILTERS)
     static = StaticFiles(directory=str(resources.files("livereview.web") / "static"))
     review = "/r/{repo:int}/{review:int}"
     routes = [
@@ -82,6 +83,12 @@ def create_app(site: Site, access: Access) -> Starlette:
         Route(f"{review}/verdict", _bound(site, actions.verdict), methods=["POST"]),
         Route("/lessons", _bound(site, console.lessons_page)),
         Route("/lessons/decide", _bound(site, console.decide), methods=["POST"]),
+        Route("/lessons/export", _bound(site, operator.lessons_export)),
+        Route("/health", _bound(site, operator.health_page)),
+        Route("/pending", _bound(site, operator.pending_page)),
+        Route("/recent", _bound(site, operator.recent_page)),
+        Route("/conversation", _bound(site, operator.conversation_page)),
+        Route("/config", _bound(site, operator.config_page)),
     ]
 
     @contextlib.asynccontextmanager

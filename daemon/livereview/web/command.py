@@ -105,14 +105,25 @@ def plan(args: argparse.Namespace) -> WebPlan:
                    answering.settings.daemon if answering.settings else None)
 
 
+def secrets_of(chosen: WebPlan) -> list[str]:
+    """What the log redactor masks, and every page too: the model's key, the web token, and
+    the hosts' tokens of the config (a last_error may quote one)."""
+    secrets = [chosen.answering.ai.api_key.reveal()] if chosen.answering.ai else []
+    secrets += [chosen.token.reveal()] if chosen.token else []
+    settings = chosen.answering.settings
+    if settings is not None:
+        secrets += [h.token.reveal() for h in settings.hosts if h.token]
+        secrets += [settings.ai.api_key.reveal()] if settings.ai.api_key else []
+    return [s for s in secrets if s]
+
+
 def run(args: argparse.Namespace) -> int:
     try:
         chosen = plan(args)
     except BadInput as exc:
         print(f"livereview web: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    secrets = [chosen.answering.ai.api_key.reveal()] if chosen.answering.ai else []
-    secrets += [chosen.token.reveal()] if chosen.token else []
+    secrets = secrets_of(chosen)
     logs.configure("console", secrets, level=args.log_level)
     try:
         workspaces = [ops.open_workspace(repo) for repo in chosen.repos]
@@ -134,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_OK
 
 
-def _bind(listen: Listen) -> socket.socket:
+def bind(listen: Listen) -> socket.socket:
     family = socket.AF_INET6 if ":" in listen.host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -156,10 +167,10 @@ async def _serve(chosen: WebPlan, workspaces: list[ops.Workspace],
     from livereview.web.guard import Access
     from livereview.web.site import Site
 
-    site = Site(workspaces, chosen.answering, queue)
-    access = Access(chosen.token, chosen.trusted_header.lower(), chosen.listen.loopback)
-    app = create_app(site, access)
-    sock = _bind(chosen.listen)
+    app = create_app(Site(workspaces, chosen.answering, queue, chosen.answering.settings,
+                          tuple(secrets_of(chosen))),
+                     Access(chosen.token, chosen.trusted_header.lower(), chosen.listen.loopback))
+    sock = bind(chosen.listen)
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
     print(f"livereview web: serving http://{shown}:{port}/ ({len(workspaces)} repositories)",

@@ -5,9 +5,12 @@ Served when `livereview web --config` names one."""
 
 from __future__ import annotations
 
+import asyncio
+
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
+from livereview.tools import console as console_ops
 from livereview.tools.errors import BadInput
 from livereview.web.actions import form_of, number
 from livereview.web.site import Site
@@ -15,7 +18,11 @@ from livereview.web.site import Site
 
 async def lessons_page(site: Site, request: Request) -> Response:
     queue = site.need_queue()
-    return site.page(request, "lessons.html", {"lessons": await queue.lessons()})
+    lessons = await queue.lessons()
+    sources = {} if site.settings is None else {
+        s.lesson.id: s for s in await asyncio.to_thread(
+            console_ops.lesson_sources, site.settings, lessons)}
+    return site.page(request, "lessons.html", {"lessons": lessons, "sources": sources})
 
 
 async def decide(site: Site, request: Request) -> Response:

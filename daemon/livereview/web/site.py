@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+import markupsafe
 import structlog
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from starlette.requests import Request
@@ -19,6 +20,9 @@ from starlette.responses import HTMLResponse
 
 from livereview.app.local_respond import Answering, Responder
 from livereview.core.local_model import LocalReview, LocalThread, ThreadKind
+from livereview.log_setup import Redactor
+from livereview.metrics import Metrics
+from livereview.settings import Settings
 from livereview.tools import local_review as ops
 from livereview.tools.errors import BadInput
 from livereview.tools.lessons_queue import LessonQueue
@@ -55,6 +59,9 @@ class Site:
     workspaces: list[ops.Workspace]
     answering: Answering | None = None  # the AI that answers people, as `review reply`'s
     queue: LessonQueue | None = None  # the config's lessons: the operator's console
+    settings: Settings | None = None  # the config: the rest of the console (DESIGN §11)
+    secrets: tuple[str, ...] = ()  # masked in every page, as the log redactor masks them
+    metrics: Metrics | None = None  # the daemon's own, when `run` serves the pages
     env: Environment = field(default_factory=templates)
     _responders: dict[str, Responder] = field(default_factory=dict)
     _answering: asyncio.Lock = field(default_factory=asyncio.Lock)
@@ -96,8 +103,20 @@ class Site:
     def page(self, request: Request, name: str, context: Mapping[str, object],
              status_code: int = 200) -> HTMLResponse:
         html = self.env.get_template(name).render(
-            csrf=request.state.csrf, console=self.queue is not None, **context)
-        return HTMLResponse(html, status_code=status_code)
+            csrf=request.state.csrf, console=self.queue is not None,
+            operator=self.settings is not None, **context)
+        return HTMLResponse(self.mask(html), status_code=status_code)
+
+    def mask(self, text: str) -> str:
+        """Every configured secret masked, raw or as the template escaped it: a last_error
+        may quote a URL with a token in it (DESIGN §11: no token reaches a page)."""
+        escaped = [str(markupsafe.escape(s)) for s in self.secrets]
+        return str(Redactor([*self.secrets, *escaped]).scrub(text))
+
+    def need_settings(self) -> Settings:
+        if self.settings is None:
+            raise BadInput("no console here: serve with --config naming the daemon's config")
+        return self.settings
 
     async def close(self) -> None:
         for task in list(self._tasks):
