@@ -97,7 +97,7 @@ def _call(box: Toolbox, args: argparse.Namespace) -> Awaitable[results.Result]:
 async def _diff(box: Toolbox, args: argparse.Namespace, out: TextIO) -> None:
     """Printed as each file arrives (memory bounded by one file), each under git's headers;
     `--json` writes the same document as the MCP tool (hunks only, paths beside), streamed."""
-    key = box.mr(args.mr)  # bad input is said before anything is written
+    key = await box.reached(args.mr)  # bad input is said before anything is written
     diffs.check_context(args.context)
     stream = diffs.diff_stream(box, args.mr, args.path, args.context)
     if not args.json:

@@ -221,6 +221,15 @@ class PostsNotes(Protocol):
     async def note(self, key: MRKey, body: str) -> Message: ...
 
 
+@runtime_checkable
+class FollowsMoves(Protocol):
+    """A host whose API answers a renamed or transferred repo's old path for the repo
+    (GitLab's redirect routes: lib/api/helpers.rb `find_project` calls
+    `find_by_full_path(id, follow_redirects: true)`): the path it really resolves to."""
+
+    async def resolved_repo(self, repo: str) -> str: ...
+
+
 def statement(host: Host, key: MRKey, body: str) -> Awaitable[Message]:
     """The bot's own word on the MR — a review's summary, a notice, an answer whose thread
     was deleted — that is no question for anyone: a note where the host tells notes from

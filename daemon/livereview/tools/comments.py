@@ -64,7 +64,7 @@ def select_comments(snapshot: Snapshot, identity: Identity,
 
 async def comments(box: Toolbox, mr: str, *, include_replied: bool = False
                    ) -> results.Comments:
-    key = box.mr(mr)
+    key = await box.reached(mr)
     identity = await box.identity(key)
     snapshot = await box.snapshot(key)
     recorded = await box.stored(replied_rows.replied_in, key)

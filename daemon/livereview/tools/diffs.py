@@ -36,7 +36,7 @@ def _stat(change: FileChange) -> results.FileStat:
 
 
 async def diffstat(box: Toolbox, mr: str, paths: Sequence[str] = ()) -> results.Diffstat:
-    key = box.mr(mr)
+    key = await box.reached(mr)
     changes = await box.call(key, "diffstat", box.host(key).diffstat(key))
     shown = [c for c in changes if wanted(c, paths)]
     return results.Diffstat(mr=str(key), files_total=len(changes),
@@ -90,7 +90,7 @@ async def _with_context(box: Toolbox, key: MRKey, shas: tuple[str, str], item: H
 async def diff_stream(box: Toolbox, mr: str, paths: Sequence[str] = (),
                       context: int | None = None) -> AsyncIterator[results.FileDiff]:
     """The MR's diff, one file at a time, as the host serves it."""
-    key = box.mr(mr)
+    key = await box.reached(mr)
     check_context(context)
     shas = None
     if context is not None:
@@ -136,7 +136,7 @@ def _binary(text: str) -> bool:
 
 
 async def file(box: Toolbox, mr: str, path: str, ref: str = "head") -> results.FileContent:
-    key = box.mr(mr)
+    key = await box.reached(mr)
     path = path.strip().lstrip("/")
     if not path:
         raise BadInput("file: expected a path in the repository")
