@@ -17,9 +17,9 @@ from collections.abc import Awaitable, Callable
 from typing import TextIO
 
 from livereview.app.wiring import open_toolbox
-from livereview.core.sanitize import clean
+from livereview.core.sanitize import clean, one_line
 from livereview.settings import Settings
-from livereview.tools import comments, diffs, results, writing
+from livereview.tools import comments, diffs, results, show, writing
 from livereview.tools.errors import EXIT_USAGE, ToolError
 from livereview.tools.patch import as_patch
 from livereview.tools.toolbox import Toolbox
@@ -40,6 +40,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         parser.add_argument("--json", action="store_true", help="machine-readable output")
         return parser
 
+    op("show", "the MR itself: title, description, branches, state, people, revisions")
     op("comments", "the MR's comments not yet answered").add_argument(
         "--include-replied", action="store_true",
         help="also the comments already answered, and the bot's own")
@@ -79,6 +80,7 @@ def _text(value: str) -> str:
 
 def _call(box: Toolbox, args: argparse.Namespace) -> Awaitable[results.Result]:
     operations: dict[str, Callable[[], Awaitable[results.Result]]] = {
+        "show": lambda: show.show(box, args.mr),
         "comments": lambda: comments.comments(box, args.mr,
                                               include_replied=args.include_replied),
         "reply": lambda: writing.reply(box, args.mr, args.comment, _text(args.body)),
@@ -173,7 +175,25 @@ def _diffstat(result: results.Diffstat) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _overview(result: results.Overview) -> str:
+    """Every field of the host's is someone's text: cleaned of escapes, one line each."""
+    def names(values: tuple[str, ...]) -> str:
+        return ", ".join(one_line(v) for v in values) or "none"
+    lines = [f"{result.mr}: {one_line(result.title)}",
+             f"state:    {one_line(result.state)}" + (" (draft)" if result.draft else ""),
+             f"author:   @{one_line(result.author)}",
+             f"branches: {one_line(result.source_branch)} → {one_line(result.target_branch)}",
+             f"head:     {one_line(result.head_sha)}", f"base:     {one_line(result.base_sha)}",
+             f"reviewers: {names(result.reviewers)}",
+             f"approved by: {names(result.approved_by)}",
+             f"labels:   {names(result.labels)}", f"url:      {one_line(result.web_url)}", ""]
+    lines += [f"    {line}" for line in clean(result.description).splitlines()]
+    return "\n".join(lines) + "\n"
+
+
 def render(result: results.Result) -> str:
+    if isinstance(result, results.Overview):
+        return _overview(result)
     if isinstance(result, results.Comments):
         return _comments(result)
     if isinstance(result, results.Diffstat):

@@ -21,6 +21,7 @@ from livereview.core.model import (
     InlineComment,
     Message,
     MRKey,
+    People,
     PostedReview,
     Snapshot,
     Thread,
@@ -180,6 +181,10 @@ class Host(Protocol):
         GitLab: one discussion per comment (position with base/start/head sha, new_line and/or
         old_line), then the summary note, then approve/unapprove. Bitbucket: inline comments
         (Cloud `inline {path,from,to}`, DC `anchor`), summary, then approve/request-changes."""
+        ...
+
+    async def people(self, key: MRKey) -> People:
+        """Draft, reviewers, approvals and labels, as the host has them now (`mr show`)."""
         ...
 
     async def approve(self, key: MRKey) -> None: ...

@@ -37,6 +37,28 @@ class Comments:
 
 
 @dataclasses.dataclass(frozen=True)
+class Overview:
+    """The MR itself (`show`): what an agent's review session starts from."""
+
+    mr: str
+    title: str
+    description: str  # the author's text: hostile, shown cleaned on a terminal
+    author: str
+    source_branch: str
+    target_branch: str
+    state: str  # opened | closed | merged | locked
+    draft: bool
+    head_sha: str
+    base_sha: str
+    reviewers: tuple[str, ...]  # asked to review
+    approved_by: tuple[str, ...]
+    labels: tuple[str, ...]  # GitLab and GitHub; Bitbucket pull requests have none
+    web_url: str
+    created_at: str
+    updated_at: str
+
+
+@dataclasses.dataclass(frozen=True)
 class FileStat:
     path: str
     old_path: str
@@ -126,7 +148,7 @@ class Replied:
     replies: tuple[Reply, ...]
 
 
-Result = Comments | Diffstat | Diff | FileContent | Posted | Verdict | Replied
+Result = Overview | Comments | Diffstat | Diff | FileContent | Posted | Verdict | Replied
 
 
 def as_json(result: Result | FileDiff) -> dict[str, Any]:
