@@ -54,3 +54,35 @@ def test_a_hostile_title_and_description_reach_the_terminal_cleaned(side: ToolSi
     assert "\x1b" not in text.out and "\x07" not in text.out and "\u202e" not in text.out
     title_line = text.out.splitlines()[0]
     assert "Fix it" in title_line and "now" in title_line
+
+
+def test_replied_answers_for_one_comment_as_comments_does(side: ToolSide) -> None:
+    side.driver.general_comment(side.iid, "@livereview why a module-level lock?")
+    (question,) = side.cli("comments", side.mr, "--json").json()["comments"]
+    before = side.cli("replied", side.mr, "--comment", question["id"], "--json").json()
+    assert side.mcp("comment_replied", mr=side.mr, comment_id=question["id"]) == (False, before)
+    assert (before["replied"], before["reply_id"], before["replied_by"]) == (False, "", "")
+    assert "not replied" in side.cli("replied", side.mr, "--comment", question["id"]).out
+
+    posted = side.cli("reply", side.mr, question["id"], "--body", "To share it.", "--json")
+    reply = posted.json()
+    after = side.cli("replied", side.mr, "--comment", question["id"], "--json").json()
+    assert (after["replied"], after["reply_id"], after["replied_by"]) == (
+        True, reply["id"], "tool")
+    assert after["replied_at"] and after["thread_id"] == question["thread_id"]
+    if reply["thread_id"] == question["thread_id"]:  # threaded hosts: the reply is there
+        assert after["answers_in_thread"] == [reply["id"]]
+    listed = side.cli("comments", side.mr, "--include-replied", "--json").json()["comments"]
+    mark = next(c for c in listed if c["id"] == question["id"])
+    assert (mark["replied"], mark["reply_id"]) == (after["replied"], after["reply_id"])
+
+
+def test_replied_for_a_comment_the_mr_does_not_have_is_one_line_exit_2(side: ToolSide
+                                                                         ) -> None:
+    missing = side.cli("replied", side.mr, "--comment", "987654321")
+    assert missing.code == 2 and missing.out == "" and missing.err.count("\n") == 1
+    assert "no such comment" in missing.err
+    half = side.cli("replied", "--comment", "1")
+    assert half.code == 2 and "MR and --comment" in half.err
+    error, text = side.mcp("comment_replied", mr=side.mr, comment_id="987654321")
+    assert error and "no such comment" in text

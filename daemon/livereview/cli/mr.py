@@ -20,7 +20,7 @@ from livereview.app.wiring import open_toolbox
 from livereview.core.sanitize import clean, one_line
 from livereview.settings import Settings
 from livereview.tools import comments, diffs, results, show, writing
-from livereview.tools.errors import EXIT_USAGE, ToolError
+from livereview.tools.errors import EXIT_USAGE, BadInput, ToolError
 from livereview.tools.patch import as_patch
 from livereview.tools.toolbox import Toolbox
 
@@ -70,6 +70,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--body", default="", help="why (- reads it from stdin)")
     history = op("replied", "the reply history (daemon and tools), oldest first",
                  target=False)
+    history.add_argument("mr", metavar="MR", nargs="?",
+                         help="with --comment: the MR the comment is on")
+    history.add_argument("--comment", metavar="ID",
+                         help="did anyone answer this one comment of MR? (see `comments`)")
     history.add_argument("--repo", help="only this repo path")
     history.add_argument("--since", help="only replies from this date or time on (ISO 8601)")
 
@@ -91,9 +95,18 @@ def _call(box: Toolbox, args: argparse.Namespace) -> Awaitable[results.Result]:
         "approve": lambda: writing.approve(box, args.mr),
         "unapprove": lambda: writing.unapprove(box, args.mr),
         "request-changes": lambda: writing.request_changes(box, args.mr, _text(args.body)),
-        "replied": lambda: comments.replied(box, repo=args.repo, since=args.since),
+        "replied": lambda: _replied(box, args),
     }
     return operations[args.operation]()
+
+
+def _replied(box: Toolbox, args: argparse.Namespace) -> Awaitable[results.Result]:
+    if args.comment is None and args.mr is None:
+        return comments.replied(box, repo=args.repo, since=args.since)
+    if args.comment is None or args.mr is None or args.repo or args.since:
+        raise BadInput("replied: give MR and --comment ID together (one comment), or neither "
+                       "(the history, with --repo and --since)")
+    return comments.comment_replied(box, args.mr, args.comment)
 
 
 async def _diff(box: Toolbox, args: argparse.Namespace, out: TextIO) -> None:
@@ -209,6 +222,12 @@ def render(result: results.Result) -> str:
         done = {"approve": "approved", "unapprove": "approval withdrawn",
                 "request_changes": "changes requested"}[result.action]
         return f"{result.mr}: {done}\n"
+    if isinstance(result, results.CommentReplied):
+        bot = (f"replied by the bot ({result.replied_by}) with #{result.reply_id} at "
+               f"{result.replied_at}" if result.replied else "not replied by the bot")
+        people = (f"; later in its thread: {', '.join('#' + i for i in result.answers_in_thread)}"
+                  if result.answers_in_thread else "")
+        return f"{result.mr} #{result.comment_id}: {bot}{people}\n"
     if isinstance(result, results.Replied):
         rows = [f"{r.replied_at}  {r.host}:{r.repo}!{r.iid}  #{r.comment_id} → #{r.reply_id} "
                 f"({r.source})" for r in result.replies]

@@ -163,6 +163,15 @@ class Tools:
         return await self._call(comment_tools.replied(self.box, repo=repo, since=since))
 
 
+    async def comment_replied(self, mr: MR, comment_id: Annotated[str, Field(description=(
+            "A comment id from `comments`"))]) -> results.CommentReplied:
+        """Did anyone answer this one comment? `replied` is the bot's answer by the test the
+        daemon and `comments` use (a reply it recorded, or its marked reply on the MR), with
+        the reply's id, source and time; `answers_in_thread` lists later messages of the
+        comment's thread by other people."""
+        return await self._call(comment_tools.comment_replied(self.box, mr, comment_id))
+
+
 def build(box: Toolbox) -> MCPServer:
     from mcp.types import ToolAnnotations
 
@@ -172,7 +181,7 @@ def build(box: Toolbox) -> MCPServer:
     server: MCPServer = Server("livereview", version=__version__, instructions=INSTRUCTIONS,
                                   log_level="WARNING")
     tools = Tools(box)
-    for name in ("show", "comments", "diffstat", "diff", "file", "replied"):
+    for name in ("show", "comments", "diffstat", "diff", "file", "replied", "comment_replied"):
         server.add_tool(getattr(tools, name), name=name, annotations=read)
     for name in ("reply", "comment", "approve", "unapprove", "request_changes"):
         server.add_tool(getattr(tools, name), name=name, annotations=write)

@@ -148,7 +148,24 @@ class Replied:
     replies: tuple[Reply, ...]
 
 
-Result = Overview | Comments | Diffstat | Diff | FileContent | Posted | Verdict | Replied
+@dataclasses.dataclass(frozen=True)
+class CommentReplied:
+    """Did anyone answer this one comment? The bot's answer by the one definition the daemon
+    and `comments` use (its store rows, or its marked reply on the host); people's answers
+    are the later messages of the comment's thread by someone else."""
+
+    mr: str
+    comment_id: str
+    thread_id: str
+    replied: bool  # by the bot (daemon, a tool call, or a marked reply the host shows)
+    reply_id: str  # "" when not replied
+    replied_by: str  # "daemon" | "tool" | "host" | ""
+    replied_at: str  # ISO 8601, "" when not replied
+    answers_in_thread: tuple[str, ...]  # ids of later messages in its thread by others
+
+
+Result = (Overview | CommentReplied | Comments | Diffstat | Diff | FileContent | Posted | Verdict
+          | Replied)
 
 
 def as_json(result: Result | FileDiff) -> dict[str, Any]:
