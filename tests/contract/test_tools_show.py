@@ -86,3 +86,21 @@ def test_replied_for_a_comment_the_mr_does_not_have_is_one_line_exit_2(side: Too
     assert half.code == 2 and "MR and --comment" in half.err
     error, text = side.mcp("comment_replied", mr=side.mr, comment_id="987654321")
     assert error and "no such comment" in text
+
+
+def test_file_reads_a_branch_by_name_and_says_its_type(side: ToolSide) -> None:
+    shown = side.cli("show", side.mr, "--json").json()
+    head = side.cli("file", side.mr, PATH, "--json").json()
+    base = side.cli("file", side.mr, PATH, "--ref", "base", "--json").json()
+    source = side.cli("file", side.mr, PATH, "--ref", shown["source_branch"], "--json").json()
+    target = side.cli("file", side.mr, PATH, "--ref", shown["target_branch"], "--json").json()
+    assert source["content"] == head["content"] and target["content"] == base["content"]
+    assert (source["type"], source["encoding"], source["mime"]) == (
+        "text", "utf-8", "text/x-python")
+    error, via_mcp = side.mcp("file", mr=side.mr, path=PATH, ref=shown["source_branch"])
+    assert not error and via_mcp == source
+    for bad in ("-rf", "a..b", "x@{1}", "main.lock", "we ird", "a\x1bb"):
+        run = side.cli("file", side.mr, PATH, f"--ref={bad}")
+        assert run.code == 2 and run.err.count("\n") == 1 and "\x1b" not in run.err, run.err
+    gone = side.cli("file", side.mr, PATH, "--ref", "no-such-branch")
+    assert gone.code == 2 and "not found" in gone.err and gone.err.count("\n") == 1

@@ -8,6 +8,7 @@ on this fake GitLab) is never used there."""
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from typing import Any
 from urllib.parse import unquote
@@ -222,3 +223,16 @@ def test_the_mcp_tools_refuse_a_project_moved_out_of_the_reach(sandbox: Sandbox)
 
     asyncio.run(asyncio.wait_for(session(), timeout=90))
     assert sandbox.gitlab.approvers("vault/tools", iid) == []
+
+
+def test_a_binary_file_gives_its_metadata_instead_of_a_refusal(
+        sandbox: Sandbox, capsys: pytest.CaptureFixture[str]) -> None:
+    iid = sandbox.gitlab.add_mr(PROJECT, title="Logo", author="bob",
+                                files={"img/logo.png": ("", "\x89PNG\r\n\x1a\n\x00\x00")})
+    assert run(sandbox, "file", f"gl:{PROJECT}!{iid}", "img/logo.png", "--json") == 0
+    said = json.loads(capsys.readouterr().out)
+    assert (said["type"], said["encoding"], said["mime"], said["content"], said["size"]) == (
+        "binary", "binary", "image/png", "", None)
+    assert run(sandbox, "file", f"gl:{PROJECT}!{iid}", "img/logo.png") == 0
+    out, err = capsys.readouterr()
+    assert out == "" and "a binary file, image/png" in err and err.count("\n") == 1

@@ -57,7 +57,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                                 help="lines of context (default: the host's diff)")
     file = op("file", "a file's content at the MR's head, base or a commit")
     file.add_argument("path")
-    file.add_argument("--ref", default="head", help="head (default), base or a SHA")
+    file.add_argument("--ref", default="head",
+                      help="head (default), base, a commit SHA, or a branch or tag name")
     comment = op("comment", "a general comment, or one on a diff line")
     comment.add_argument("--body", required=True, help="the text (- reads it from stdin)")
     comment.add_argument("--path", help="file of an inline comment")
@@ -212,8 +213,13 @@ def render(result: results.Result) -> str:
     if isinstance(result, results.Diffstat):
         return _diffstat(result)
     if isinstance(result, results.FileContent):
-        print(f"{result.path} at {result.sha[:12]} ({result.size} bytes, {result.encoding})",
-              file=sys.stderr)  # stdout is the file itself, ready to redirect
+        kind = f", {result.mime}" if result.mime else ""
+        if result.type == "binary":  # nothing on stdout: the bytes are not shown
+            print(f"{clean(result.path)} at {one_line(result.sha[:40])}: a binary file"
+                  f"{kind}", file=sys.stderr)
+            return ""
+        print(f"{clean(result.path)} at {one_line(result.sha[:40])} ({result.size} bytes, "
+              f"{result.encoding}{kind})", file=sys.stderr)  # stdout: the file, to redirect
         return result.content
     if isinstance(result, results.Posted):
         return (f"adopted #{result.id} in thread {result.thread_id}: {result.note}\n"

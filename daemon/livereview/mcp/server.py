@@ -120,10 +120,12 @@ class Tools:
     async def file(self, mr: MR,
                    path: Annotated[str, Field(description="The file's path in the repository")],
                    ref: Annotated[str, Field(description=(
-                       "head (the MR's newest commit), base (the target it is compared to) "
-                       "or a commit SHA"))] = "head") -> results.FileContent:
-        """A text file's content at a revision of the MR, with its size and encoding.
-        Binary files are refused."""
+                       "head (the MR's newest commit), base (the target it is compared to), "
+                       "a commit SHA, or a branch or tag name"))] = "head"
+                   ) -> results.FileContent:
+        """A file at a revision of the MR: its type (text or binary), a MIME type guessed
+        from its name, and for a text file its size, encoding and content; a binary file
+        gives that metadata with no content."""
         return await self._call(diffs.file(self.box, mr, path, ref))
 
     async def comment(self, mr: MR, body: Annotated[str, Field(description="Markdown text")],

@@ -102,11 +102,13 @@ class Diff:
 class FileContent:
     mr: str
     path: str
-    ref: str  # what was asked: head, base or a SHA
-    sha: str  # the revision read
-    size: int  # bytes (UTF-8)
-    encoding: str
-    content: str
+    ref: str  # what was asked: head, base, a SHA, or a branch or tag name
+    sha: str  # the revision read: a SHA, or the branch or tag name the host resolved
+    size: int | None  # bytes (UTF-8); None for a binary file (hosts hand it over as text)
+    encoding: str  # "utf-8", or "binary"
+    type: str  # "text" or "binary"
+    mime: str  # guessed from the name (mimetypes), "" when unknown
+    content: str  # "" for a binary file
 
 
 @dataclasses.dataclass(frozen=True)
