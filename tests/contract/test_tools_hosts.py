@@ -145,7 +145,7 @@ def test_bad_input_is_one_line_and_exit_2(side: ToolSide) -> None:
     for args, words in ((("comments", "gl:nowhere"), "expected the MR's web URL"),
                         (("comments", "nohost:acme/widgets!1"), "no configured host"),
                         (("reply", side.mr, "999999", "--body", "x"), "not on"),
-                        (("file", side.mr, PATH, "--ref", "tip"), "expected head, base"),
+                        (("file", side.mr, PATH, "--ref", "tip..top"), "expected head, base"),
                         (("diff", side.mr, "--context", "-1"), "--context -1"),
                         (("replied", "--since", "yesterday"), "ISO 8601")):
         run = side.cli(*args)

@@ -8,6 +8,7 @@ on this fake GitLab) is never used there."""
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from typing import Any
 from urllib.parse import unquote
@@ -177,3 +178,61 @@ def test_on_github_too_the_reach_is_the_watched_repo_in_any_case(
     assert main(["--config", str(gh.config), "mr", "comments", f"gh:ACME/Widgets!{gh.number}",
                  "--json"]) == 0
     assert f'"mr": "gh:{GITHUB_REPO}!{gh.number}"' in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("operation", OPERATIONS, ids=lambda o: o[0])
+def test_a_project_moved_out_of_the_reach_is_refused_by_its_old_path_with_no_write(
+        sandbox: Sandbox, operation: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """GitLab answers a moved project's old path for it (redirect routes, lib/api/helpers.rb
+    `find_project`): `acme/*` must not reach what was acme/tools once it is vault/tools."""
+    enable_writes(sandbox)
+    set_agent_repos(sandbox, ["acme/*"])
+    iid = sandbox.gitlab.add_mr("acme/tools", title="Keys", author="bob", files=FILES)
+    sandbox.gitlab.add_note("acme/tools", iid, author="alice", body="@livereview approve?")
+    sandbox.gitlab.move_project("acme/tools", "vault/tools")
+    assert sandbox.gitlab.find_project("acme/tools").path == "vault/tools"  # as GitLab does
+    before = len(sandbox.gitlab.requests)
+    assert run(sandbox, operation[0], f"gl:acme/tools!{iid}", *operation[1:]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and "Traceback" not in err, err
+    assert "agent_repos" in err and "'vault/tools'" in err and "moved" in err, err
+    assert [m for m, _, _ in sandbox.gitlab.requests[before:]] == ["GET"]  # the lookup only
+    assert sandbox.gitlab.approvers("vault/tools", iid) == [] and sandbox.bot_notes() == []
+
+
+def test_a_project_moved_within_the_reach_is_still_reached_by_its_old_path(
+        sandbox: Sandbox, capsys: pytest.CaptureFixture[str]) -> None:
+    enable_writes(sandbox)
+    set_agent_repos(sandbox, ["acme/*"])
+    iid = sandbox.gitlab.add_mr("acme/tools", title="Keys", author="bob", files=FILES)
+    sandbox.gitlab.move_project("acme/tools", "acme/toolbox")
+    assert run(sandbox, "approve", f"gl:acme/tools!{iid}") == 0, capsys.readouterr().err
+    assert sandbox.gitlab.approvers("acme/toolbox", iid) == ["livereview"]
+
+
+def test_the_mcp_tools_refuse_a_project_moved_out_of_the_reach(sandbox: Sandbox) -> None:
+    enable_writes(sandbox)
+    set_agent_repos(sandbox, ["acme/*"])
+    iid = sandbox.gitlab.add_mr("acme/tools", title="Keys", author="bob", files=FILES)
+    sandbox.gitlab.move_project("acme/tools", "vault/tools")
+
+    async def session() -> None:
+        async with Client(server(sandbox)) as client:
+            error, text = await call(client, "approve", mr=f"gl:acme/tools!{iid}")
+            assert error and "agent_repos" in text and "vault/tools" in text, text
+
+    asyncio.run(asyncio.wait_for(session(), timeout=90))
+    assert sandbox.gitlab.approvers("vault/tools", iid) == []
+
+
+def test_a_binary_file_gives_its_metadata_instead_of_a_refusal(
+        sandbox: Sandbox, capsys: pytest.CaptureFixture[str]) -> None:
+    iid = sandbox.gitlab.add_mr(PROJECT, title="Logo", author="bob",
+                                files={"img/logo.png": ("", "\x89PNG\r\n\x1a\n\x00\x00")})
+    assert run(sandbox, "file", f"gl:{PROJECT}!{iid}", "img/logo.png", "--json") == 0
+    said = json.loads(capsys.readouterr().out)
+    assert (said["type"], said["encoding"], said["mime"], said["content"], said["size"]) == (
+        "binary", "binary", "image/png", "", None)
+    assert run(sandbox, "file", f"gl:{PROJECT}!{iid}", "img/logo.png") == 0
+    out, err = capsys.readouterr()
+    assert out == "" and "a binary file, image/png" in err and err.count("\n") == 1

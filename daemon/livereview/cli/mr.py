@@ -17,10 +17,10 @@ from collections.abc import Awaitable, Callable
 from typing import TextIO
 
 from livereview.app.wiring import open_toolbox
-from livereview.core.sanitize import clean
+from livereview.core.sanitize import clean, one_line
 from livereview.settings import Settings
-from livereview.tools import comments, diffs, results, writing
-from livereview.tools.errors import EXIT_USAGE, ToolError
+from livereview.tools import comments, diffs, results, show, writing
+from livereview.tools.errors import EXIT_USAGE, BadInput, ToolError
 from livereview.tools.patch import as_patch
 from livereview.tools.toolbox import Toolbox
 
@@ -40,6 +40,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         parser.add_argument("--json", action="store_true", help="machine-readable output")
         return parser
 
+    op("show", "the MR itself: title, description, branches, state, people, revisions")
     op("comments", "the MR's comments not yet answered").add_argument(
         "--include-replied", action="store_true",
         help="also the comments already answered, and the bot's own")
@@ -56,7 +57,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                                 help="lines of context (default: the host's diff)")
     file = op("file", "a file's content at the MR's head, base or a commit")
     file.add_argument("path")
-    file.add_argument("--ref", default="head", help="head (default), base or a SHA")
+    file.add_argument("--ref", default="head",
+                      help="head (default), base, a commit SHA, or a branch or tag name")
     comment = op("comment", "a general comment, or one on a diff line")
     comment.add_argument("--body", required=True, help="the text (- reads it from stdin)")
     comment.add_argument("--path", help="file of an inline comment")
@@ -69,6 +71,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--body", default="", help="why (- reads it from stdin)")
     history = op("replied", "the reply history (daemon and tools), oldest first",
                  target=False)
+    history.add_argument("mr", metavar="MR", nargs="?",
+                         help="with --comment: the MR the comment is on")
+    history.add_argument("--comment", metavar="ID",
+                         help="did anyone answer this one comment of MR? (see `comments`)")
     history.add_argument("--repo", help="only this repo path")
     history.add_argument("--since", help="only replies from this date or time on (ISO 8601)")
 
@@ -79,6 +85,7 @@ def _text(value: str) -> str:
 
 def _call(box: Toolbox, args: argparse.Namespace) -> Awaitable[results.Result]:
     operations: dict[str, Callable[[], Awaitable[results.Result]]] = {
+        "show": lambda: show.show(box, args.mr),
         "comments": lambda: comments.comments(box, args.mr,
                                               include_replied=args.include_replied),
         "reply": lambda: writing.reply(box, args.mr, args.comment, _text(args.body)),
@@ -89,15 +96,24 @@ def _call(box: Toolbox, args: argparse.Namespace) -> Awaitable[results.Result]:
         "approve": lambda: writing.approve(box, args.mr),
         "unapprove": lambda: writing.unapprove(box, args.mr),
         "request-changes": lambda: writing.request_changes(box, args.mr, _text(args.body)),
-        "replied": lambda: comments.replied(box, repo=args.repo, since=args.since),
+        "replied": lambda: _replied(box, args),
     }
     return operations[args.operation]()
+
+
+def _replied(box: Toolbox, args: argparse.Namespace) -> Awaitable[results.Result]:
+    if args.comment is None and args.mr is None:
+        return comments.replied(box, repo=args.repo, since=args.since)
+    if args.comment is None or args.mr is None or args.repo or args.since:
+        raise BadInput("replied: give MR and --comment ID together (one comment), or neither "
+                       "(the history, with --repo and --since)")
+    return comments.comment_replied(box, args.mr, args.comment)
 
 
 async def _diff(box: Toolbox, args: argparse.Namespace, out: TextIO) -> None:
     """Printed as each file arrives (memory bounded by one file), each under git's headers;
     `--json` writes the same document as the MCP tool (hunks only, paths beside), streamed."""
-    key = box.mr(args.mr)  # bad input is said before anything is written
+    key = await box.reached(args.mr)  # bad input is said before anything is written
     diffs.check_context(args.context)
     stream = diffs.diff_stream(box, args.mr, args.path, args.context)
     if not args.json:
@@ -173,14 +189,37 @@ def _diffstat(result: results.Diffstat) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _overview(result: results.Overview) -> str:
+    """Every field of the host's is someone's text: cleaned of escapes, one line each."""
+    def names(values: tuple[str, ...]) -> str:
+        return ", ".join(one_line(v) for v in values) or "none"
+    lines = [f"{result.mr}: {one_line(result.title)}",
+             f"state:    {one_line(result.state)}" + (" (draft)" if result.draft else ""),
+             f"author:   @{one_line(result.author)}",
+             f"branches: {one_line(result.source_branch)} → {one_line(result.target_branch)}",
+             f"head:     {one_line(result.head_sha)}", f"base:     {one_line(result.base_sha)}",
+             f"reviewers: {names(result.reviewers)}",
+             f"approved by: {names(result.approved_by)}",
+             f"labels:   {names(result.labels)}", f"url:      {one_line(result.web_url)}", ""]
+    lines += [f"    {line}" for line in clean(result.description).splitlines()]
+    return "\n".join(lines) + "\n"
+
+
 def render(result: results.Result) -> str:
+    if isinstance(result, results.Overview):
+        return _overview(result)
     if isinstance(result, results.Comments):
         return _comments(result)
     if isinstance(result, results.Diffstat):
         return _diffstat(result)
     if isinstance(result, results.FileContent):
-        print(f"{result.path} at {result.sha[:12]} ({result.size} bytes, {result.encoding})",
-              file=sys.stderr)  # stdout is the file itself, ready to redirect
+        kind = f", {result.mime}" if result.mime else ""
+        if result.type == "binary":  # nothing on stdout: the bytes are not shown
+            print(f"{clean(result.path)} at {one_line(result.sha[:40])}: a binary file"
+                  f"{kind}", file=sys.stderr)
+            return ""
+        print(f"{clean(result.path)} at {one_line(result.sha[:40])} ({result.size} bytes, "
+              f"{result.encoding}{kind})", file=sys.stderr)  # stdout: the file, to redirect
         return result.content
     if isinstance(result, results.Posted):
         return (f"adopted #{result.id} in thread {result.thread_id}: {result.note}\n"
@@ -189,6 +228,12 @@ def render(result: results.Result) -> str:
         done = {"approve": "approved", "unapprove": "approval withdrawn",
                 "request_changes": "changes requested"}[result.action]
         return f"{result.mr}: {done}\n"
+    if isinstance(result, results.CommentReplied):
+        bot = (f"replied by the bot ({result.replied_by}) with #{result.reply_id} at "
+               f"{result.replied_at}" if result.replied else "not replied by the bot")
+        people = (f"; later in its thread: {', '.join('#' + i for i in result.answers_in_thread)}"
+                  if result.answers_in_thread else "")
+        return f"{result.mr} #{result.comment_id}: {bot}{people}\n"
     if isinstance(result, results.Replied):
         rows = [f"{r.replied_at}  {r.host}:{r.repo}!{r.iid}  #{r.comment_id} → #{r.reply_id} "
                 f"({r.source})" for r in result.replies]

@@ -141,6 +141,17 @@ class Snapshot:
 
 
 @dataclass(frozen=True, slots=True)
+class People:
+    """An MR's standing beyond its snapshot (`mr show`): draft or not, who is asked to
+    review, who approved, its labels (user names and labels as the host spells them)."""
+
+    draft: bool
+    reviewers: tuple[str, ...]
+    approved_by: tuple[str, ...]
+    labels: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class ChangedMR:
     """One row of a host's 'MRs changed since' listing."""
 

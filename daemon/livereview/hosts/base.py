@@ -21,6 +21,7 @@ from livereview.core.model import (
     InlineComment,
     Message,
     MRKey,
+    People,
     PostedReview,
     Snapshot,
     Thread,
@@ -182,6 +183,10 @@ class Host(Protocol):
         (Cloud `inline {path,from,to}`, DC `anchor`), summary, then approve/request-changes."""
         ...
 
+    async def people(self, key: MRKey) -> People:
+        """Draft, reviewers, approvals and labels, as the host has them now (`mr show`)."""
+        ...
+
     async def approve(self, key: MRKey) -> None: ...
 
     async def unapprove(self, key: MRKey) -> None: ...
@@ -219,6 +224,15 @@ class PostsNotes(Protocol):
     resolve before a strict project merges, and a note, which asks nothing of anyone."""
 
     async def note(self, key: MRKey, body: str) -> Message: ...
+
+
+@runtime_checkable
+class FollowsMoves(Protocol):
+    """A host whose API answers a renamed or transferred repo's old path for the repo
+    (GitLab's redirect routes: lib/api/helpers.rb `find_project` calls
+    `find_by_full_path(id, follow_redirects: true)`): the path it really resolves to."""
+
+    async def resolved_repo(self, repo: str) -> str: ...
 
 
 def statement(host: Host, key: MRKey, body: str) -> Awaitable[Message]:

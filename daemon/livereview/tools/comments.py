@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from datetime import datetime
 
 from livereview.core.model import ActorKind, Identity, Message, Snapshot, Thread
+from livereview.core.sanitize import one_line
 from livereview.core.triggers import bot_replies
 from livereview.store import replied as replied_rows
 from livereview.tools import results
@@ -64,12 +65,35 @@ def select_comments(snapshot: Snapshot, identity: Identity,
 
 async def comments(box: Toolbox, mr: str, *, include_replied: bool = False
                    ) -> results.Comments:
-    key = box.mr(mr)
+    key = await box.reached(mr)
     identity = await box.identity(key)
     snapshot = await box.snapshot(key)
     recorded = await box.stored(replied_rows.replied_in, key)
     marks = replied_rows.answered(key, recorded, bot_replies(snapshot, identity))
     return select_comments(snapshot, identity, marks, include_replied=include_replied)
+
+
+async def comment_replied(box: Toolbox, mr: str, comment_id: str) -> results.CommentReplied:
+    """One comment's answers, by the same test `comments` and the daemon apply."""
+    key = await box.reached(mr)
+    comment_id = comment_id.strip().lstrip("#")
+    identity = await box.identity(key)
+    snapshot = await box.snapshot(key)
+    thread = next((t for t in snapshot.threads
+                   if any(m.id == comment_id for m in t.messages)), None)
+    if thread is None:
+        raise BadInput(f"--comment {one_line(comment_id)}: no such comment on {key} (see "
+                       "`comments --include-replied`)")
+    recorded = await box.stored(replied_rows.replied_in, key)
+    mark = replied_rows.answered(key, recorded, bot_replies(snapshot, identity)).get(comment_id)
+    ids = [m.id for m in thread.messages]
+    asked = thread.messages[ids.index(comment_id)]
+    later = tuple(m.id for m in thread.messages[ids.index(comment_id) + 1:]
+                  if not m.system and m.author.id != asked.author.id)
+    return results.CommentReplied(
+        mr=str(key), comment_id=comment_id, thread_id=thread.id, replied=mark is not None,
+        reply_id=mark.reply_id if mark else "", replied_by=mark.source if mark else "",
+        replied_at=mark.replied_at.isoformat() if mark else "", answers_in_thread=later)
 
 
 def _reply(row: replied_rows.Replied) -> results.Reply:

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
+import mimetypes
 from collections.abc import AsyncIterator, Sequence
 
 from livereview.core.model import FileChange, FileStatus, MRKey
 from livereview.core.model import FileDiff as HostFileDiff
 from livereview.tools import results
 from livereview.tools.errors import BadInput
+from livereview.tools.refs import check_name, is_sha
 from livereview.tools.toolbox import Toolbox
 
 MAX_FILE_BYTES = 1_000_000  # one file's diff or content; past it a note says so
@@ -36,7 +38,7 @@ def _stat(change: FileChange) -> results.FileStat:
 
 
 async def diffstat(box: Toolbox, mr: str, paths: Sequence[str] = ()) -> results.Diffstat:
-    key = box.mr(mr)
+    key = await box.reached(mr)
     changes = await box.call(key, "diffstat", box.host(key).diffstat(key))
     shown = [c for c in changes if wanted(c, paths)]
     return results.Diffstat(mr=str(key), files_total=len(changes),
@@ -90,7 +92,7 @@ async def _with_context(box: Toolbox, key: MRKey, shas: tuple[str, str], item: H
 async def diff_stream(box: Toolbox, mr: str, paths: Sequence[str] = (),
                       context: int | None = None) -> AsyncIterator[results.FileDiff]:
     """The MR's diff, one file at a time, as the host serves it."""
-    key = box.mr(mr)
+    key = await box.reached(mr)
     check_context(context)
     shas = None
     if context is not None:
@@ -136,24 +138,23 @@ def _binary(text: str) -> bool:
 
 
 async def file(box: Toolbox, mr: str, path: str, ref: str = "head") -> results.FileContent:
-    key = box.mr(mr)
+    key = await box.reached(mr)
     path = path.strip().lstrip("/")
     if not path:
         raise BadInput("file: expected a path in the repository")
     if ref in ("head", "base"):
         mr_now = (await box.snapshot(key)).mr
         sha = mr_now.head_sha if ref == "head" else mr_now.base_sha
-    elif ref and all(c in "0123456789abcdefABCDEF" for c in ref) and 7 <= len(ref) <= 64:
-        sha = ref
     else:
-        raise BadInput(f"--ref {ref}: expected head, base or a commit SHA")
+        sha = ref if is_sha(ref) else check_name(ref)
     content = await box.call(key, "file", box.host(key).file_content(key.repo, sha, path))
+    mime = mimetypes.guess_type(path, strict=False)[0] or ""
+    if _binary(content):  # its metadata, not its bytes (which the host gave as text)
+        return results.FileContent(mr=str(key), path=path, ref=ref, sha=sha, size=None,
+                                   encoding="binary", type="binary", mime=mime, content="")
     size = len(content.encode())
-    if _binary(content):
-        raise BadInput(f"{path} at {sha[:12]} on {key}: a binary file ({size} bytes): "
-                       "only text files are shown")
     if size > MAX_FILE_BYTES:
         raise BadInput(f"{path} at {sha[:12]} on {key}: {size} bytes, over the "
                        f"{MAX_FILE_BYTES}-byte limit")
     return results.FileContent(mr=str(key), path=path, ref=ref, sha=sha, size=size,
-                               encoding="utf-8", content=content)
+                               encoding="utf-8", type="text", mime=mime, content=content)

@@ -37,6 +37,28 @@ class Comments:
 
 
 @dataclasses.dataclass(frozen=True)
+class Overview:
+    """The MR itself (`show`): what an agent's review session starts from."""
+
+    mr: str
+    title: str
+    description: str  # the author's text: hostile, shown cleaned on a terminal
+    author: str
+    source_branch: str
+    target_branch: str
+    state: str  # opened | closed | merged | locked
+    draft: bool
+    head_sha: str
+    base_sha: str
+    reviewers: tuple[str, ...]  # asked to review
+    approved_by: tuple[str, ...]
+    labels: tuple[str, ...]  # GitLab and GitHub; Bitbucket pull requests have none
+    web_url: str
+    created_at: str
+    updated_at: str
+
+
+@dataclasses.dataclass(frozen=True)
 class FileStat:
     path: str
     old_path: str
@@ -80,11 +102,13 @@ class Diff:
 class FileContent:
     mr: str
     path: str
-    ref: str  # what was asked: head, base or a SHA
-    sha: str  # the revision read
-    size: int  # bytes (UTF-8)
-    encoding: str
-    content: str
+    ref: str  # what was asked: head, base, a SHA, or a branch or tag name
+    sha: str  # the revision read: a SHA, or the branch or tag name the host resolved
+    size: int | None  # bytes (UTF-8); None for a binary file (hosts hand it over as text)
+    encoding: str  # "utf-8", or "binary"
+    type: str  # "text" or "binary"
+    mime: str  # guessed from the name (mimetypes), "" when unknown
+    content: str  # "" for a binary file
 
 
 @dataclasses.dataclass(frozen=True)
@@ -126,7 +150,24 @@ class Replied:
     replies: tuple[Reply, ...]
 
 
-Result = Comments | Diffstat | Diff | FileContent | Posted | Verdict | Replied
+@dataclasses.dataclass(frozen=True)
+class CommentReplied:
+    """Did anyone answer this one comment? The bot's answer by the one definition the daemon
+    and `comments` use (its store rows, or its marked reply on the host); people's answers
+    are the later messages of the comment's thread by someone else."""
+
+    mr: str
+    comment_id: str
+    thread_id: str
+    replied: bool  # by the bot (daemon, a tool call, or a marked reply the host shows)
+    reply_id: str  # "" when not replied
+    replied_by: str  # "daemon" | "tool" | "host" | ""
+    replied_at: str  # ISO 8601, "" when not replied
+    answers_in_thread: tuple[str, ...]  # ids of later messages in its thread by others
+
+
+Result = (Overview | CommentReplied | Comments | Diffstat | Diff | FileContent | Posted | Verdict
+          | Replied)
 
 
 def as_json(result: Result | FileDiff) -> dict[str, Any]:

@@ -15,11 +15,18 @@ import structlog
 from sqlmodel import Session
 
 from livereview.core.model import Identity, MRKey, Snapshot
-from livereview.hosts.base import Host, HostError, NotFound, Unsupported
+from livereview.core.sanitize import one_line
+from livereview.hosts.base import FollowsMoves, Host, HostError, NotFound, Unsupported
 from livereview.settings import Settings
 from livereview.store.db import Store
 from livereview.store.engine import StoreError
-from livereview.tools.errors import BadInput, HostFailed, ToolError, WritesDisabled
+from livereview.tools.errors import (
+    BadInput,
+    HostFailed,
+    OutOfReach,
+    ToolError,
+    WritesDisabled,
+)
 from livereview.tools.scope import Reach
 from livereview.tools.target import parse_mr
 
@@ -57,6 +64,26 @@ class Toolbox:
         """The MR `text` names, if the agent tools reach its repo (tools/scope.py): every
         operation on an MR starts here, before any request."""
         return self.reach.key(parse_mr(self.settings.hosts, text))
+
+    async def reached(self, text: str) -> MRKey:
+        """`mr()`, and on a host that answers a moved repo's old path for it (GitLab) the
+        repo it really is, checked against the same reach: an `agent_repos` pattern names
+        paths, not whatever project once had one (docs/DESIGN.md §13, "Reach")."""
+        key = self.mr(text)
+        host = self.host(key)
+        if not isinstance(host, FollowsMoves):
+            return key
+        real = await self.call(key, "resolve repo", host.resolved_repo(key.repo))
+        if real.lower() == key.repo.lower():
+            return key
+        try:
+            self.reach.key(MRKey(key.host, real, key.iid))
+        except (OutOfReach, BadInput):
+            raise OutOfReach(
+                f"{key}: repo {key.repo!r} was moved to {one_line(real)!r} on host "
+                f"{key.host!r}, which the agent tools do not reach (add it, or a pattern "
+                "for it, to agent_repos in that [[hosts]] entry)") from None
+        return key
 
     def host(self, key: MRKey) -> Host:
         try:

@@ -71,7 +71,7 @@ async def reply(box: Toolbox, mr: str, comment_id: str, body: str) -> results.Po
     """Post `body` in the comment's thread, unless it is answered: a retried call adopts
     its own reply; another's reply — the daemon's, or a tool call's — makes the result
     `already_answered`, as does another claimant posting right now (the shared claim)."""
-    key = box.mr(mr)
+    key = await box.reached(mr)
     box.require_writes(key, "reply")
     comment_id, digest = comment_id.strip(), hashlib.sha256(_body(body).encode()).hexdigest()
     done = (await box.stored(replied_rows.replied_in, key)).get(comment_id)
@@ -132,7 +132,7 @@ async def comment(box: Toolbox, mr: str, body: str, path: str | None = None,
                   line: int | None = None, old: bool = False) -> results.Posted:
     """A general comment, or one on a diff line (`old`: the line as numbered in the old file,
     a removed line)."""
-    key = box.mr(mr)
+    key = await box.reached(mr)
     box.require_writes(key, "comment")
     text = outgoing(_body(body))
     anchor = None
@@ -190,7 +190,7 @@ async def _file_diff(box: Toolbox, key: MRKey, path: str) -> tuple[FileChange, s
 
 
 async def approve(box: Toolbox, mr: str) -> results.Verdict:
-    key = box.mr(mr)
+    key = await box.reached(mr)
     box.require_writes(key, "approve")
     await box.call(key, "approve", box.host(key).approve(key))
     box.wrote(key, "approve")
@@ -198,7 +198,7 @@ async def approve(box: Toolbox, mr: str) -> results.Verdict:
 
 
 async def unapprove(box: Toolbox, mr: str) -> results.Verdict:
-    key = box.mr(mr)
+    key = await box.reached(mr)
     box.require_writes(key, "unapprove")
     await box.call(key, "unapprove", box.host(key).unapprove(key))
     box.wrote(key, "unapprove")
@@ -206,7 +206,7 @@ async def unapprove(box: Toolbox, mr: str) -> results.Verdict:
 
 
 async def request_changes(box: Toolbox, mr: str, body: str = "") -> results.Verdict:
-    key = box.mr(mr)
+    key = await box.reached(mr)
     box.require_writes(key, "request_changes")
     text = outgoing(_body(body)) if body else ""
     message = await box.call(key, "request_changes",

@@ -30,6 +30,7 @@ from livereview.core.model import (
     InlineComment,
     Message,
     MRKey,
+    People,
     PostedReview,
     Snapshot,
     Verdict,
@@ -164,6 +165,17 @@ class BitbucketCloudReview:
             if method != "DELETE":
                 raise
 
+    async def people(self, key: MRKey) -> People:
+        """The pull request's `draft` and `participants` (role REVIEWER; `approved`), from
+        …/api-group-pullrequests/#api-repositories-workspace-repo-slug-pullrequests-pull-
+        request-id-get. Bitbucket Cloud pull requests have no labels."""
+        pr = await self._one("GET", self._pr(key))
+        people = [(p.text_or("role"), p.flag("approved") if p.has("approved") else False,
+                   _name(p.obj_or_none("user"))) for p in pr.objects("participants")]
+        return People(draft=pr.has("draft") and pr.flag("draft"),
+                      reviewers=tuple(n for role, _, n in people if role == "REVIEWER" and n),
+                      approved_by=tuple(n for _, ok, n in people if ok and n), labels=())
+
     async def approve(self, key: MRKey) -> None:
         await self._verdict("POST", "approve", key)
 
@@ -177,3 +189,10 @@ class BitbucketCloudReview:
     async def reviews_posted(self, key: MRKey) -> list[Message]:
         me = await self.whoami()
         return own_general_comments(await self.fetch_mr(key.repo, key.iid), me)
+
+
+def _name(user: JsonObject | None) -> str:
+    """An account's nickname (a user) or display name (an app user, a team)."""
+    if user is None:
+        return ""
+    return user.text_or("nickname") or user.text_or("display_name")

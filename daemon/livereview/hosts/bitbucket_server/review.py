@@ -28,6 +28,7 @@ from livereview.core.model import (
     InlineComment,
     Message,
     MRKey,
+    People,
     PostedReview,
     Snapshot,
     Verdict,
@@ -168,6 +169,21 @@ class BitbucketServerReview:
         await self.http.request(
             "PUT", f"{self._pull(key)}/participants/{quote(self._slug, safe='')}",
             json={"status": status})
+
+    async def people(self, key: MRKey) -> People:
+        """The pull request's `draft` (8.18 on), `reviewers` and who of them and the
+        `participants` approved (`approved`), user names as `user.name` (RestPullRequest,
+        …/api-group-pull-requests/#api-api-latest-projects-projectkey-repos-repositoryslug-
+        pull-requests-pullrequestid-get). Data Center pull requests have no labels."""
+        pr = await self.http.one("GET", self._pull(key))
+        reviewers = pr.objects("reviewers")
+        everyone = [*reviewers, *pr.objects("participants")]
+        return People(
+            draft=pr.has("draft") and pr.flag("draft"),
+            reviewers=tuple(r.obj("user").text("name") for r in reviewers),
+            approved_by=tuple(p.obj("user").text("name") for p in everyone
+                              if p.has("approved") and p.flag("approved")),
+            labels=())
 
     async def approve(self, key: MRKey) -> None:
         await self._participant_status(key, _VERDICT["approve"])

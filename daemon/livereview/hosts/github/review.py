@@ -23,6 +23,7 @@ from livereview.core.model import (
     InlineComment,
     Message,
     MRKey,
+    People,
     PostedReview,
     Side,
     Verdict,
@@ -147,6 +148,23 @@ class GitHubReview:
         if state in _APPLIED and _APPLIED[state] is not applied:
             applied = _APPLIED[state]
         return PostedReview(review_id, summary_message(review), tuple(posted), applied)
+
+    async def people(self, key: MRKey) -> People:
+        """The pull's `draft`, `requested_reviewers` and `labels` (…/pulls/pulls#get-a-pull-
+        request); approved by whoever's latest APPROVED / CHANGES_REQUESTED / DISMISSED review
+        is an approval (…/pulls/reviews#list-reviews-for-a-pull-request, oldest first)."""
+        pull = await self.http.one("GET", self._pull(key))
+        standing: dict[str, str] = {}
+        async for page in self.http.items(f"{self._pull(key)}/reviews"):
+            for r in page:
+                if r.text_or("state") in ("APPROVED", "CHANGES_REQUESTED", "DISMISSED"):
+                    user = r.obj_or_none("user")
+                    standing[user.text_or("login") if user else ""] = r.text("state")
+        return People(
+            draft=pull.has("draft") and pull.flag("draft"),
+            reviewers=tuple(u.text("login") for u in pull.objects("requested_reviewers")),
+            approved_by=tuple(u for u, s in standing.items() if u and s == "APPROVED"),
+            labels=tuple(label.text("name") for label in pull.objects("labels")))
 
     async def approve(self, key: MRKey) -> None:
         await self._review(key, "APPROVE", "")

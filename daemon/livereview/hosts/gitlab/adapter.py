@@ -85,6 +85,12 @@ class GitLab(GitLabReview, OverHttp):
         self._project_ids[repo] = project.number("id")
         return True
 
+    async def resolved_repo(self, repo: str) -> str:
+        """The project's current full path: GitLab answers a moved project's old path for
+        it (hosts/base.py FollowsMoves), so the path asked for may not be the project's."""
+        project = await self.http.one("GET", f"{API}/projects/{_project(repo)}")
+        return project.text("path_with_namespace")
+
     async def _project_id(self, repo: str) -> int:
         if repo not in self._project_ids and not await self.repo_exists(repo):
             raise NotFound(f"project {repo} not found")

@@ -35,6 +35,7 @@ from livereview.core.model import (
     InlineComment,
     Message,
     MRKey,
+    People,
     PostedReview,
     Side,
     Verdict,
@@ -154,6 +155,18 @@ class GitLabReview:
         elif verdict is Verdict.CHANGES_REQUESTED:
             await self.unapprove(key)
         return PostedReview(summary.id, summary, tuple(posted), applied)
+
+    async def people(self, key: MRKey) -> People:
+        """The MR's `draft`, `reviewers` and `labels` (https://docs.gitlab.com/api/
+        merge_requests/#get-single-mr) and its approvals' `approved_by`."""
+        data = await self.http.one("GET", _mr(key))
+        approvals = await self.http.one("GET", f"{_mr(key)}/approvals")
+        return People(
+            draft=data.has("draft") and data.flag("draft"),
+            reviewers=tuple(r.text("username") for r in data.objects("reviewers")),
+            approved_by=tuple(a.obj("user").text("username")
+                              for a in approvals.objects("approved_by")),
+            labels=data.texts("labels"))
 
     async def _approved_by_me(self, key: MRKey) -> bool:
         me = self._me or await self.whoami()

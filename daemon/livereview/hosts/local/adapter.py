@@ -40,6 +40,7 @@ from livereview.core.model import (
     InlineComment,
     Message,
     MRKey,
+    People,
     PostedReview,
     Side,
     Snapshot,
@@ -327,6 +328,14 @@ class LocalHost:
                                            path)
         except NotFound:
             return ""
+
+    async def people(self, key: MRKey) -> People:
+        """A local review has no draft, reviewers or labels: approved by the bot when its
+        status says so."""
+        review = await self._review(key)
+        approved = ((await self.whoami()).username,) \
+            if review.status is ReviewStatus.APPROVED else ()
+        return People(draft=False, reviewers=(), approved_by=approved, labels=())
 
     async def approve(self, key: MRKey) -> None:
         await self.book(key).set_status((await self._review(key)).id, ReviewStatus.APPROVED)

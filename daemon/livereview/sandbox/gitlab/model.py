@@ -101,6 +101,9 @@ class Project:
     trees: dict[str, dict[str, str]] = field(default_factory=dict)  # commit sha -> files
     commits: dict[str, Commit] = field(default_factory=dict)
     mrs: dict[int, MergeRequest] = field(default_factory=dict)
+    # Paths it had before a rename or transfer: GitLab keeps a redirect route for each and
+    # its API answers them for the project (app/models/redirect_route.rb).
+    redirects: list[str] = field(default_factory=list)
 
 
 @dataclass(eq=False)

@@ -58,9 +58,15 @@ class GitLabPayloads:
 
     # ---- lookups (callers hold the lock) -------------------------------------------------
     def find_project(self, ref: str | int) -> Project:
+        """As lib/api/helpers.rb `find_project`: an id, else the full path
+        (`find_by_full_path(id, follow_redirects: true)`, app/models/concerns/routable.rb):
+        the current path in any case first, then a former path's redirect route."""
         key = str(ref).lower()
         for p in self.projects.values():
             if str(p.id) == key or p.path.lower() == key:
+                return p
+        for p in self.projects.values():
+            if "/" in key and key in (r.lower() for r in p.redirects):
                 return p
         raise GitLabError(404, "404 Project Not Found")
 

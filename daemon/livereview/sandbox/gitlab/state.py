@@ -149,6 +149,14 @@ class FakeGitLab(GitLabReviews, LoopbackTraffic):
             return self.project_json(p)
 
     @locked
+    def move_project(self, path: str, new_path: str) -> None:
+        """Rename or transfer a project: its old path keeps answering for it, as GitLab's
+        redirect routes do (https://docs.gitlab.com/user/project/working_with_projects/#rename-a-repository)."""
+        project = self.find_project(path)
+        project.redirects.append(project.path)
+        project.path = new_path.strip("/")
+
+    @locked
     def add_mr(self, project: str, *, title: str, description: str = "", author: str,
                source_branch: str = "feature", target_branch: str = "main",
                files: Files | None = None) -> int:
