@@ -18,8 +18,8 @@ from livereview.core.triggers import replied_to
 from tests.e2e.conftest import PROJECT, TOKEN, Daemon, Sandbox, wait_for
 from tests.e2e.test_tools_daemon import enable_writes
 
-TOOLS = {"comments", "reply", "diffstat", "diff", "file", "comment", "approve", "unapprove",
-         "request_changes", "replied",
+TOOLS = {"show", "comments", "reply", "diffstat", "diff", "file", "comment", "approve",
+         "unapprove", "request_changes", "replied", "comment_replied",
          "request_review", "update_review", "show_review"}  # local reviews (docs/DESIGN.md §14)
 PATH = "src/cache.py"
 
@@ -63,7 +63,11 @@ def test_an_agent_lists_the_tools_and_calls_each(sandbox: Sandbox, tmp_path: Pat
             if "mr" in tool.input_schema["properties"]:
                 assert "HOST:REPO!IID" in tool.input_schema["properties"]["mr"]["description"]
         read_only = {t.name for t in listed if t.annotations and t.annotations.read_only_hint}
-        assert read_only == {"comments", "diffstat", "diff", "file", "replied", "show_review"}
+        assert read_only == {"show", "comments", "diffstat", "diff", "file", "replied",
+                             "comment_replied", "show_review"}
+
+        error, shown = await call(client, "show", mr=mr)
+        assert not error and shown["mr"] == mr and shown["state"] == "opened"
 
         error, found = await call(client, "comments", mr=mr)
         assert not error and [c["id"] for c in found["comments"]] == [str(question["id"])]
@@ -84,6 +88,9 @@ def test_an_agent_lists_the_tools_and_calls_each(sandbox: Sandbox, tmp_path: Pat
             assert not error and done["action"] == verdict
         error, done = await call(client, "request_changes", mr=mr, body="Add a test.")
         assert not error and done["action"] == "request_changes"
+        error, one = await call(client, "comment_replied", mr=mr,
+                                comment_id=str(question["id"]))
+        assert not error and one["replied"]
         error, history = await call(client, "replied")
         assert not error and [r["comment_id"] for r in history["replies"]] == [
             str(question["id"])]
