@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 # Each command imports what it uses, when it runs (docs/getting-started.md, "A CLI for
 # loops"): `--version`, `health` or `mr comments` never load the model's SDK, the MCP SDK,
-# the web stack or the sandbox. tests/unit/test_cli_imports.py pins it.
+# the web stack or the sandbox. tests/e2e/test_cli_imports.py pins it.
 
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE = 0, 1, 2
 EXIT_SIGINT = 130  # 128 + SIGINT, what a shell reports for Ctrl-C
