@@ -22,6 +22,7 @@ print figures, never assert. All traffic stays on 127.0.0.1.
 12 MR tools: comments filter       (fig_tools)             store read + pure filter, 1 000
 14 an answer's wider context      (fig_context)           200-thread MR, with / without
 16 first sight of a big GitLab     (fig_firstsight)        400 / 10 000 MRs, 👀, SIGTERM
+17 CLI start-up per command        (fig_startup)           fresh processes, beside python -c pass
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ import fig_live
 import fig_longthread
 import fig_memory
 import fig_pure
+import fig_startup
 import fig_tools
 from common import SCHEDULER_ERRORS, Row, cores, quiet
 
@@ -175,6 +177,7 @@ def main(argv: list[str] | None = None) -> int:
             ({12}, "12 MR tools", lambda: fig_tools.run(state, quick=args.quick)),
             ({14}, "14 answer context", lambda: fig_context.run(state, quick=args.quick)),
             ({16}, "16 first sight", lambda: fig_firstsight.run(state, quick=args.quick)),
+            ({17}, "17 CLI start-up", lambda: fig_startup.run(quick=args.quick)),
         ]
         for numbers, name, section in sections:
             if only and not numbers & only:

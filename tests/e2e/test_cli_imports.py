@@ -30,11 +30,11 @@ with open(sys.argv[2], "w", encoding="utf-8") as out:
     json.dump({"code": code, "modules": sorted(sys.modules)}, out)
 """
 # What no light command may load; a module counts with its submodules.
-NEVER = ("openai", "mcp", "starlette", "uvicorn", "jinja2", "livereview.sandbox",
+NEVER = ("openai", "mcp", "starlette", "uvicorn", "jinja2", "livereview.sandbox", "alembic",
          "livereview.web", "livereview.mcp", "livereview.app.daemon", "livereview.jobs.llm",
          "rich", "apscheduler")
 # --version and --help read no config, no store: not even the database layer or pydantic.
-NOTHING = (*NEVER, "sqlalchemy", "sqlmodel", "alembic", "pydantic", "httpx2",
+NOTHING = (*NEVER, "sqlalchemy", "sqlmodel", "pydantic", "httpx2",
            "prometheus_client", "livereview.store", "livereview.settings")
 
 
