@@ -57,6 +57,8 @@ COMMANDS: dict[str, tuple[str | bytes, ...]] = {
     "mr-replied": ("mr", "replied", "--since", "2020-01-01"),
     "review-mr": ("review", MR),
     "review-show": ("review", "show", "1"),  # the case's folder is no git repository
+    "review-list": ("review", "list"),
+    "review-reply": ("review", "reply", "1", "1", "--body", "x"),
     "review-request": ("review", "request", "HEAD~1", "--title", "t"),
     "mcp": ("mcp",),  # stdin is closed: the server ends
 }
