@@ -23,6 +23,7 @@ print figures, never assert. All traffic stays on 127.0.0.1.
 14 an answer's wider context      (fig_context)           200-thread MR, with / without
 15 Bitbucket idle cost per repo    (fig_bitbucket_idle)    DC and Cloud, 1 / 20 / 200 repos
 16 first sight of a big GitLab     (fig_firstsight)        400 / 10 000 MRs, 👀, SIGTERM
+17 CLI start-up per command        (fig_startup)           fresh processes, beside python -c pass
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ import fig_live
 import fig_longthread
 import fig_memory
 import fig_pure
+import fig_startup
 import fig_tools
 from common import SCHEDULER_ERRORS, Row, cores, quiet
 
@@ -179,6 +181,7 @@ def main(argv: list[str] | None = None) -> int:
             ({15}, "15 Bitbucket idle", lambda: fig_bitbucket_idle.run(state,
                                                                        quick=args.quick)),
             ({16}, "16 first sight", lambda: fig_firstsight.run(state, quick=args.quick)),
+            ({17}, "17 CLI start-up", lambda: fig_startup.run(quick=args.quick)),
         ]
         for numbers, name, section in sections:
             if only and not numbers & only:

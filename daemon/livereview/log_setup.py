@@ -6,14 +6,44 @@ token that slips into an exception message or a URL still never reaches the log.
 
 from __future__ import annotations
 
+import importlib
+import importlib.abc
+import importlib.machinery
 import logging
 import os
 import sys
 import threading
-from collections.abc import Iterable, MutableMapping
+from collections.abc import Iterable, MutableMapping, Sequence
+from types import ModuleType
 from typing import Any, TextIO, cast
 
-import structlog
+
+class _WithoutRich(importlib.abc.MetaPathFinder):
+    """structlog takes rich (and pygments) as its exception formatter when rich can be
+    imported: some 200 modules and a tenth of a second on every start of every command.
+    Exceptions here are plain text before any renderer sees them (format_exc_info below),
+    so rich would never be used: it stays unimported while structlog loads."""
+
+    def find_spec(self, fullname: str, path: Sequence[str] | None,
+                  target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+        if fullname == "rich" or fullname.startswith("rich."):
+            raise ModuleNotFoundError(f"{fullname} is not for structlog", name=fullname)
+        return None
+
+
+def _import_structlog() -> ModuleType:
+    if "structlog" in sys.modules or "rich" in sys.modules:
+        return importlib.import_module("structlog")
+    hide = _WithoutRich()
+    sys.meta_path.insert(0, hide)
+    try:
+        return importlib.import_module("structlog")
+    finally:
+        sys.meta_path.remove(hide)
+
+
+_import_structlog()
+import structlog  # noqa: E402 - loaded above without rich; this binds the name for mypy
 
 REDACTED = "***"
 
@@ -69,7 +99,9 @@ def configure(log_format: str = "auto", secrets: Iterable[str] = (), *, level: s
     stream = stream or cast(TextIO, _CurrentStderr())
     as_json = _wants_json(log_format, stream)
     renderer: Any = (structlog.processors.JSONRenderer() if as_json
-                     else structlog.dev.ConsoleRenderer(colors=stream.isatty()))
+                     else structlog.dev.ConsoleRenderer(
+                         colors=stream.isatty(),
+                         exception_formatter=structlog.dev.plain_traceback))
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,

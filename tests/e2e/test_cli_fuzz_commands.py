@@ -57,6 +57,8 @@ COMMANDS: dict[str, tuple[str | bytes, ...]] = {
     "mr-replied": ("mr", "replied", "--since", "2020-01-01"),
     "review-mr": ("review", MR),
     "review-show": ("review", "show", "1"),  # the case's folder is no git repository
+    "review-list": ("review", "list"),
+    "review-reply": ("review", "reply", "1", "1", "--body", "x"),
     "review-request": ("review", "request", "HEAD~1", "--title", "t"),
     "mcp": ("mcp",),  # stdin is closed: the server ends
 }
@@ -126,6 +128,9 @@ CASES = [
          codes=frozenset({2})),
     Case("review-range-odd", ("review", "request", "\u202eHEAD", "--title", "t")),
     Case("unknown-command", ("frobnicate",), codes=frozenset({2})),
+    # -- web serves until stopped: only its refusals, before it binds ---------------------
+    Case("web-listen-exposed", ("web", "--listen", "0.0.0.0:8470"), codes=frozenset({2})),
+    Case("web-listen-garbage", ("web", "--listen", "\u202enowhere"), codes=frozenset({2})),
     # -- stdout closed before the first byte: quiet, 0 or 141 (128 + SIGPIPE) --------------
     *(Case(f"pipe-closed-{name}", args, close_stdout=True,
            codes=frozenset({0, 1, 2, 128 + signal.SIGPIPE}))
@@ -238,7 +243,7 @@ def _result(future: Future[Outcome]) -> Outcome:
 
 
 def test_every_subcommand_is_in_the_sweep() -> None:
-    commands = {name.split("-")[0] for name in COMMANDS} | {"init", "run", "demo"}
+    commands = {name.split("-")[0] for name in COMMANDS} | {"init", "run", "demo", "web"}
     choices = next(a for a in parser()._actions if a.dest == "command").choices
     assert isinstance(choices, dict)
     assert set(choices) <= commands, set(choices) - commands

@@ -73,9 +73,10 @@ def test_request_prints_files_and_threads_and_exports_them(
 def test_the_text_view_says_no_ai_answers_without_ai_settings(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     repo = review_repo(tmp_path / "r")
-    code, out, _ = run(capsys, "request", "HEAD~1", "--repo", str(repo.path), "--title", "T")
+    code, out, err = run(capsys, "request", "HEAD~1", "--repo", str(repo.path), "--title", "T")
     assert code == 0
-    assert "no AI settings" in out
+    # A notice for the person, on stderr: stdout is the review a script reads.
+    assert "no AI settings" in err and "no AI settings" not in out
     assert "R old_name.txt → new_name.txt  +1 -0" in out
     assert "logo.png  binary" in out
     code, out, _ = run(capsys, "show", "1", "--repo", str(repo.path))

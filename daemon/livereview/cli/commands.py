@@ -9,41 +9,28 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
-import cProfile
+import importlib
 import json
 import os
 import signal
 import sys
-import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import NoReturn, TextIO, cast
-
-import structlog
+from typing import TYPE_CHECKING, NoReturn, TextIO, cast
 
 from livereview import __version__
 from livereview import log_setup as logs
-from livereview.app.daemon import App
-from livereview.cli import config_init as cli_init
-from livereview.cli import conversation, exits, lesson_commands
-from livereview.cli import db as cli_db
-from livereview.cli import local as cli_local
-from livereview.cli import mr as cli_mr
-from livereview.cli import review as cli_review
+from livereview.cli import exits
 from livereview.cli.arg_types import seconds
-from livereview.cli.check import check, render
-from livereview.cli.demo import DemoError, DemoInterrupted, run_demo
-from livereview.cli.poll_profile import profile_report
-from livereview.mcp import server as mcp_server
-from livereview.metrics import ListenError, Metrics
-from livereview.settings import ConfigError, Settings, load, load_ai
-from livereview.store.engine import StoreError, StoreMissing
-from livereview.store.leases import INSTANCE
-from livereview.tools import status
-from livereview.tools.errors import BadInput
-from livereview.web import beside as web_beside
-from livereview.web import command as web_command
+
+if TYPE_CHECKING:
+    from livereview.settings import Settings
+    from livereview.web.beside import Beside
+
+# Each command imports what it uses, when it runs (docs/getting-started.md, "A CLI for
+# loops"): `--version`, `health` or `mr comments` never load the model's SDK, the MCP SDK,
+# the web stack or the sandbox. tests/e2e/test_cli_imports.py pins it.
 
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE = 0, 1, 2
 EXIT_SIGINT = 130  # 128 + SIGINT, what a shell reports for Ctrl-C
@@ -71,7 +58,90 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: {message} (see `{self.prog} --help`)\n")
 
 
-def parser() -> argparse.ArgumentParser:
+Adder = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]
+
+
+def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    sub.add_parser("run", help=COMMANDS["run"][0])
+
+
+def _add_once(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    once = sub.add_parser("once", help=COMMANDS["once"][0])
+    once.add_argument("--profile", action="store_true",
+                      help="print where the cycle's time went (requests, phases, functions)")
+
+
+def _add_check(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    sub.add_parser("check", help=COMMANDS["check"][0])
+
+
+def _add_demo(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    demo = sub.add_parser("demo", help=COMMANDS["demo"][0])
+    demo.add_argument("--llm", action="store_true",
+                      help="answer with the model of the config's [ai] section")
+    demo.add_argument("--keep", action="store_true",
+                      help="keep the sandbox's database (removed on exit otherwise)")
+
+
+def _add_pending(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    pending = sub.add_parser("pending", help=COMMANDS["pending"][0])
+    pending.add_argument("--repo", help="only this repo path")
+    pending.add_argument("--json", action="store_true", help="machine-readable output")
+    pending.add_argument("--include-replied", action="store_true",
+                         help="also list comments already answered (and skipped ones)")
+
+
+def _add_conversation(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    conv = sub.add_parser("conversation", help=COMMANDS["conversation"][0])
+    conv.add_argument("url", help="the MR's web URL, e.g. https://gitlab.example/g/p/-/merge_requests/7")
+    conv.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def _add_health(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    health = sub.add_parser("health", help=COMMANDS["health"][0])
+    health.add_argument("--max-age", type=seconds, default=None, metavar="SECONDS",
+                        help="oldest acceptable successful poll (default: 5 cold cycles, "
+                             "at least 300 s)")
+
+
+def _imported(module: str) -> Adder:
+    """A command whose arguments are defined in its own module, imported only when that
+    command is the one being parsed."""
+    def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+        cast("Adder", importlib.import_module(module).add_parser)(sub)
+    return add
+
+
+# Every command: its line in `livereview --help`, and what adds its arguments.
+COMMANDS: dict[str, tuple[str, Adder]] = {
+    "run": ("run the daemon (polls, acks, answers) until SIGTERM", _add_run),
+    "once": ("one full poll cycle, answer what is due, exit", _add_once),
+    "check": ("validate the config, reach every host and repo", _add_check),
+    "init": ("write a commented example config", _imported("livereview.cli.config_init")),
+    "demo": ("the whole loop in a sandbox: no account, no API key", _add_demo),
+    "pending": ("comments still awaiting an answer, reviews under way, what failed and why",
+                _add_pending),
+    "conversation": ("the stored graph of one MR: threads, messages, reactions, events, jobs",
+                     _add_conversation),
+    "lessons": ("review what the bot learned: list, approve, …",
+                _imported("livereview.cli.lesson_args")),
+    "db": ("the database: migrate it, copy it to another", _imported("livereview.cli.db")),
+    "mr": ("MR tools for agents and scripts: comments, reply, diff, …",
+           _imported("livereview.cli.mr")),
+    "mcp": ("serve the MR tools and local reviews to coding agents (MCP over stdio)",
+            _imported("livereview.mcp.server")),
+    "review": ("review one MR now (an MR URL or HOST:REPO!IID), or a local git range: "
+               "request, list, show, reply, approve, request-changes, wait, update, resolve",
+               _imported("livereview.cli.review_args")),
+    "web": ("local reviews in the browser (127.0.0.1 by default)",
+            _imported("livereview.web.command")),
+    "health": ("exit 0 if every host was polled recently (container HEALTHCHECK)",
+               _add_health),
+}
+
+
+def _root() -> tuple[
+        argparse.ArgumentParser, argparse._SubParsersAction[argparse.ArgumentParser]]:
     p = _Parser(
         prog="livereview",
         description="An AI reviewer that answers in merge-request threads, by polling.")
@@ -81,45 +151,36 @@ def parser() -> argparse.ArgumentParser:
                         "/etc/livereview/livereview.toml)")
     p.add_argument("--log-level", default="INFO",
                    choices=["DEBUG", "INFO", "WARNING", "ERROR"])
-    # Typed as plain parsers for lesson_commands; each one is a _Parser all the same.
+    # Typed as plain parsers for the adders; each one is a _Parser all the same.
     sub = cast("argparse._SubParsersAction[argparse.ArgumentParser]",
                p.add_subparsers(dest="command", required=True, metavar="COMMAND"))
-    sub.add_parser("run", help="run the daemon (polls, acks, answers) until SIGTERM")
-    once = sub.add_parser("once", help="one full poll cycle, answer what is due, exit")
-    once.add_argument("--profile", action="store_true",
-                      help="print where the cycle's time went (requests, phases, functions)")
-    sub.add_parser("check", help="validate the config, reach every host and repo")
-    cli_init.add_parser(sub)
-    demo = sub.add_parser("demo", help="the whole loop in a sandbox: no account, no API key")
-    demo.add_argument("--llm", action="store_true",
-                      help="answer with the model of the config's [ai] section")
-    demo.add_argument("--keep", action="store_true",
-                      help="keep the sandbox's database (removed on exit otherwise)")
-    pending = sub.add_parser("pending", help="comments still awaiting an answer, reviews "
-                             "under way, what failed and why")
-    pending.add_argument("--repo", help="only this repo path")
-    pending.add_argument("--json", action="store_true", help="machine-readable output")
-    pending.add_argument("--include-replied", action="store_true",
-                         help="also list comments already answered (and skipped ones)")
-    conv = sub.add_parser("conversation", help="the stored graph of one MR: threads, "
-                                               "messages, reactions, events, jobs")
-    conv.add_argument("url", help="the MR's web URL, e.g. https://gitlab.example/g/p/-/merge_requests/7")
-    conv.add_argument("--json", action="store_true", help="machine-readable output")
-    lesson_commands.add_parser(sub)
-    cli_db.add_parser(sub)
-    cli_mr.add_parser(sub)  # the faces of livereview.tools: `mr …` and `mcp`
-    mcp_server.add_parser(sub)
-    cli_local.add_parser(sub)  # `review VERB|MR …`: local verbs, else a hosted review
-    web_command.add_parser(sub)  # `web`: local reviews in the browser (DESIGN §11)
-    health = sub.add_parser("health", help="exit 0 if every host was polled recently "
-                                           "(container HEALTHCHECK)")
-    health.add_argument("--max-age", type=seconds, default=None, metavar="SECONDS",
-                        help="oldest acceptable successful poll (default: 5 cold cycles, "
-                             "at least 300 s)")
+    return p, sub
+
+
+def parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line, or (`only`) the root and that one command's arguments."""
+    p, sub = _root()
+    for name, (_help, add) in COMMANDS.items():
+        if only is None or name == only:
+            add(sub)
     return p
 
 
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    """Two passes, so that parsing imports only the command given: the first knows each
+    command by name (and answers --help, --version and a wrong name), the second is the
+    root with that command's own arguments."""
+    first, sub = _root()
+    for name, (text, _add) in COMMANDS.items():
+        sub.add_parser(name, help=text, add_help=False)
+    command = first.parse_known_args(argv)[0].command
+    return parser(only=command).parse_args(argv)
+
+
 def _conversation(settings: Settings, args: argparse.Namespace) -> int:
+    from livereview.cli import conversation
+    from livereview.tools import status
+
     try:
         key = conversation.parse_url(settings, args.url)
         graph = status.conversation(settings, key)
@@ -132,6 +193,9 @@ def _conversation(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _health(settings: Settings, args: argparse.Namespace) -> int:
+    from livereview.store.leases import INSTANCE
+    from livereview.tools import status
+
     last = status.last_success(settings)
     max_age = args.max_age or max(300.0, 5 * settings.daemon.poll_interval_seconds)
     now = datetime.now(UTC)
@@ -161,10 +225,14 @@ OPEN_STATES = ("pending", "acked", "answered", "reviewing", "posting", "notifyin
 
 
 def _settings(args: argparse.Namespace) -> Settings:
+    from livereview.settings import load
+
     return load(args.config or default_config_path(), secrets=args.command not in STORE_ONLY)
 
 
 async def _check(settings: Settings) -> int:
+    from livereview.cli.check import check, render
+
     rows = await check(settings)
     print(render(rows))
     return EXIT_OK if all(r.ok for r in rows) else EXIT_RUNTIME
@@ -176,6 +244,9 @@ def _pending(settings: Settings, args: argparse.Namespace) -> int:
         print(f"livereview: pending --repo {args.repo}: not a watched repo (the config "
               f"watches {', '.join(watched)})", file=sys.stderr)
         return EXIT_USAGE
+    from livereview.store.engine import StoreMissing
+    from livereview.tools import status
+
     try:
         rows, runs = status.pending(settings, include_replied=args.include_replied,
                                     repo=None if args.repo is None else args.repo.strip("/"))
@@ -220,9 +291,17 @@ class Progress:
 
 
 async def _daemon(settings: Settings, args: argparse.Namespace,
-                  web: web_beside.Beside | None = None) -> int:
+                  web: Beside | None = None) -> int:
     """`run` and `once`; `run` serves the web face too with `[web] listen`. Raises
     StoreError or ListenError for `main` to say in one line."""
+    import contextlib
+    import cProfile
+    import time
+
+    from livereview.app.daemon import App
+    from livereview.cli.poll_profile import profile_report
+    from livereview.metrics import Metrics
+
     metrics = Metrics(replica=settings.daemon.replica)
     if args.command == "run" and settings.daemon.metrics_listen:
         metrics.serve(settings.daemon.metrics_listen)  # a taken port: fail before creating
@@ -233,7 +312,9 @@ async def _daemon(settings: Settings, args: argparse.Namespace,
         if args.command == "run":
             async with contextlib.AsyncExitStack() as serving:
                 if web is not None:  # after App.create: the console reads its database
-                    await serving.enter_async_context(web_beside.serving(web, metrics))
+                    from livereview.web.beside import serving as web_serving
+
+                    await serving.enter_async_context(web_serving(web, metrics))
                 await app.run()
             # Ctrl-C is 130 as for any command a shell interrupts; SIGTERM is the service
             # manager's ordinary stop, which systemd expects to end in 0.
@@ -257,7 +338,30 @@ async def _daemon(settings: Settings, args: argparse.Namespace,
         await app.close()
 
 
+def _run_daemon(settings: Settings, args: argparse.Namespace) -> int:
+    from livereview.metrics import ListenError
+    from livereview.tools.errors import BadInput
+
+    web = None
+    if args.command == "run" and settings.web.listen:
+        from livereview.web.beside import planned
+
+        try:
+            web = planned(settings)
+        except BadInput as exc:  # `[web] listen` refused before anything starts (DESIGN §11)
+            print(f"livereview: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+    try:
+        return asyncio.run(_daemon(settings, args, web))
+    except ListenError as exc:
+        print(f"livereview: {exc}", file=sys.stderr)
+        return EXIT_RUNTIME
+
+
 def _demo(args: argparse.Namespace) -> int:
+    from livereview.cli.demo import DemoError, DemoInterrupted, run_demo
+    from livereview.settings import ConfigError, load_ai
+
     ai = None
     if args.llm:
         try:
@@ -300,9 +404,11 @@ def _main(argv: list[str] | None) -> int:
               "livereview passes on, to a host, a database or a terminal, is)",
               file=sys.stderr)
         return EXIT_USAGE
-    args = parser().parse_args(argv)
+    args = parse(argv)
     if args.command == "init":  # a config is for the service's user to read, unlike state
-        return cli_init.run(args)
+        from livereview.cli import config_init
+
+        return config_init.run(args)
     previous = os.umask(PRIVATE_UMASK)
     try:
         return _command(args)
@@ -313,6 +419,8 @@ def _main(argv: list[str] | None) -> int:
 def _hosted_review(args: argparse.Namespace) -> argparse.Namespace:
     """`review` takes a local verb or an MR reference: argparse cannot hold both under one
     name, so the MR form is parsed here with cli/review.py's own parser."""
+    from livereview.cli import review as cli_review
+
     hosted = _Parser(prog="livereview")
     cli_review.add_parser(cast("argparse._SubParsersAction[argparse.ArgumentParser]",
                                hosted.add_subparsers(dest="command", required=True)))
@@ -325,13 +433,39 @@ def _command(args: argparse.Namespace) -> int:
     if args.command == "demo":
         return _demo(args)
     if args.command == "web":  # local reviews need no config file; its own errors, exit codes
+        from livereview.web import command as web_command
+
         return web_command.run(args)
     if args.command == "db":  # `db copy` needs no config; `db migrate` may read it
+        from livereview.cli import db as cli_db
+
         return cli_db.run(args, lambda: _settings(args))
     if args.command == "review":
-        if args.what in cli_local.VERBS:  # local reviews need no config file (docs/DESIGN.md §14)
+        from livereview.cli import review_args
+
+        if args.what in review_args.VERBS:  # no config file needed (docs/DESIGN.md §14)
+            from livereview.cli import local as cli_local
+
             return cli_local.run(args, args.config)
         args = _hosted_review(args)  # `review <MR URL | HOST:REPO!IID>` (docs/DESIGN.md §11)
+    if args.command == "mcp" and _mcp_without_config(args):
+        from livereview.mcp import server as mcp_server
+
+        return mcp_server.run_local()  # local reviews only, in the current repository
+    return _configured(args)
+
+
+def _mcp_without_config(args: argparse.Namespace) -> bool:
+    """`livereview mcp` with no config anywhere serves the local reviews of the current
+    directory's repository (docs/agent-tools.md); a config named but missing is an error."""
+    return args.config is None and not os.environ.get("LIVEREVIEW_CONFIG") \
+        and not default_config_path().exists()
+
+
+def _configured(args: argparse.Namespace) -> int:
+    from livereview.settings import ConfigError
+    from livereview.store.engine import StoreError
+
     try:
         settings = _settings(args)
     except ConfigError as exc:
@@ -341,11 +475,6 @@ def _command(args: argparse.Namespace) -> int:
                                                              settings.web.token.reveal()]
     logs.configure(settings.daemon.log_format, secrets, level=args.log_level)
     try:
-        web = web_beside.planned(settings) if args.command == "run" else None
-    except BadInput as exc:  # `[web] listen` refused before anything starts (DESIGN §11)
-        print(f"livereview: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    try:
         if args.command == "check":
             return asyncio.run(_check(settings))
         if args.command == "pending":
@@ -353,23 +482,28 @@ def _command(args: argparse.Namespace) -> int:
         if args.command == "conversation":
             return _conversation(settings, args)
         if args.command == "lessons":
+            from livereview.cli import lesson_commands
+
             return lesson_commands.run(settings, args)
         if args.command == "review":
+            from livereview.cli import review as cli_review
+
             return cli_review.run(settings, args)
         if args.command == "health":
             return _health(settings, args)
         if args.command in ("mr", "mcp"):
             return int(args.face(settings, args))
-        return asyncio.run(_daemon(settings, args, web))
-    except (StoreError, ListenError) as exc:
+        return _run_daemon(settings, args)
+    except StoreError as exc:
         print(f"livereview: {exc}", file=sys.stderr)
         return EXIT_RUNTIME
-
     except KeyboardInterrupt:  # Ctrl-C outside the daemon's own handler (`once`, `check`)
         return EXIT_SIGINT
     except BrokenPipeError:  # stdout closed early: main() ends quietly
         raise
     except Exception as exc:  # noqa: BLE001 - a bug: one line for the user, the trace on demand
+        import structlog
+
         structlog.get_logger("livereview.cli").debug("internal_error", exc_info=True)
         print(f"livereview: internal error: {type(exc).__name__}: {exc} (a bug; "
               "--log-level DEBUG shows where, please report it)", file=sys.stderr)

@@ -16,31 +16,11 @@ from pathlib import Path
 import tomli_w
 
 from livereview.app.wiring import open_store
-from livereview.cli.arg_types import row_id
-from livereview.core.lessons import STATUSES
+from livereview.cli.lesson_args import VERBS
 from livereview.core.model import Lesson
 from livereview.settings import Settings
 from livereview.store import lessons as lesson_rows
 from livereview.store.db import Store
-
-VERBS = {"approve": "active", "reject": "rejected", "archive": "archived"}
-
-
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    lessons = sub.add_parser("lessons", help="review what the bot learned: list, approve, …")
-    verbs = lessons.add_subparsers(dest="verb", required=True, metavar="VERB")
-    listing = verbs.add_parser("list", help="all lessons, newest last")
-    listing.add_argument("--status", choices=STATUSES)
-    listing.add_argument("--json", action="store_true")
-    for verb, status in (("show", None), *VERBS.items()):
-        one = verbs.add_parser(verb, help=f"mark a lesson {status}" if status else
-                               "one lesson in full")
-        one.add_argument("id", type=row_id)
-    export = verbs.add_parser("export", help="every lesson as TOML or JSON (for git review)")
-    export.add_argument("--format", choices=["toml", "json"], default="toml")
-    export.add_argument("--output", type=Path, help="file to write (default: stdout)")
-    load = verbs.add_parser("import", help="add lessons from an export (TOML or JSON)")
-    load.add_argument("file", type=Path)
 
 
 def _line(lesson: Lesson) -> str:

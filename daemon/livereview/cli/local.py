@@ -18,13 +18,12 @@ import re
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING
 
 import structlog
 
 from livereview import log_setup as logs
-from livereview.app.local_respond import Responder, responder
-from livereview.cli.arg_types import row_id, seconds
+from livereview.cli.review_args import VERBS, BadBody, body, verb_parser
 from livereview.core.local_model import (
     NOTHING_TO_REVIEW,
     Feedback,
@@ -41,76 +40,15 @@ from livereview.hosts.base import HostError
 from livereview.store.engine import StoreError
 from livereview.tools import local_review as ops
 from livereview.tools.errors import ToolError
+from livereview.tools.local_browse import reviews
+
+if TYPE_CHECKING:  # the model's SDK is imported only by the verbs that may answer
+    from livereview.app.local_respond import Responder
 
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, EXIT_TIMEOUT, EXIT_SIGINT = 0, 1, 2, 124, 130
-VERBS = ("request", "reply", "approve", "request-changes", "wait", "update", "show", "resolve")
 _MARKER = re.compile(r"\n*<!-- livereview:[\w:=.\-]+ -->\s*\Z")  # for the host, not a reader
+READING = ("list", "show")  # no answering, so no model to set up
 _SIGN = {"added": "A", "modified": "M", "deleted": "D", "renamed": "R"}
-
-
-def add_verbs(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """The local verbs, on whatever `review` parser holds them (see add_parser)."""
-    def verb(name: str, text: str, *, review_id: bool = True) -> argparse.ArgumentParser:
-        one = verbs.add_parser(name, help=text)
-        if review_id:
-            one.add_argument("id", type=row_id, help="the review's id")
-        one.add_argument("--repo", type=Path, default=Path(),
-                         help="the repository (default: the current directory)")
-        one.add_argument("--json", action="store_true", help="machine-readable output")
-        return one
-
-    request = verb("request", "review a range: HEAD (uncommitted), HEAD~N, A..B, a sha, a "
-                              "branch", review_id=False)
-    request.add_argument("range")
-    request.add_argument("--title", required=True)
-    request.add_argument("--description", help="free-form JSON kept with the review")
-    reply = verb("reply", "answer in a thread (the AI answers back when configured)")
-    reply.add_argument("thread", type=row_id)
-    reply.add_argument("text")
-    verb("approve", "approve the review")
-    changes = verb("request-changes", "request changes, with an optional general comment")
-    changes.add_argument("--comment", default="")
-    wait = verb("wait", "block until a person's new feedback, print it as JSON")
-    wait.add_argument("--timeout", type=seconds, default=600.0, metavar="SECONDS")
-    update = verb("update", "re-review after new commits (threads follow their code)")
-    update.add_argument("--range", required=True, dest="range")
-    verb("show", "files with stats, threads with their code")
-    resolve = verb("resolve", "mark a thread resolved (--reopen: open again)")
-    resolve.add_argument("thread", type=row_id)
-    resolve.add_argument("--reopen", action="store_true")
-
-
-class _VerbParser(argparse.ArgumentParser):
-    """Bad usage is one line, exit 2 (as commands.py's parser)."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USAGE, f"{self.prog}: {message} (see `{self.prog} --help`)\n")
-
-
-def verb_parser() -> argparse.ArgumentParser:
-    parser = _VerbParser(prog="livereview review",
-                         description="Local reviews of a git range (no config file needed).")
-    add_verbs(parser.add_subparsers(dest="verb", required=True, metavar="VERB",
-                                    parser_class=_VerbParser))
-    return parser
-
-
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """`review VERB …` for local reviews; any other first word is an MR reference, which
-    commands.py hands to cli/review.py (docs/DESIGN.md §11): argparse cannot mix a free
-    positional with subcommands, so the verbs are parsed by `verb_parser` from the rest of
-    the line."""
-    review = sub.add_parser(
-        "review", help="review one MR now (an MR URL or HOST:REPO!IID), or a local git "
-                       "range: request, reply, approve, request-changes, wait, update, show, "
-                       "resolve",
-        description="`livereview review <MR URL | HOST:REPO!IID> [--json]` reviews a hosted "
-                    "MR now; `livereview review VERB …` works on a local git range, no config "
-                    "needed (see `livereview review VERB --help`). Verbs: "
-                    + ", ".join(VERBS) + ".")
-    review.add_argument("what", metavar="VERB|MR",
-                        help="a local verb, or the MR's web URL or HOST:REPO!IID")
-    review.add_argument("rest", nargs=argparse.REMAINDER, help="the verb's arguments")
 
 
 def run(root: argparse.Namespace, config: Path | None) -> int:
@@ -122,7 +60,12 @@ def run(root: argparse.Namespace, config: Path | None) -> int:
     args = verb_parser().parse_args([root.what, *root.rest])
     args.log_level = root.log_level
     try:
+        if args.verb in ("reply", "request-changes"):
+            args.body = body(args, sys.stdin, sys.stderr)
         return asyncio.run(_run(args, config))
+    except BadBody as exc:
+        print(f"livereview: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     except ToolError as exc:
         print(f"livereview: review {args.verb}: {exc}", file=sys.stderr)
         return exc.exit_code
@@ -141,6 +84,16 @@ def run(root: argparse.Namespace, config: Path | None) -> int:
 
 
 async def _run(args: argparse.Namespace, config: Path | None) -> int:
+    if args.verb in READING:
+        ws = ops.open_workspace(args.repo)
+        try:
+            if args.verb == "list":
+                return _list(await reviews(ws), args.json)
+            return await _print(ws, await ops.review_of(ws, args.id), args.json, code=True)
+        finally:
+            ws.close()
+    from livereview.app.local_respond import responder
+
     description = ops.description_json(getattr(args, "description", None))
     answering = responder(config)
     # The output is the review (or JSON for an agent): the workflow's own log lines only
@@ -164,12 +117,12 @@ async def _verb(args: argparse.Namespace, ws: ops.Workspace, description: str,
         if not has_textual_change(review.files):
             print(f"livereview: review {review.id}: {NOTHING_TO_REVIEW}", file=sys.stderr)
         review = await answering.review(review)
-        _say(answering.note, args.json)
+        _say(answering.note)
         return await _print(ws, review, args.json)
     if verb == "reply":
-        message = await ops.reply(ws, args.id, args.thread, args.text)
+        message = await ops.reply(ws, args.id, args.thread, args.body)
         await answering.answer(args.id)
-        _say(answering.note, args.json)
+        _say(answering.note)
         review = await ops.review_of(ws, args.id)
         thread = review.thread(message.thread_id)
         assert thread is not None
@@ -182,7 +135,7 @@ async def _verb(args: argparse.Namespace, ws: ops.Workspace, description: str,
     if verb in ("approve", "request-changes"):
         status = (ReviewStatus.APPROVED if verb == "approve"
                   else ReviewStatus.CHANGES_REQUESTED)
-        review = await ops.set_status(ws, args.id, status, getattr(args, "comment", ""))
+        review = await ops.set_status(ws, args.id, status, getattr(args, "body", ""))
         return await _print(ws, review, args.json)
     if verb == "resolve":
         await ops.resolve(ws, args.id, args.thread, not args.reopen)
@@ -190,11 +143,26 @@ async def _verb(args: argparse.Namespace, ws: ops.Workspace, description: str,
     if verb == "update":
         review = await ops.update(ws, args.id, args.range)
         review = await answering.review(review)
-        _say(answering.note, args.json)
+        _say(answering.note)
         return await _print(ws, review, args.json)
     if verb == "wait":
         return await _wait(ws, args, functools.partial(answering.answer, args.id))
-    return await _print(ws, await ops.review_of(ws, args.id), args.json, code=True)
+    raise AssertionError(f"no verb {verb}")  # READING ones are answered by _run
+
+
+def _list(found: list[LocalReview], as_json: bool) -> int:
+    if as_json:
+        print(json.dumps([as_dict(review) for review in found], indent=2))
+        return EXIT_OK
+    for review in found:
+        span = "working tree" if review.worktree else review.head_sha[:10]
+        open_threads = sum(not t.resolved for t in review.threads)
+        print(f"{review.id:>4}  {review.status.value:<17} {open_threads:>3} open  "
+              f"{one_line(review.range)} ({review.base_sha[:10]}..{span})  "
+              f"{one_line(review.title)}")
+    if not found:
+        print("no reviews")
+    return EXIT_OK
 
 
 async def _wait(ws: ops.Workspace, args: argparse.Namespace,
@@ -217,9 +185,10 @@ def feedback_dict(review: LocalReview, feedback: Feedback) -> dict[str, object]:
             "feedback": items}
 
 
-def _say(note: str, as_json: bool) -> None:
+def _say(note: str) -> None:
     if note:
-        print(f"livereview: {note}", file=sys.stderr if as_json else sys.stdout)
+        # A notice for people: stdout is what a script reads (the review, or its JSON).
+        print(f"livereview: {note}", file=sys.stderr)
 
 
 async def _print(ws: ops.Workspace, review: LocalReview, as_json: bool,

@@ -19,7 +19,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from livereview.app.local_respond import Answering, answering_for
+from livereview.app.local_respond import Answering, answering_for, responder
 from livereview.core.local_model import (
     NOTHING_TO_REVIEW,
     AuthorKind,
@@ -46,12 +46,13 @@ MAX_WAIT_SECONDS = 3600.0
 class LocalReviewTools:
     """One method per tool; a failure is the tool error with the line the CLI would print."""
 
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
+    def __init__(self, settings: Settings | None) -> None:
+        self.settings = settings  # None: no config file, the model from the environment
 
     def _open(self, repo: str) -> tuple[ops.Workspace, Answering]:
         path = Path(repo or ".")
-        answering = answering_for(self.settings)
+        answering = (responder(None) if self.settings is None
+                     else answering_for(self.settings))
         ws = ops.open_workspace(path)
         return ws, answering
 

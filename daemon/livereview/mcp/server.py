@@ -50,6 +50,10 @@ INSTRUCTIONS = (
     "comment: it is recorded, and the daemon will not answer it again). Writes (reply, "
     "comment, approve, unapprove, request_changes) fail unless the host's agent_writes is on; "
     "an MR of a repo outside the host's watched repos and agent_repos patterns is refused.")
+LOCAL_INSTRUCTIONS = (
+    "Local reviews of git ranges in the repository this server runs in (no config file, so "
+    "no hosted merge requests): `request_review` opens one on a range, `show_review` reads "
+    "it with its threads, `update_review` re-reviews after new commits.")
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -174,24 +178,36 @@ class Tools:
         return await self._call(comment_tools.comment_replied(self.box, mr, comment_id))
 
 
-def build(box: Toolbox) -> MCPServer:
+def build(box: Toolbox | None) -> MCPServer:
+    """The MR tools of a config's hosts and the local reviews; without a toolbox (no config
+    file) the local reviews alone, the model taken from the environment."""
     from mcp.types import ToolAnnotations
 
     from livereview.mcp.arguments import Server  # one-line argument errors
     read = ToolAnnotations(read_only_hint=True, open_world_hint=True)
     write = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=True)
-    server: MCPServer = Server("livereview", version=__version__, instructions=INSTRUCTIONS,
-                                  log_level="WARNING")
-    tools = Tools(box)
-    for name in ("show", "comments", "diffstat", "diff", "file", "replied", "comment_replied"):
-        server.add_tool(getattr(tools, name), name=name, annotations=read)
-    for name in ("reply", "comment", "approve", "unapprove", "request_changes"):
-        server.add_tool(getattr(tools, name), name=name, annotations=write)
-    local = LocalReviewTools(box.settings)  # local reviews of git ranges (docs/DESIGN.md §14)
+    server: MCPServer = Server(
+        "livereview", version=__version__, log_level="WARNING",
+        instructions=INSTRUCTIONS if box is not None else LOCAL_INSTRUCTIONS)
+    if box is not None:
+        tools = Tools(box)
+        for name in ("show", "comments", "diffstat", "diff", "file", "replied",
+                     "comment_replied"):
+            server.add_tool(getattr(tools, name), name=name, annotations=read)
+        for name in ("reply", "comment", "approve", "unapprove", "request_changes"):
+            server.add_tool(getattr(tools, name), name=name, annotations=write)
+    # Local reviews of git ranges (docs/DESIGN.md §14)
+    local = LocalReviewTools(None if box is None else box.settings)
     for name in local_mcp.NAMES:
         server.add_tool(getattr(local, name), name=name,
                         annotations=read if name == "show_review" else write)
     return server
+
+
+def run_local() -> int:
+    """`livereview mcp` with no config file: local reviews only (docs/agent-tools.md)."""
+    anyio.run(build(None).run_stdio_async)
+    return 0
 
 
 async def serve(settings: Settings) -> None:

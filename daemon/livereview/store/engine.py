@@ -13,20 +13,21 @@ existing file or report that there is none.
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 import stat
 import time
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
 from sqlalchemy import URL, Engine, create_engine, event, inspect, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError, NoSuchModuleError, OperationalError
+
+if TYPE_CHECKING:  # alembic (and its mako) is imported by `migrate` only: a read-only
+    from alembic.config import Config  # command starts without it (check_schema below)
 
 MIGRATIONS = Path(__file__).with_name("migrations")
 INTEGRITY_CHECK_SECONDS = 10.0  # a damaged file is diagnosed, not scanned for minutes
@@ -148,6 +149,8 @@ def create(database_url: str, busy_timeout_seconds: float = 10.0, *,
 
 
 def _config() -> Config:
+    from alembic.config import Config
+
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
     return config
@@ -160,8 +163,11 @@ def _where(engine: Engine) -> str:
 
 def migrate(engine: Engine) -> None:
     """Bring the schema to the newest revision (idempotent)."""
+    if check_schema(engine, newer_only=True) == revisions()[1]:
+        return  # already the newest: every start of a command, without importing alembic
+    from alembic import command
+
     config = _config()
-    check_schema(engine, newer_only=True)
     try:
         with engine.begin() as connection:
             if connection.dialect.name == "postgresql":
@@ -178,15 +184,18 @@ def migrate(engine: Engine) -> None:
         raise error from None
 
 
-def check_schema(engine: Engine, *, newer_only: bool = False) -> None:
+def check_schema(engine: Engine, *, newer_only: bool = False) -> str | None:
     """The database's schema is this version's (read-only commands cannot upgrade it, and
-    an older one lacks columns they read); `newer_only`: it is not a later version's."""
-    scripts = ScriptDirectory.from_config(_config())
+    an older one lacks columns they read); `newer_only`: it is not a later version's.
+    Returns the database's revision (None: a new database)."""
+    known, head = revisions()
     try:
         with engine.connect() as connection:
-            current = MigrationContext.configure(connection).get_current_revision()
-            foreign = sorted(set(inspect(connection).get_table_names()) - {"alembic_version"}
-                             ) if current is None else []
+            tables = set(inspect(connection).get_table_names())
+            current = connection.execute(text(
+                "SELECT version_num FROM alembic_version")).scalar_one_or_none() \
+                if "alembic_version" in tables else None
+            foreign = sorted(tables - {"alembic_version"}) if current is None else []
     except DBAPIError as exc:
         error = translate(exc, engine)
         if error is None:
@@ -196,13 +205,35 @@ def check_schema(engine: Engine, *, newer_only: bool = False) -> None:
         shown = ", ".join(foreign[:3]) + (", …" if len(foreign) > 3 else "")
         raise StoreError(f"database {_where(engine)} holds tables livereview did not create "
                          f"({shown}): point database_url at a database of its own")
-    if current is not None and current not in {s.revision for s in scripts.walk_revisions()}:
+    if current is not None and current not in known:
         raise StoreError(f"database {_where(engine)} has schema revision {current}, which "
                          "this version of livereview does not know: a newer version wrote "
                          "it. Run that version, or restore a backup made by this one")
-    if not newer_only and current != scripts.get_current_head():
+    if not newer_only and current != head:
         raise StoreError(f"database {_where(engine)} is older than this version of "
                          "livereview: `livereview once` (or starting the daemon) upgrades it")
+    return current
+
+
+_REVISION = re.compile(r'^(down_revision|revision) = (?:None|"([^"]+)")$', re.MULTILINE)
+
+
+@cache
+def revisions() -> tuple[frozenset[str], str]:
+    """This version's schema revisions and the newest, read from the migration scripts'
+    `revision = "…"` / `down_revision = "…"` lines as alembic's ScriptDirectory reads
+    them, without importing alembic (tests/unit/test_schema_revisions.py holds the two
+    equal)."""
+    known: set[str] = set()
+    parents: set[str] = set()
+    for script in (MIGRATIONS / "versions").glob("[0-9]*.py"):
+        for name, value in _REVISION.findall(script.read_text(encoding="utf-8")):
+            if value:
+                (known if name == "revision" else parents).add(value)
+    heads = known - parents
+    if len(heads) != 1:
+        raise StoreFatal(f"the migration scripts have {len(heads)} heads: {sorted(heads)}")
+    return frozenset(known), heads.pop()
 
 
 def translate(exc: DBAPIError, engine: Engine) -> StoreError | None:

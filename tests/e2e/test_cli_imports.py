@@ -1,0 +1,106 @@
+"""The commands an agent or a health check runs in a loop load only what they use
+(docs/getting-started.md, "A CLI for loops"): not the model's SDK (jobs/llm.py only), not
+the MCP SDK (`mcp` only), not the web stack (`web` only), not the sandbox (`demo` only), and
+not rich, which structlog would take for tracebacks it never formats.
+
+Pinned by the modules a fresh interpreter holds after `main(argv)`, never by timing:
+bench/fig_startup.py measures the time and memory this buys.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.local_repo import review_repo
+
+PROBE = """
+import json, sys
+from livereview.cli.commands import main
+try:
+    code = main(json.loads(sys.argv[1]))
+except SystemExit as exc:
+    code = exc.code
+with open(sys.argv[2], "w", encoding="utf-8") as out:
+    json.dump({"code": code, "modules": sorted(sys.modules)}, out)
+"""
+# What no light command may load; a module counts with its submodules.
+NEVER = ("openai", "mcp", "starlette", "uvicorn", "jinja2", "livereview.sandbox", "alembic",
+         "livereview.web", "livereview.mcp", "livereview.app.daemon", "livereview.jobs.llm",
+         "rich", "apscheduler")
+# --version and --help read no config, no store: not even the database layer or pydantic.
+NOTHING = (*NEVER, "sqlalchemy", "sqlmodel", "pydantic", "httpx2",
+           "prometheus_client", "livereview.store", "livereview.settings")
+
+
+def _config(tmp_path: Path) -> Path:
+    config = tmp_path / "livereview.toml"
+    config.write_text(
+        f'[daemon]\ndatabase_url = "sqlite:///{tmp_path / "state.db"}"\n\n'
+        '[ai]\nbase_url = "http://127.0.0.1:9"\nmodel = "m"\napi_key_env = ""\n\n'
+        '[[hosts]]\nname = "gl"\ntype = "gitlab"\nurl = "http://127.0.0.1:9"\n'
+        'token_env = "LIVEREVIEW_E2E_TOKEN"\n\n[[repos]]\nhost = "gl"\npath = "acme/api"\n',
+        encoding="utf-8")
+    return config
+
+
+def loaded(argv: list[str], cwd: Path, tmp_path: Path) -> tuple[object, list[str]]:
+    """The exit code and the modules of a fresh interpreter that ran `main(argv)`."""
+    report = tmp_path / "modules.json"
+    env = {**os.environ, "LIVEREVIEW_E2E_TOKEN": "t" * 20}
+    env.pop("LIVEREVIEW_CONFIG", None)
+    env.pop("OPENAI_API_KEY", None)
+    subprocess.run([sys.executable, "-c", PROBE, json.dumps(argv), str(report)],  # noqa: S603
+                   cwd=cwd, env=env, check=True, capture_output=True, timeout=600)
+    found = json.loads(report.read_text(encoding="utf-8"))
+    return found["code"], found["modules"]
+
+
+def _present(modules: list[str], names: tuple[str, ...]) -> list[str]:
+    return sorted({n for n in names for m in modules if m == n or m.startswith(n + ".")})
+
+
+@pytest.mark.parametrize(("argv", "forbidden"), [
+    (["--version"], NOTHING), (["--help"], NOTHING), (["review", "--help"], NOTHING),
+    (["lessons", "--help"], NOTHING), (["mr", "--help"], NEVER)])
+def test_version_and_help_load_neither_the_store_nor_any_sdk(
+        argv: list[str], forbidden: tuple[str, ...], tmp_path: Path) -> None:
+    code, modules = loaded(argv, tmp_path, tmp_path)
+    assert code == 0
+    assert _present(modules, forbidden) == []
+
+
+@pytest.mark.parametrize("argv", [["health"], ["pending"], ["pending", "--json"],
+                                  ["lessons", "list"], ["mr", "comments", "gl:acme/api!1"]])
+def test_store_reading_commands_load_no_sdk_web_stack_or_sandbox(
+        argv: list[str], tmp_path: Path) -> None:
+    config = _config(tmp_path)
+    assert main_ok(["--config", str(config), "db", "migrate", "--create",
+                    "--url", f"sqlite:///{tmp_path / 'state.db'}"], tmp_path)
+    code, modules = loaded(["--config", str(config), *argv], tmp_path, tmp_path)
+    assert code in (0, 1)  # `health`: never polled; `mr comments`: the host is port 9
+    assert "sqlalchemy" in modules  # the probe sees what ran: these do read the store
+    assert _present(modules, NEVER) == []
+
+
+@pytest.mark.parametrize("verb", [["list"], ["list", "--json"], ["show", "1"],
+                                  ["show", "1", "--json"]])
+def test_reading_local_reviews_loads_no_model_sdk(verb: list[str], tmp_path: Path) -> None:
+    repo = review_repo(tmp_path / "r")
+    assert main_ok(["review", "request", "HEAD~1", "--title", "T"], repo.path)
+    code, modules = loaded(["review", *verb], repo.path, tmp_path)
+    assert code == 0
+    assert _present(modules, NEVER) == []
+
+
+def main_ok(argv: list[str], cwd: Path) -> bool:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("LIVEREVIEW_CONFIG", "OPENAI_API_KEY", "LIVEREVIEW_AI_BASE_URL")}
+    done = subprocess.run([sys.executable, "-m", "livereview", *argv],  # noqa: S603
+                          cwd=cwd, env=env, capture_output=True, timeout=600, check=False)
+    return done.returncode == 0
