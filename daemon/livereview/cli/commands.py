@@ -30,9 +30,9 @@ from livereview.cli import db as cli_db
 from livereview.cli import local as cli_local
 from livereview.cli import mr as cli_mr
 from livereview.cli import review as cli_review
+from livereview.cli import sandbox as cli_sandbox
 from livereview.cli.arg_types import seconds
 from livereview.cli.check import check, render
-from livereview.cli.demo import DemoError, DemoInterrupted, run_demo
 from livereview.cli.poll_profile import profile_report
 from livereview.mcp import server as mcp_server
 from livereview.metrics import ListenError, Metrics
@@ -92,6 +92,7 @@ def parser() -> argparse.ArgumentParser:
                       help="answer with the model of the config's [ai] section")
     demo.add_argument("--keep", action="store_true",
                       help="keep the sandbox's database (removed on exit otherwise)")
+    cli_sandbox.add_parser(sub)  # `sandbox`: every host faked, a config for them (docs/sandbox.md)
     pending = sub.add_parser("pending", help="comments still awaiting an answer, reviews "
                              "under way, what failed and why")
     pending.add_argument("--repo", help="only this repo path")
@@ -250,6 +251,9 @@ async def _daemon(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
+    # The sandbox fakes load only when a sandbox runs: not for `--help` or any other command.
+    from livereview.cli.demo import DemoError, DemoInterrupted, run_demo
+
     ai = None
     if args.llm:
         try:
@@ -316,6 +320,8 @@ def _hosted_review(args: argparse.Namespace) -> argparse.Namespace:
 def _command(args: argparse.Namespace) -> int:
     if args.command == "demo":
         return _demo(args)
+    if args.command == "sandbox":  # writes its own config
+        return cli_sandbox.run(args)
     if args.command == "web":  # local reviews need no config file; its own errors, exit codes
         return web_command.run(args)
     if args.command == "db":  # `db copy` needs no config; `db migrate` may read it
