@@ -10,6 +10,7 @@ import re
 import signal
 import subprocess
 import sys
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -161,3 +162,28 @@ def test_ctrl_c_stops_the_sandbox_with_130_and_keeps_a_named_folder(tmp_path: Pa
     _, err = again.communicate()
     assert again.returncode == 2  # the fakes start empty: the old database's MRs are gone
     assert err.count("\n") == 1 and "livereview.db" in err and "Traceback" not in err
+
+
+def test_the_console_serves_the_lessons_of_the_sandbox_database(tmp_path: Path) -> None:
+    fresh = box_of(start(None, tmp_path / "tmp"))
+    try:
+        cli(fresh, "once")  # the daemon creates the database the console reads
+        web = subprocess.Popen(  # noqa: S603 - our own CLI
+            [sys.executable, "-m", "livereview", "--config", str(fresh.config), "web",
+             "--listen", "127.0.0.1:0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True)
+        try:
+            assert web.stderr is not None
+            line = web.stderr.readline()
+            found = re.search(r"serving (http://127\.0\.0\.1:\d+/)", line)
+            assert found, line
+            url = f"{found.group(1)}lessons"  # http on loopback, matched above
+            with urllib.request.urlopen(url, timeout=30) as page:  # noqa: S310
+                assert page.status == 200
+                assert "lessons" in page.read().decode("utf-8").lower()
+        finally:
+            web.send_signal(signal.SIGTERM)
+            web.wait()
+    finally:
+        fresh.process.send_signal(signal.SIGTERM)
+        assert fresh.process.wait() == 0
