@@ -83,6 +83,12 @@ def test_the_sandbox_serves_a_sample_mr_on_each_of_the_four_hosts(box: Box) -> N
     cli(box, "check")
 
 
+def test_the_github_sample_mr_already_holds_the_bots_findings(box: Box) -> None:
+    shown = cli(box, "mr", "comments", box.urls["github"], "--include-replied").stdout
+    assert re.search(r"@livereview \(self\) on shop/checkout\.py:1 ", shown), shown
+    assert "Warning** — Sandbox warning" in shown
+
+
 def test_once_answers_the_open_question_on_every_host(box: Box) -> None:
     done = cli(box, "once")
     answered = {json.loads(line)["host"] for line in done.stderr.splitlines()

@@ -10,6 +10,7 @@ import contextlib
 import secrets
 import shutil
 import signal
+import sys
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -75,6 +76,20 @@ async def _chatter(gitlab: FakeGitLab, sample: samples.Sample, every: float) -> 
         count += 1
 
 
+async def _first_review(config: Path, url: str, out: TextIO) -> None:
+    """Findings on a sample MR before anyone asks: `livereview review` itself, run once
+    (a subprocess, as a newcomer would type it), so the MR holds the bot's inline findings,
+    summary and verdict."""
+    review = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "livereview", "--config", str(config), "review", url, "--json",
+        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE)
+    _, err = await review.communicate()
+    if review.returncode != 0:
+        why = err.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no reason given"]
+        print(f"  (the sample review of {url} failed: {why[0][:300]})", file=out)
+
+
 async def serve(options: Options, out: TextIO) -> int:
     """Serve until SIGINT (130) or SIGTERM (0); raises SandboxError if it cannot start."""
     received: list[int] = []
@@ -94,6 +109,9 @@ async def serve(options: Options, out: TextIO) -> int:
             for make in (samples.github, samples.bitbucket_cloud, samples.bitbucket_dc):
                 served.append(make(secrets.token_hex(16)))
             written = files.write(folder, served, llm.url)
+            print(f"Reviewing the {served[1].name} sample MR (its findings are samples too)…",
+                  file=out, flush=True)
+            await _first_review(written.config, served[1].mr_url, out)
             _print_where(out, written, served, llm.url, keep=options.folder is not None)
             chatter = None if options.chatter_seconds is None else asyncio.create_task(
                 _chatter(gitlab, first, options.chatter_seconds))
