@@ -48,6 +48,8 @@ def _folder(given: Path | None) -> Iterator[Path]:
         finally:
             shutil.rmtree(folder, ignore_errors=True)
         return
+    if given.exists() and not given.is_dir():
+        raise SandboxError(f"--dir {given} is not a folder")
     if (given / "livereview.db").exists():  # the fakes start empty: its MRs are gone
         raise SandboxError(f"--dir {given} already holds a sandbox database (livereview.db): "
                            "remove it, or choose another folder")
