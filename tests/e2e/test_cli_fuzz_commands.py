@@ -146,6 +146,14 @@ CASES = [
     Case("demo-sigint", ("demo",), codes=frozenset({0, 130}), signal_after="\n"),
     Case("demo-sigterm", ("demo",), codes=frozenset({0, 128 + signal.SIGTERM}),
          signal_after="\n", signum=signal.SIGTERM),
+    Case("sandbox-sigint", ("sandbox",), codes=frozenset({130}), signal_after="\n"),
+    Case("sandbox-sigterm", ("sandbox", "--chatter"), codes=frozenset({0}),
+         signal_after="\n", signum=signal.SIGTERM),
+    # -- sandbox: its own options --------------------------------------------------------
+    Case("sandbox-chatter-zero", ("sandbox", "--chatter", "--chatter-seconds", "0"),
+         codes=frozenset({2})),
+    Case("sandbox-dir-is-a-file", ("sandbox", "--dir", "livereview.toml"),
+         codes=frozenset({2})),
 ]
 
 # A structlog line in either renderer: JSON with an event, or "2026-…Z [info     ] event".
@@ -243,7 +251,7 @@ def _result(future: Future[Outcome]) -> Outcome:
 
 
 def test_every_subcommand_is_in_the_sweep() -> None:
-    commands = {name.split("-")[0] for name in COMMANDS} | {"init", "run", "demo", "web"}
+    commands = {name.split("-")[0] for name in COMMANDS} | {"init", "run", "demo", "web", "sandbox"}
     choices = next(a for a in parser()._actions if a.dest == "command").choices
     assert isinstance(choices, dict)
     assert set(choices) <= commands, set(choices) - commands

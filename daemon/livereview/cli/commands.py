@@ -119,6 +119,8 @@ COMMANDS: dict[str, tuple[str, Adder]] = {
     "check": ("validate the config, reach every host and repo", _add_check),
     "init": ("write a commented example config", _imported("livereview.cli.config_init")),
     "demo": ("the whole loop in a sandbox: no account, no API key", _add_demo),
+    "sandbox": ("serve fake GitLab, GitHub, Bitbucket hosts and a stand-in model with sample "
+                "MRs, and a config for them, until Ctrl-C", _imported("livereview.cli.sandbox")),
     "pending": ("comments still awaiting an answer, reviews under way, what failed and why",
                 _add_pending),
     "conversation": ("the stored graph of one MR: threads, messages, reactions, events, jobs",
@@ -432,6 +434,12 @@ def _hosted_review(args: argparse.Namespace) -> argparse.Namespace:
 def _command(args: argparse.Namespace) -> int:
     if args.command == "demo":
         return _demo(args)
+    if args.command == "sandbox":  # writes its own config
+        from livereview.cli import sandbox as cli_sandbox
+
+        return cli_sandbox.run(args)
+    if args.command == "sandbox":  # writes its own config
+        return cli_sandbox.run(args)
     if args.command == "web":  # local reviews need no config file; its own errors, exit codes
         from livereview.web import command as web_command
 

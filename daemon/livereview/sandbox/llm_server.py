@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from livereview.sandbox.review_answer import files_of, invented_findings
+
 LABEL = "*(sandbox answer engine — not a real model)*"
 
 
@@ -39,12 +41,17 @@ class FakeLLM:
     # Reviews: the findings to report per file path, answered for the files a review prompt
     # shows ("### file: PATH (…)"), as the JSON the review prompt asks for.
     review_findings: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    # Without scripted findings, find one on the first added line of each file
+    # (sandbox/review_answer.py): what `livereview sandbox` serves, so a review is whole.
+    invent_findings: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def review_answer(self, user: str) -> str:
         paths = re.findall(r"^### file: (.+) \((?:added|modified|removed|renamed)", user,
                            re.MULTILINE)
         found = [f for path in paths for f in self.review_findings.get(path, [])]
+        if self.invent_findings and not found:
+            found = invented_findings(files_of(user), LABEL)
         return json.dumps({"findings": found, "summary": f"{LABEL} Read {len(paths)} file(s)."})
 
     def answer_for(self, messages: list[dict[str, str]]) -> str:
