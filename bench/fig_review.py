@@ -21,6 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from common import Row
+
 from livereview.sandbox.gitlab.server import FakeGitLabServer
 from livereview.sandbox.gitlab.state import FakeGitLab
 from livereview.sandbox.llm_server import FakeLLM, FakeLLMServer
@@ -73,6 +75,27 @@ def one(files: int, workdir: Path) -> dict[str, float]:
             "reviewed": result.get("files_reviewed", -1),
             "findings": len(result.get("findings", [])), "llm_calls": len(llm.prompts),
             "exit": os.waitstatus_to_exitcode(status)}
+
+
+def run(state_dir: Path, *, quick: bool) -> list[Row]:
+    """Figure 11 for bench/run.py: one row per size, and the target on the peak."""
+    sizes = (10, 300) if quick else (10, 300, 3000)
+    print(f"\n## 11. one review: time and peak RSS by MR size (fake GitLab, fake LLM "
+          f"{LLM_LATENCY * 1000:.0f} ms per call, ~{FILE_BYTES / 1000:.1f} kB per file)")
+    measured = []
+    for files in sizes:
+        r = one(files, state_dir)
+        measured.append(r)
+        print(f"{files} files: {r['seconds']:.1f} s, {r['llm_calls']:.0f} LLM calls, "
+              f"{r['findings']:.0f} findings, peak RSS {r['peak_mib']:.0f} MiB, exit "
+              f"{r['exit']:.0f}")
+    failed = [r for r in measured if r["exit"] != 0]
+    peak = max(r["peak_mib"] for r in measured)
+    return [Row(f"11. review of {'/'.join(str(s) for s in sizes)} files: wall, peak RSS",
+                " / ".join(f"{r['seconds']:.1f} s" for r in measured) + "; "
+                + " / ".join(f"{r['peak_mib']:.0f}" for r in measured) + " MiB",
+                f"all exit 0, peak < {TARGET_MIB:.0f} MiB", not failed and peak < TARGET_MIB,
+                [f"{len(failed)} review(s) failed"] if failed else [])]
 
 
 def main() -> None:
