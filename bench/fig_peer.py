@@ -5,13 +5,14 @@ Both run as processes of their own (`python -m pr_agent.servers.github_polling` 
 own virtual environment, bench/peer_install.py; `livereview run`), each with its own bot
 account and token, both answering through the stand-in model (sandbox/llm_server.py as
 an OpenAI-compatible base URL; litellm with its local cost map). The fake counts each
-token's requests. Per size (1 and 20 repos, one quiet PR each): a warm-up mention each,
+token's requests. Per size (1 and 20 repos, two quiet PRs each): a warm-up mention each,
 answered (both are then up); an idle window (requests per minute, CPU share, RSS); then
 mention pairs, one pair at a time — `@livereview …` and `@pragent /ask …` in the same
-second on the same PR — timed to each bot's 👀 and answer, observed every 20 ms. Last,
-both are stopped (SIGTERM), a pair of mentions is made, both are started again, and each
-one's answers to it are counted once livereview has answered and the peer has polled its
-notifications three times since its restart. Prints figures, never asserts.
+second in the same repository, each on a PR of its own — timed to each bot's 👀 and
+answer, observed every 20 ms. Last, both are stopped (SIGTERM), a pair of mentions is
+made, both are started again, and each one's answers to it are counted once livereview
+has answered and the peer has polled its notifications three times since its restart.
+Prints figures, never asserts.
 """
 
 from __future__ import annotations
@@ -176,10 +177,15 @@ def _configs(tmp: Path, peer: Peer, api: str, llm: str, repos: list[str]) -> lis
 
 
 def _ask(fake: FakeGitHub, repo: str, label: str) -> dict[str, tuple[int, str]]:
-    """One mention of each bot on `repo`'s PR: bot → (comment id, text that identifies it)."""
+    """One mention of each bot in `repo`: bot → (comment id, text that identifies it).
+
+    Each bot is asked on a PR of its own (livereview #1, the peer #2): a notification's
+    `reason` and `latest_comment_url` follow the thread's latest comment, so the other
+    bot's quick answer on a shared PR would turn the peer's `mention` into `comment`, which
+    its poller skips — a loss that would be the benchmark's doing, not the peer's."""
     lr = fake.add_issue_comment(repo, 1, author="alice", body=f"@livereview {label}: why?")
     tag = f"{label} for the peer"
-    pr = fake.add_issue_comment(repo, 1, author="alice", body=f"@{PEER} /ask {tag}")
+    pr = fake.add_issue_comment(repo, 2, author="alice", body=f"@{PEER} /ask {tag}")
     return {"livereview": (int(lr["id"]), ""), PEER: (int(pr["id"]), tag)}
 
 
@@ -213,8 +219,9 @@ def measure(peer: Peer, repos: int, mentions: int, idle_seconds: float, tmp: Pat
         fake.add_user(login)
     names = [repo_path(i) for i in range(repos)]
     for name in names:
-        fake.add_pr(name, title=f"change {name}", author="bob",
-                    files={"a.py": ("x = 1\n", "x = 2\n")})
+        for _ in range(2):
+            fake.add_pr(name, title=f"change {name}", author="bob",
+                        files={"a.py": ("x = 1\n", "x = 2\n")})
     clock_offset[0] = timedelta(0)
     out = Result()
     with CountingServer(fake, latency_seconds=LATENCY) as server, \
