@@ -60,7 +60,8 @@ def _cdf(ax: Axes, data: dict[str, list[tuple[float, float]]]) -> None:
     for label, points in sorted(data.items()):
         values = sorted(y for _, y in points)
         shares = [(i + 1) / len(values) for i in range(len(values))]
-        ax.step(values, shares, where="post", label=f"{label} (n={len(values)})")
+        ax.step(values, shares, where="post",
+                label=f"{label.replace('👀', 'eyes')} (n={len(values)})")
     ax.set_xscale("symlog", linthresh=1.0)
     ax.set_ylim(0, 1.02)
 
