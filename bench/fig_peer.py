@@ -6,7 +6,9 @@ own virtual environment, bench/peer_install.py; `livereview run`), each with its
 account and token, both answering through the stand-in model (sandbox/llm_server.py as
 an OpenAI-compatible base URL; litellm with its local cost map). The fake counts each
 token's requests. Per size (1 and 20 repos, two quiet PRs each): a warm-up mention each,
-answered (both are then up); an idle window (requests per minute, CPU share, RSS); then
+answered (both are then up); a window without mentions right after it (requests per
+minute, CPU share, RSS: not idle for livereview, whose hot cycle still reads the PR just
+answered — figure 2c is its idle cost); then
 mention pairs, one pair at a time — `@livereview …` and `@pragent /ask …` in the same
 second in the same repository, each on a PR of its own — timed to each bot's 👀 and
 answer, observed every 20 ms. Last, both are stopped (SIGTERM), a pair of mentions is
@@ -306,11 +308,12 @@ def run(state_dir: Path, *, quick: bool = False) -> list[Row]:
             rows.append(Row(f"17. side by side, {repos} repos", f"not measured: {exc}"))
     for repos, r in results.items():
         for bot in ("livereview", PEER):
-            print(f"{repos:>3} repos {bot:>10}: idle {r.idle[bot]:.1f} req/min, CPU "
+            print(f"{repos:>3} repos {bot:>10}: after an answer {r.idle[bot]:.1f} req/min, CPU "
                   f"{r.cpu[bot]:.2f} % of a core, RSS {r.rss[bot][0]:.0f} MiB (peak "
                   f"{r.rss[bot][1]:.0f}), 👀 {_fmt(r.ack[bot])}, answer {_fmt(r.answer[bot])}")
-            rows.append(Row(f"17. {bot}, {repos} repo{'s' if repos > 1 else ''}: idle req/min,"
-                            " CPU, peak RSS",
+            rows.append(Row(f"17. {bot}, {repos} repo{'s' if repos > 1 else ''}: req/min and "
+                            "CPU in the window after its first answer (that PR still hot), "
+                            "peak RSS",
                             f"{r.idle[bot]:.1f}/min, {r.cpu[bot]:.2f} % CPU, "
                             f"{r.rss[bot][1]:.0f} MiB"))
             rows.append(Row(f"17. {bot}, {repos} repo{'s' if repos > 1 else ''}: 👀 / answer p50",
