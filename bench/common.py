@@ -58,6 +58,20 @@ def quiet() -> None:
         scheduler_log.addFilter(SCHEDULER_ERRORS)
 
 
+# What bench/plots.py draws: plot → series label → (x, y) points. Figures add to it as
+# they measure; run.py draws it into docs/img/ at the end.
+SERIES: dict[str, dict[str, list[tuple[float, float]]]] = {}
+
+
+def record(plot: str, label: str, points: Sequence[tuple[float, float]]) -> None:
+    SERIES.setdefault(plot, {}).setdefault(label, []).extend(points)
+
+
+def record_times(label: str, seconds: Sequence[float]) -> None:
+    """Times to 👀 for the distribution plot (NaN: never acknowledged, left out)."""
+    record("ack", label, [(0.0, s) for s in seconds if s == s])
+
+
 @dataclass
 class Row:
     """One line of the results table."""

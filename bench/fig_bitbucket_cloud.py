@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from common import HUMANS, Row, percentile
+from common import HUMANS, Row, percentile, record
 
 from livereview.app.daemon import App
 from livereview.core.prompt import Prompt
@@ -205,6 +205,8 @@ def run(state_dir: Path, *, quick: bool) -> list[Row]:
     for repos, limit in plans:
         r = asyncio.run(measure(repos, state_dir, limit=limit, mentions=6 if quick else 12))
         p50, p95 = percentile(r.acks, 50), percentile(r.acks, 95)
+        if limit == 1000:
+            record("idle", "Bitbucket Cloud, 1000 req/h (fig. 10)", [(repos, r.idle_per_minute)])
         print(f"{repos:>6} {limit:>8} {r.idle_per_minute:>12.1f} {r.round_seconds:>15.0f} "
               f"{p50:>9.1f} {p95:>9.1f} {len(r.acks):>5} {r.first_sight_requests:>15} "
               f"{r.wall_seconds:>7.1f}")

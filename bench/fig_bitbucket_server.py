@@ -28,7 +28,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from common import LATENCY, Clock, NoLLM, Row, percentile, poll_cycle
+from common import LATENCY, Clock, NoLLM, Row, percentile, poll_cycle, record, record_times
 
 from livereview.app.daemon import App
 from livereview.core.triggers import acked_for, replied_to
@@ -190,6 +190,7 @@ def run(state_dir: Path, *, quick: bool) -> list[Row]:
     for n in sizes:
         requests, hot_ms = asyncio.run(idle_minute(n, state_dir))
         print(f"{n:>6} {requests:>8} {requests / n:>12.1f} {hot_ms:>12.0f}")
+        record("idle", "Bitbucket Data Center (fig. 9)", [(n, requests)])
         rows.append(Row(f"9. Bitbucket DC idle requests/min, {n} repos",
                         f"{requests}/min ({requests / n:.0f} per repo; hot cycle "
                         f"{hot_ms:.0f} ms)"))
@@ -199,6 +200,7 @@ def run(state_dir: Path, *, quick: bool) -> list[Row]:
             out = asyncio.run(acks(n, count, span, state_dir, reactions=reactions))
             how = "👀 reaction" if reactions else "ack reply (no reactions)"
             p50, p95 = percentile(out.acks, 50), percentile(out.acks, 95)
+            record_times(f"Bitbucket DC, {n} repos, {how} (fig. 9)", out.acks)
             print(f"{n} repos, {how}: {len(out.acks)}/{out.mentions} acked, time-to-ack p50 "
                   f"{p50:.2f} s, p95 {p95:.2f} s; replies {len(out.replies)}, "
                   f"duplicates {out.duplicates}")

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from common import LATENCY, TOKEN_ENV, Row, percentile, repo_path
+from common import LATENCY, TOKEN_ENV, Row, percentile, record_times, repo_path
 
 from livereview.app.daemon import App
 from livereview.core.triggers import replied_to
@@ -148,6 +148,7 @@ def run(state_dir: Path, *, quick: bool = False) -> list[Row]:
     for label, active, p50_target, p95_target in (("active PR", True, 1.5, 2.5),
                                                   ("quiet PRs", False, None, 5.0)):
         times = [t for a, t in results if a.active == active]
+        record_times(f"GitHub, {repos} repos, {label} (fig. 2d)", times)
         p50, p95 = percentile(times, 50), percentile(times, 95)
         print(f"{label:>10}: {len(times)} mentions, 👀 p50 {p50:.2f} s, p95 {p95:.2f} s, "
               f"max {max(times, default=float('nan')):.2f} s")

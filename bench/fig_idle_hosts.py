@@ -23,7 +23,17 @@ from datetime import UTC, datetime, timedelta
 from multiprocessing.connection import Connection
 from pathlib import Path
 
-from common import LATENCY, TOKEN, TOKEN_ENV, NoLLM, Row, poll_cycle, repo_path, settings
+from common import (
+    LATENCY,
+    TOKEN,
+    TOKEN_ENV,
+    NoLLM,
+    Row,
+    poll_cycle,
+    record,
+    repo_path,
+    settings,
+)
 
 from livereview.app.daemon import App
 from livereview.hosts.github.adapter import GitHub
@@ -173,6 +183,8 @@ def run(state_dir: Path, *, quick: bool = False, sizes: tuple[int, ...] = SIZES
         for n in sizes:
             r = measure(kind, n, state_dir)
             results.append(r)
+            record("idle", f"{'GitHub' if kind == 'github' else 'GitLab'} (fig. 2c)",
+                   [(n, r.requests)])
             print(f"{kind:>7} {n:>6} {r.requests:>8} {r.cpu_seconds:>10.3f} "
                   f"{r.cpu_share * 100:>9.2f}%")
             rows.append(Row(f"2c. {kind} idle requests/min, {n} repos", f"{r.requests}/min",

@@ -37,6 +37,7 @@ from common import (
     parse_time,
     percentile,
     populate,
+    record_times,
     repo_path,
     settings,
 )
@@ -201,6 +202,7 @@ def latency(state_dir: Path, *, quick: bool) -> list[Row]:
     out = asyncio.run(drive(repos=repos, mrs_per_repo=per_repo, arrivals=arrivals,
                             state_dir=state_dir, name="latency", seed=42))
     acks, replies = list(out.acks.values()), out.reply_times()
+    record_times("GitLab (fig. 1)", acks)
     print(f"answered {out.answered}/{len(out.mentions)}, duplicates {out.duplicates}, "
           f"acked {len(acks)}")
     for what, values in (("ack", acks), ("reply", replies)):

@@ -41,6 +41,7 @@ from common import (
     BenchGitLab,
     Clock,
     NoLLM,
+    Row,
     percentile,
     populate,
     quiet,
@@ -231,6 +232,29 @@ def ack(admin: str, tmp: Path, repos: int, mentions: int) -> None:
                           (f"2 replicas, {2 * repos} repos", two)):
         print(f"  {label}: median {statistics.median(values):.2f} s, "
               f"p95 {percentile(values, 95):.2f} s, max {max(values):.2f} s (n={len(values)})")
+
+
+def run(state_dir: Path, *, quick: bool) -> list[Row]:
+    """Figure 13 a and b for bench/run.py (c, first sight of 10 000 MRs by two replicas, is
+    run by this script alone); without a PostgreSQL server, one line that says so."""
+    admin = os.environ.get(ENV)
+    print("\n## 13. replicas on one PostgreSQL database")
+    if not admin:
+        print(f"not run: {ENV} is not set (eval \"$(bash .ci/postgres start)\")")
+        return [Row("13. replicas on PostgreSQL", f"not run: {ENV} is not set")]
+    repos, mentions, lease = (5, 5, 10.0) if quick else (10, 12, 10.0)
+    one = time_to_ack(admin, state_dir, repos, 1, mentions)
+    two = time_to_ack(admin, state_dir, 2 * repos, 2, mentions)
+    took = takeover(admin, state_dir, repos, lease)
+    rows = [Row(f"13a. time to 👀 p50 / p95, 1 replica × {repos} repos vs 2 × {2 * repos}",
+                f"{percentile(one, 50):.2f} / {percentile(one, 95):.2f} s vs "
+                f"{percentile(two, 50):.2f} / {percentile(two, 95):.2f} s")]
+    rows.append(Row(f"13b. every repo acknowledged again after a SIGKILL, lease {lease:g} s",
+                    "never" if took is None else f"{took:.1f} s", f"≤ {lease + HOT:g} s + 1 s",
+                    took is not None and took <= lease + HOT + 1))
+    for row in rows:
+        print(f"{row.figure}: {row.measured}")
+    return rows
 
 
 def main() -> None:

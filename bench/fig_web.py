@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 import httpx2
+from common import Row
 
 from livereview.tools import local_review as ops
 
@@ -104,7 +105,17 @@ def in_browser(url: str, number: int) -> tuple[float, float, float] | None:
         driver.quit()
 
 
-def main() -> int:
+def run(state_dir: Path, *, quick: bool) -> list[Row]:
+    """Figure 18 for bench/run.py: informational rows (no target), one per page."""
+    print("\n## 15. `livereview web` page timings (median ms, loopback)")
+    pages: dict[str, list[str]] = {}
+    main(pages)
+    return [Row(f"15. web: {page}, {' / '.join(str(s) for s in SIZES)} files",
+                " / ".join(values) + " ms (median)") for page, values in pages.items()]
+
+
+def main(pages: dict[str, list[str]] | None = None) -> int:
+    pages = {} if pages is None else pages
     with tempfile.TemporaryDirectory() as scratch:
         repos = [make_repo(Path(scratch), n) for n in SIZES]
         for repo in repos:
@@ -130,6 +141,7 @@ def main() -> int:
                                                                      "pkg0/mod0.py"),
                                        ("live", f"{base}/live")):
                         ms, size = timed(client, path)
+                        pages.setdefault(page, []).append(f"{ms:.1f}")
                         print(f"{files:>7} files {page:<12} {ms:>10.1f} {size:>10}")
             print("\nin headless Chromium (ms): DOMContentLoaded, load, click → first diff")
             for number, files in enumerate(SIZES):

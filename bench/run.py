@@ -19,11 +19,18 @@ print figures, never assert. All traffic stays on 127.0.0.1.
 8 threads of 1k/10k/100k notes     (fig_longthread)        daemon in a subprocess; 👀 meanwhile
 9 Bitbucket DC idle req, ack       (fig_bitbucket_server)  10 / 200 repos, real daemon
 10 Bitbucket Cloud idle, time-to-ack (fig_bitbucket_cloud)   simulated hours, 10 / 200 repos
+11 one review of 10/300/3 000 files (fig_review)           the CLI in a subprocess
 12 MR tools: comments filter       (fig_tools)             store read + pure filter, 1 000
+13 replicas on PostgreSQL (a, b)   (fig_replicas)          only with LIVEREVIEW_TEST_POSTGRES_URL
 14 an answer's wider context      (fig_context)           200-thread MR, with / without
 15 Bitbucket idle cost per repo    (fig_bitbucket_idle)    DC and Cloud, 1 / 20 / 200 repos
 16 first sight of a big GitLab     (fig_firstsight)        400 / 10 000 MRs, 👀, SIGTERM
 17 CLI start-up per command        (fig_startup)           fresh processes, beside python -c pass
+18 `livereview web` page timings   (fig_web)               10 / 3 000-file local reviews
+19 the peer, side by side          (fig_peer)              PR-Agent's GitHub poller, same fake
+
+Every registered figure is written to results.md with its target and verdict (a figure that
+cannot run says why in its row); the plots go to docs/img/ (bench/plots.py).
 """
 
 from __future__ import annotations
@@ -56,10 +63,15 @@ import fig_idle_hosts
 import fig_live
 import fig_longthread
 import fig_memory
+import fig_peer
 import fig_pure
+import fig_replicas
+import fig_review
 import fig_startup
 import fig_tools
-from common import SCHEDULER_ERRORS, Row, cores, quiet
+import fig_web
+import plots
+from common import SCHEDULER_ERRORS, SERIES, Row, cores, quiet
 
 HERE = Path(__file__).resolve().parent
 METHOD = """## How these were measured
@@ -96,8 +108,17 @@ METHOD = """## How these were measured
   the driver's CPU over the MRs read (listing included). 👀: a mention made just before the
   process starts, on an MR idle for days, to the fake's award timestamp (the process's
   start-up — imports, migrations, identity — included); then SIGTERM, to the exit.
+- Figure 17 runs PR-Agent 0.2.4's `pr_agent/servers/github_polling.py` (from PyPI, in its
+  own virtual environment under ~/.cache/livereview-bench; the pins PyPI no longer serves
+  relaxed, and the two-line GHES base-URL patch applied to the installed copy, both printed
+  in the log) and `livereview run` as two processes on one fake GitHub served in GHES form
+  at 50 ms per request, each with its own account and token, both answering through the
+  stand-in model. Requests are counted per token; CPU and RSS from /proc of each process.
+  👀 and answer: from writing the mention to the bot's eyes reaction / answer in the fake's
+  state, observed every 20 ms. The peer's answer is `/ask` (it answers nothing else).
 """
 RESULTS = HERE / "results.md"
+IMAGES = HERE.parent / "docs" / "img"
 
 
 class Tee(io.TextIOBase):
@@ -176,12 +197,16 @@ def main(argv: list[str] | None = None) -> int:
             ({8}, "8 long thread", lambda: fig_longthread.run(state, quick=args.quick)),
             ({9}, "9 bitbucket dc", lambda: fig_bitbucket_server.run(state, quick=args.quick)),
             ({10}, "10 Bitbucket Cloud", lambda: fig_bitbucket_cloud.run(state, quick=args.quick)),
+            ({11}, "11 review size", lambda: fig_review.run(state, quick=args.quick)),
             ({12}, "12 MR tools", lambda: fig_tools.run(state, quick=args.quick)),
+            ({13}, "13 replicas", lambda: fig_replicas.run(state, quick=args.quick)),
             ({14}, "14 answer context", lambda: fig_context.run(state, quick=args.quick)),
             ({15}, "15 Bitbucket idle", lambda: fig_bitbucket_idle.run(state,
                                                                        quick=args.quick)),
             ({16}, "16 first sight", lambda: fig_firstsight.run(state, quick=args.quick)),
             ({17}, "17 CLI start-up", lambda: fig_startup.run(quick=args.quick)),
+            ({18}, "18 web pages", lambda: fig_web.run(state, quick=args.quick)),
+            ({19}, "19 the peer", lambda: fig_peer.run(state, quick=args.quick)),
         ]
         for numbers, name, section in sections:
             if only and not numbers & only:
@@ -207,6 +232,8 @@ def main(argv: list[str] | None = None) -> int:
         code = f"{code} at the start; {after} at the end"
     write_results(rows, mode, elapsed, timings, tee.copy.getvalue(), code)
     print(f"written to {RESULTS.relative_to(HERE.parent)}")
+    for path in plots.draw(SERIES, IMAGES):
+        print(f"plot written to {path.relative_to(HERE.parent)}")
     return 0
 
 
