@@ -284,14 +284,14 @@ def _restart(fake: FakeGitHub, server: CountingServer, repo: str, procs: list[Pr
 
 def run(state_dir: Path, *, quick: bool = False) -> list[Row]:
     mentions, idle_seconds = (3, 30.0) if quick else (10, 60.0)
-    print(f"\n## 17. The peer, side by side: PR-Agent's GitHub poller and livereview on one "
+    print(f"\n## 19. The peer, side by side: PR-Agent's GitHub poller and livereview on one "
           f"fake GHES ({LATENCY * 1000:.0f} ms per request), {mentions} mention pairs, "
           f"{idle_seconds:g} s idle windows")
     try:
         peer = install()
     except PeerUnavailable as exc:
         print(f"the peer could not be installed or run: {exc}")
-        return [Row("17. the peer (PR-Agent) side by side", f"not run: {exc}")]
+        return [Row("19. the peer (PR-Agent) side by side", f"not run: {exc}")]
     print(f"pr-agent 0.2.4 from PyPI; pins PyPI no longer serves, relaxed: "
           f"{'; '.join(peer.relaxed)}\nthe GHES patch applied to the installed copy:\n"
           f"{peer.diff}")
@@ -305,18 +305,18 @@ def run(state_dir: Path, *, quick: bool = False) -> list[Row]:
                                      restart=repos == 20)
         except (RuntimeError, TimeoutError, OSError) as exc:
             print(f"{repos} repos: not measured: {exc}")
-            rows.append(Row(f"17. side by side, {repos} repos", f"not measured: {exc}"))
+            rows.append(Row(f"19. side by side, {repos} repos", f"not measured: {exc}"))
     for repos, r in results.items():
         for bot in ("livereview", PEER):
             print(f"{repos:>3} repos {bot:>10}: after an answer {r.idle[bot]:.1f} req/min, CPU "
                   f"{r.cpu[bot]:.2f} % of a core, RSS {r.rss[bot][0]:.0f} MiB (peak "
                   f"{r.rss[bot][1]:.0f}), 👀 {_fmt(r.ack[bot])}, answer {_fmt(r.answer[bot])}")
-            rows.append(Row(f"17. {bot}, {repos} repo{'s' if repos > 1 else ''}: req/min and "
+            rows.append(Row(f"19. {bot}, {repos} repo{'s' if repos > 1 else ''}: req/min and "
                             "CPU in the window after its first answer (that PR still hot), "
                             "peak RSS",
                             f"{r.idle[bot]:.1f}/min, {r.cpu[bot]:.2f} % CPU, "
                             f"{r.rss[bot][1]:.0f} MiB"))
-            rows.append(Row(f"17. {bot}, {repos} repo{'s' if repos > 1 else ''}: 👀 / answer p50",
+            rows.append(Row(f"19. {bot}, {repos} repo{'s' if repos > 1 else ''}: 👀 / answer p50",
                             f"{percentile(r.ack[bot], 50):.2f} s / "
                             f"{percentile(r.answer[bot], 50):.2f} s"))
             name = "PR-Agent 0.2.4" if bot == PEER else "livereview"
@@ -325,7 +325,7 @@ def run(state_dir: Path, *, quick: bool = False) -> list[Row]:
         if r.restart:
             for bot, n in r.restart.items():
                 print(f"mention made while {bot} was down: {n} answer(s) after its restart")
-                rows.append(Row(f"17. {bot}: mention made while it was down",
+                rows.append(Row(f"19. {bot}: mention made while it was down",
                                 f"{n} answer(s) after restart", "exactly 1" if bot ==
                                 "livereview" else "—", n == 1 if bot == "livereview" else None))
     return rows

@@ -107,10 +107,10 @@ def in_browser(url: str, number: int) -> tuple[float, float, float] | None:
 
 def run(state_dir: Path, *, quick: bool) -> list[Row]:
     """Figure 18 for bench/run.py: informational rows (no target), one per page."""
-    print("\n## 15. `livereview web` page timings (median ms, loopback)")
+    print("\n## 18. `livereview web` page timings (median ms, loopback)")
     pages: dict[str, list[str]] = {}
     main(pages)
-    return [Row(f"15. web: {page}, {' / '.join(str(s) for s in SIZES)} files",
+    return [Row(f"18. web: {page}, {' / '.join(str(s) for s in SIZES)} files",
                 " / ".join(values) + " ms (median)") for page, values in pages.items()]
 
 
