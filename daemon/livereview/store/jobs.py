@@ -185,6 +185,24 @@ def listing(session: Session, *, states: Iterable[str] | None = None,
     return list(session.exec(query))
 
 
+def recent_posted(session: Session, limit: int) -> list[ReplyJobRow]:
+    """The `limit` latest posted replies, newest first: the console's recent answers, read
+    with a LIMIT so the page costs the same with 100 or 1 000 000 jobs stored."""
+    query = (select(ReplyJobRow).where(col(ReplyJobRow.posted_at).is_not(None))
+             .order_by(col(ReplyJobRow.posted_at).desc(), col(ReplyJobRow.id).desc())
+             .limit(limit))
+    return list(session.exec(query))
+
+
+def by_posted_ids(session: Session, message_ids: Iterable[str]) -> list[ReplyJobRow]:
+    """The reply jobs whose posted reply is one of `message_ids` (a lesson's source)."""
+    wanted = sorted(set(message_ids))
+    if not wanted:
+        return []
+    query = select(ReplyJobRow).where(col(ReplyJobRow.posted_message_id).in_(wanted))
+    return list(session.exec(query))
+
+
 def mark_posted(session: Session, /, job_id: int, message_id: str, now: datetime, *,
                 citations: list[tuple[str, str]], lesson: Lesson | None) -> Lesson | None:
     """The reply is on the host: record it, its citations and — if the bot conceded — the

@@ -102,16 +102,18 @@ def recent(settings: Settings, limit: int = 50) -> list[Answer]:
     """The latest posted answers, newest first, with the time from the comment to the ack
     and to the answer."""
     try:
-        rows, _ = status.pending(settings, include_replied=True, repo=None)
+        store = status.open_reader(settings.daemon)
     except StoreMissing:
         return []
-    posted = [r for r in rows if r.posted_at is not None]
-    posted.sort(key=lambda r: r.posted_at or r.created_at, reverse=True)
+    try:
+        posted = store.transaction(jobs.recent_posted, limit)
+    finally:
+        store.close()
     return [Answer(MRKey(r.host, r.repo, r.iid), r.host_message_id, r.state,
                    r.comment_created_at,
                    None if r.acked_at is None else r.acked_at - r.comment_created_at,
                    None if r.posted_at is None else r.posted_at - r.comment_created_at)
-            for r in posted[:limit]]
+            for r in posted]
 
 
 def lesson_sources(settings: Settings, lessons: list[Lesson]) -> list[LessonSource]:
@@ -122,7 +124,9 @@ def lesson_sources(settings: Settings, lessons: list[Lesson]) -> list[LessonSour
     except StoreMissing:
         return [LessonSource(lesson, None, "", ()) for lesson in lessons]
     try:
-        by_post = {j.posted_message_id: j for j in store.transaction(jobs.listing)
+        sources = [lesson.source_message_id for lesson in lessons]
+        by_post = {j.posted_message_id: j
+                   for j in store.transaction(jobs.by_posted_ids, sources)
                    if j.posted_message_id}
         found = []
         for lesson in lessons:
