@@ -180,11 +180,20 @@ def test_on_github_too_the_reach_is_the_watched_repo_in_any_case(
     assert f'"mr": "gh:{GITHUB_REPO}!{gh.number}"' in capsys.readouterr().out
 
 
+# GitLab before 16.7 answers a moved project's former path for the project (redirect routes,
+# lib/api/helpers.rb `find_project`); 16.7 on answers GET with 301 to the URL by project id
+# and every other method with 405 (merge request !137578, `find_project!`).
+GITLAB_MOVES = pytest.mark.parametrize("redirects", [False, True],
+                                       ids=["gitlab<16.7", "gitlab>=16.7"])
+
+
+@GITLAB_MOVES
 @pytest.mark.parametrize("operation", OPERATIONS, ids=lambda o: o[0])
 def test_a_project_moved_out_of_the_reach_is_refused_by_its_old_path_with_no_write(
-        sandbox: Sandbox, operation: list[str], capsys: pytest.CaptureFixture[str]) -> None:
-    """GitLab answers a moved project's old path for it (redirect routes, lib/api/helpers.rb
-    `find_project`): `acme/*` must not reach what was acme/tools once it is vault/tools."""
+        sandbox: Sandbox, operation: list[str], redirects: bool,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """`acme/*` must not reach what was acme/tools once it is vault/tools."""
+    sandbox.gitlab.redirects_moved_projects = redirects
     enable_writes(sandbox)
     set_agent_repos(sandbox, ["acme/*"])
     iid = sandbox.gitlab.add_mr("acme/tools", title="Keys", author="bob", files=FILES)
@@ -196,18 +205,23 @@ def test_a_project_moved_out_of_the_reach_is_refused_by_its_old_path_with_no_wri
     out, err = capsys.readouterr()
     assert out == "" and err.count("\n") == 1 and "Traceback" not in err, err
     assert "agent_repos" in err and "'vault/tools'" in err and "moved" in err, err
-    assert [m for m, _, _ in sandbox.gitlab.requests[before:]] == ["GET"]  # the lookup only
+    lookups = ["GET", "GET"] if redirects else ["GET"]  # by path, then by the id it gave
+    assert [m for m, _, _ in sandbox.gitlab.requests[before:]] == lookups  # no write
     assert sandbox.gitlab.approvers("vault/tools", iid) == [] and sandbox.bot_notes() == []
 
 
+@GITLAB_MOVES
 def test_a_project_moved_within_the_reach_is_still_reached_by_its_old_path(
-        sandbox: Sandbox, capsys: pytest.CaptureFixture[str]) -> None:
+        sandbox: Sandbox, redirects: bool, capsys: pytest.CaptureFixture[str]) -> None:
+    sandbox.gitlab.redirects_moved_projects = redirects
     enable_writes(sandbox)
     set_agent_repos(sandbox, ["acme/*"])
     iid = sandbox.gitlab.add_mr("acme/tools", title="Keys", author="bob", files=FILES)
     sandbox.gitlab.move_project("acme/tools", "acme/toolbox")
     assert run(sandbox, "approve", f"gl:acme/tools!{iid}") == 0, capsys.readouterr().err
     assert sandbox.gitlab.approvers("acme/toolbox", iid) == ["livereview"]
+    assert run(sandbox, "comments", f"gl:acme/tools!{iid}", "--json") == 0
+    assert f'"mr": "gl:acme/toolbox!{iid}"' in capsys.readouterr().out  # where it is now
 
 
 def test_the_mcp_tools_refuse_a_project_moved_out_of_the_reach(sandbox: Sandbox) -> None:

@@ -96,6 +96,24 @@ def test_python_gitlab_approves_comments_on_lines_and_reads_diffs(
     asyncio.run(ours())
 
 
+def test_python_gitlab_follows_a_moved_projects_redirect_and_is_refused_a_write(
+        gl: tuple[FakeGitLab, FakeGitLabServer]) -> None:
+    """GitLab ≥ 16.7 (merge request !137578): a former path answers GET with 301 to the URL
+    by project id — python-gitlab follows it — and a write with 405."""
+    fake, server = gl
+    iid = fake.add_mr(REPO, title="Lock", author="bob", files=FILES)
+    fake.move_project(REPO, "vault/widgets")
+    client = gitlab.Gitlab(server.url, private_token=TOKEN)
+    assert client.projects.get(REPO).path_with_namespace == "vault/widgets"
+    old = REPO.replace("/", "%2F")
+    with pytest.raises(gitlab.exceptions.GitlabHttpError) as refused:
+        client.http_post(f"/projects/{old}/merge_requests/{iid}/approve")
+    assert refused.value.response_code == 405
+    assert fake.approvers("vault/widgets", iid) == []
+    fake.redirects_moved_projects = False  # before 16.7: answered for the project
+    assert client.projects.get(REPO).path_with_namespace == "vault/widgets"
+
+
 def test_python_gitlab_sees_notes_never_block_a_strict_project_and_threads_do(
         gl: tuple[FakeGitLab, FakeGitLabServer]) -> None:
     fake, server = gl

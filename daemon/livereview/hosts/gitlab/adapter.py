@@ -7,12 +7,13 @@ https://docs.gitlab.com/api/emoji_reactions/.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import structlog
 
@@ -27,6 +28,7 @@ from livereview.core.model import (
 )
 from livereview.core.sanitize import inert_commands
 from livereview.hosts.base import (
+    BadResponse,
     Capabilities,
     Conflict,
     Forbidden,
@@ -36,10 +38,12 @@ from livereview.hosts.base import (
 )
 from livereview.hosts.gitlab import payloads
 from livereview.hosts.gitlab.review import GitLabReview
-from livereview.hosts.http import HttpClient
+from livereview.hosts.http import HttpClient, decoded
+from livereview.hosts.payload import json_object
 
 log = structlog.get_logger("livereview.gitlab")
 API = "/api/v4"
+_MOVED_TO = re.compile(r"/projects/(\d+)(?:/|$)")
 # After a 403 on the instance-wide listing, per-project listing is used; the instance
 # listing is tried again this often (a token's access can come back).
 REPROBE_SECONDS = 900.0
@@ -88,7 +92,17 @@ class GitLab(GitLabReview, OverHttp):
     async def resolved_repo(self, repo: str) -> str:
         """The project's current full path: GitLab answers a moved project's old path for
         it (hosts/base.py FollowsMoves), so the path asked for may not be the project's."""
-        project = await self.http.one("GET", f"{API}/projects/{_project(repo)}")
+        endpoint = f"GET {API}/projects/:id"
+        response = await self.http.request("GET", f"{API}/projects/{_project(repo)}")
+        if response.status_code == 301:
+            # GitLab ≥ 16.7 (merge request !137578, lib/api/helpers.rb `find_project!`):
+            # a former path answers GET with 301 to the same URL by project id.
+            moved = _MOVED_TO.search(urlsplit(response.headers.get("location", "")).path)
+            if moved is None:
+                raise BadResponse(f"{endpoint}: a redirect for {repo!r} names no project id")
+            project = await self.http.one("GET", f"{API}/projects/{moved[1]}")
+        else:
+            project = json_object(await decoded(response, endpoint), endpoint)
         return project.text("path_with_namespace")
 
     async def _project_id(self, repo: str) -> int:

@@ -13,7 +13,7 @@ import re
 import ssl
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import parse_qsl, unquote, urlencode
 
 from livereview.sandbox.gitlab.model import GitLabError
 from livereview.sandbox.gitlab.routes import Request, routes
@@ -24,6 +24,8 @@ from livereview.sandbox.loopback import (
     LoopbackServer,
     Response,
 )
+
+_BY_PATH = re.compile(r"/api/v4/projects/([^/]+)(.*)")
 
 
 def _nest(flat: Mapping[str, str]) -> dict[str, Any]:
@@ -85,6 +87,9 @@ class FakeGitLabServer(LoopbackServer[FakeGitLab]):
             token = (headers.get("private-token") or query.get("private_token")
                      or (auth[7:] if auth.lower().startswith("bearer ") else None))
             user = self.state.user_for_token(token).username
+            moved = self._moved(method, path, query)
+            if moved is not None:
+                return 301, b"", {**out, "Location": moved}
             for route in self.routes:
                 match = route.pattern.fullmatch(path)
                 if match and route.method == method:
@@ -104,6 +109,26 @@ class FakeGitLabServer(LoopbackServer[FakeGitLab]):
         except Exception as err:  # noqa: BLE001 - a bug in the fake answers 500, like GitLab
             body = {"message": f"500 Internal Server Error: {type(err).__name__}: {err}"}
             return 500, json.dumps(body).encode(), out
+
+    def _moved(self, method: str, path: str, query: Mapping[str, str]) -> str | None:
+        """GitLab ≥ 16.7 (merge request !137578; lib/api/helpers.rb `find_project!` and
+        `project_moved?`): a request naming a project by a former full path is answered, for
+        GET, by 301 to the same URL with the project's id, and refused (405) otherwise."""
+        match = _BY_PATH.fullmatch(path)
+        if match is None or not self.state.redirects_moved_projects:
+            return None
+        ref = unquote(match[1])
+        with self.state.lock:
+            try:
+                project = self.state.find_project(ref)
+            except GitLabError:
+                return None
+        if "/" not in ref or project.path.lower() == ref.lower():
+            return None
+        if method != "GET":
+            raise GitLabError(405, "Non GET methods are not allowed for moved projects")
+        return f"/api/v4/projects/{project.id}{match[2]}" + (
+            f"?{urlencode(query)}" if query else "")
 
     @staticmethod
     def _body(raw: bytes, headers: Mapping[str, str]) -> dict[str, Any]:

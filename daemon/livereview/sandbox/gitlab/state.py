@@ -65,6 +65,9 @@ class FakeGitLab(GitLabReviews, LoopbackTraffic):
         self.rate_limit_per_minute = rate_limit_per_minute
         self.base_url = "http://gitlab.example.com"  # the server sets its own URL on start
         self.bot_username = bot_username
+        # GitLab ≥ 16.7 answers a moved project's former path with 301 (GET) or 405 (other
+        # methods); False: older versions, which answer it for the project.
+        self.redirects_moved_projects = True
         self.tokens: dict[str, str] = {token: bot_username}  # token -> username; add more freely
         self.requests: list[tuple[str, str, dict[str, str]]] = []
         self.users: dict[str, User] = {}
@@ -150,8 +153,9 @@ class FakeGitLab(GitLabReviews, LoopbackTraffic):
 
     @locked
     def move_project(self, path: str, new_path: str) -> None:
-        """Rename or transfer a project: its old path keeps answering for it, as GitLab's
-        redirect routes do (https://docs.gitlab.com/user/project/working_with_projects/#rename-a-repository)."""
+        """Rename or transfer a project: its old path keeps leading to it, as GitLab's
+        redirect routes do (https://docs.gitlab.com/user/project/working_with_projects/#rename-a-repository);
+        how the API answers it: `redirects_moved_projects`."""
         project = self.find_project(path)
         project.redirects.append(project.path)
         project.path = new_path.strip("/")
