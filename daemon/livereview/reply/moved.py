@@ -78,7 +78,7 @@ class Moved:
                       head_sha=mr.head_sha)
 
     def where(self) -> str:
-        return f"`{shown_path(self.path)}:{self.line}`"
+        return code_span(f"{shown_path(self.path)}:{self.line}")
 
     def thread_note(self) -> str:
         """The answer's first line in the thread: where the line went."""
@@ -93,7 +93,7 @@ class Moved:
     def note(self, thread_link: str, message_id: str) -> str:
         """The message that follows the line: safe to post, with its marker last."""
         thread = f"[a thread]({thread_link})" if thread_link else "a thread"
-        was = f"`{shown_path(self.old_path)}:{self.old_line}`"
+        was = code_span(f"{shown_path(self.old_path)}:{self.old_line}")
         if self.line is None:
             head = (f"The line {thread} is about ({was} of an earlier version of this MR) "
                     "is no longer in the MR: it was removed. It read:")
@@ -106,6 +106,15 @@ class Moved:
                     "answered in the thread. It read:")
         body = outgoing(f"{head}\n\n{code_block(self.quoted)}")
         return f"{body}\n\n{moved_marker(message_id)}"
+
+
+def code_span(text: str) -> str:
+    """`text` as inline code no backtick in it can end (CommonMark: a longer run of
+    backticks delimits, a space pads a text that starts or ends with one)."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    ticks = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
 
 
 def code_block(code: str) -> str:
