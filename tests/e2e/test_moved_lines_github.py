@@ -106,3 +106,14 @@ def test_a_note_whose_response_was_lost_is_adopted_not_posted_again(gh: GitHubSa
     assert gh.once() == 0
     assert len(followers(gh)) == 1
     assert len(thread_answers(gh, question["id"])) == 1
+
+
+def test_a_file_too_big_to_read_at_the_new_head_is_not_taken_for_a_removed_line(
+        gh: GitHubSandbox) -> None:
+    gh.config.write_text(gh.config.read_text() + "\n[answers]\nmax_file_kb = 1\n")
+    padding = "".join(f"# padding line {n} of a file grown past a kilobyte\n" for n in range(40))
+    question, _ = ask_after_rebase(gh, NEW + padding)
+    assert gh.once() == 0
+    [answer] = thread_answers(gh, question["id"])
+    assert "removed" not in answer["body"] and "moved" not in answer["body"]
+    assert followers(gh) == []

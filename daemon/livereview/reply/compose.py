@@ -111,22 +111,33 @@ class Composer:
         both = Reads(2, reads.max_bytes)  # the file at both heads, whatever else was read
         async with asyncio.timeout(self.step_timeout_seconds):
             before = await self.code.file(host, job.mr, anchor.head_sha, path, both)
-            now_path = path
-            after = await self.code.file(host, job.mr, stored.mr.head_sha, path, both)
-            if after is None and before is not None:
-                now_path = await self._renamed(host, job, path) or path
-                if now_path != path:
-                    after = await self.code.file(host, job.mr, stored.mr.head_sha, now_path,
-                                                 Reads(1, reads.max_bytes))
-            moved = None if before is None else await self._moved(
-                job, host, anchor, now_path, before, after)
+            if before is None:
+                reads.skipped += both.skipped
+                return None, None
+            now_path, after = await self._at_head(host, job, stored, path, both)
+            # A file too big to read at the head is not a removed one: say nothing of it.
+            moved = None if both.skipped else await self._moved(job, host, anchor, now_path,
+                                                                before, after)
         reads.skipped += both.skipped
-        if before is None:
-            return None, None
         if after is None:
             return Interdiff(f"The file {path} no longer exists at the MR's head (or is not "
                              "readable).", ""), moved
         return interdiff(before, after, path, anchor.new_line), moved
+
+    async def _at_head(self, host: Host, job: ReplyJob, stored: Snapshot, path: str,
+                       reads: Reads) -> tuple[str, str | None]:
+        """The file at the MR's head: under its path, else under the path the diffstat says
+        it was renamed to; None when it is in neither."""
+        after = await self.code.file(host, job.mr, stored.mr.head_sha, path, reads)
+        if after is not None or reads.skipped:
+            return path, after
+        renamed = await self._renamed(host, job, path)
+        if renamed is None:
+            return path, None
+        again = Reads(1, reads.max_bytes)
+        after = await self.code.file(host, job.mr, stored.mr.head_sha, renamed, again)
+        reads.skipped += again.skipped
+        return renamed, after
 
     async def _renamed(self, host: Host, job: ReplyJob, path: str) -> str | None:
         """The file's path at the MR's head when the diffstat says it was renamed."""
