@@ -87,11 +87,14 @@ def test_a_failed_answer_after_the_note_posts_the_answer_and_not_the_note_again(
     question, _ = ask_after_rebase(gh, ABOVE + NEW)
     gh.github.inject_fault("POST", r"/comments/\d+/replies$", status=0)  # the crash point
     gh.once()
-    assert len(followers(gh)) == 1 and thread_answers(gh, question["id"]) == []
+    assert len(followers(gh)) == 1
     retries_due(gh.db)
     assert gh.once() == 0
     assert len(followers(gh)) == 1
     assert len(thread_answers(gh, question["id"])) == 1
+    posts = [path for method, path, _ in gh.github.requests
+             if method == "POST" and path.endswith("/replies")]
+    assert len(posts) == 2  # the answer's failed POST and the one after it
 
 
 def test_a_note_whose_response_was_lost_is_adopted_not_posted_again(gh: GitHubSandbox) -> None:
