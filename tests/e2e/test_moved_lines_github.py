@@ -120,3 +120,13 @@ def test_a_file_too_big_to_read_at_the_new_head_is_not_taken_for_a_removed_line(
     [answer] = thread_answers(gh, question["id"])
     assert "removed" not in answer["body"] and "moved" not in answer["body"]
     assert followers(gh) == []
+
+
+def test_an_inline_note_github_refuses_becomes_a_pr_comment(gh: GitHubSandbox) -> None:
+    question, _ = ask_after_rebase(gh, ABOVE + NEW)
+    gh.github.inject_fault("POST", rf"/pulls/{gh.number}/comments$", status=422,
+                           body='{"message": "Validation Failed"}')
+    assert gh.once() == 0
+    [note] = followers(gh)
+    assert "path" not in note and "is now at `src/cache.py:12`" in note["body"]
+    assert len(thread_answers(gh, question["id"])) == 1

@@ -15,7 +15,7 @@ from dataclasses import replace
 from structlog.typing import FilteringBoundLogger
 
 from livereview.core.model import Identity, Message, ReplyJob, Snapshot
-from livereview.hosts.base import Conflict, Host, HostError, statement
+from livereview.hosts.base import Conflict, Host, HostError, Unsupported, statement
 from livereview.reply.moved import Moved, moved_for
 from livereview.reply.other_threads import link
 
@@ -25,8 +25,8 @@ Step = Callable[[Awaitable[Snapshot]], Awaitable[Snapshot]]  # a read within the
 
 def _refused(exc: HostError) -> bool:
     """The host would not take the inline comment there (GitLab 400 "line_code can't be
-    blank", GitHub 422 "line must be part of the diff"): nothing was created."""
-    return isinstance(exc, Conflict) or type(exc) is HostError
+    blank", GitHub 422 "line must be part of the diff") or has none: nothing was created."""
+    return isinstance(exc, (Conflict, Unsupported)) or type(exc) is HostError
 
 
 async def adopt(host: Host, job: ReplyJob, identity: Identity, step: Step) -> str | None:

@@ -102,8 +102,8 @@ class Moved:
                     "(an earlier version of this MR); it is answered there. It read:")
         else:
             head = (f"The line {thread} is about ({was} of an earlier version of this MR) "
-                    f"is now at {self.where()}, outside the MR's diff; the question is "
-                    "answered in the thread. It read:")
+                    f"is now at {self.where()}, where no inline comment can go (outside the "
+                    "MR's diff); the question is answered in the thread. It read:")
         body = outgoing(f"{head}\n\n{code_block(self.quoted)}")
         return f"{body}\n\n{moved_marker(message_id)}"
 
