@@ -15,6 +15,7 @@ from tests.e2e.conftest import (
     retries_due,
     write_github_config,
 )
+from tests.e2e.test_review_gitlab import FINDINGS
 
 OLD, NEW = GITHUB_FILES["src/cache.py"]  # line 9 of NEW: "        return cache.get(key)"
 GET = "\n\ndef get(key):\n    with lock:\n        return cache.get(key)\n"
@@ -130,3 +131,22 @@ def test_an_inline_note_github_refuses_becomes_a_pr_comment(gh: GitHubSandbox) -
     [note] = followers(gh)
     assert "path" not in note and "is now at `src/cache.py:12`" in note["body"]
     assert len(thread_answers(gh, question["id"])) == 1
+
+
+def test_a_question_on_an_earlier_review_finding_whose_line_moved_follows_the_line(
+        gh: GitHubSandbox) -> None:
+    critical, warning, _ = FINDINGS["src/cache.py"]
+    gh.llm.llm.review_findings = {"src/cache.py": [critical, warning]}
+    gh.comment("@livereview review")
+    assert gh.once() == 0
+    pr = gh.github.find_issue(GITHUB_REPO, gh.number, pull=True)
+    [finding] = [c for c in pr.review_comments if c.line == 8 and c.user.login == "livereview"]
+    head = rebase(gh, ABOVE + NEW)
+    gh.github.reply_review_comment(GITHUB_REPO, gh.number, finding.id, author="alice",
+                                   body="@livereview is this still a problem?")
+    assert gh.once() == 0
+    [answer] = thread_answers(gh, finding.id)
+    assert "now at `src/cache.py:11` on the MR's head" in answer["body"]
+    [note] = followers(gh)
+    assert (note["path"], note["line"], note["commit_id"]) == ("src/cache.py", 11, head)
+    assert f"#discussion_r{finding.id}" in note["body"]
