@@ -39,6 +39,7 @@ from livereview.core.triggers import reply_marker
 from livereview.hosts.base import Host
 from livereview.jobs.llm import Answer
 from livereview.reply.code_context import Surroundings
+from livereview.reply.moved import Moved
 from livereview.reply.other_threads import gather
 from livereview.sandbox.gitlab.server import FakeGitLabServer
 from livereview.settings import AnswerSettings
@@ -76,7 +77,8 @@ def populate(gitlab: BenchGitLab) -> tuple[int, str, str]:
     iid = gitlab.add_mr(PATH, title="records", author="bob", files=files)
     asked = None
     for t in range(THREADS):
-        position = {"new_path": f"src/m{t % 20}.py", "new_line": 5 + t % 30} if t % 2 else None
+        line = 15 if t == 7 else 5 + t % 30  # the asked thread: on a line the push changes
+        position = {"new_path": f"src/m{t % 20}.py", "new_line": line} if t % 2 else None
         note = gitlab.add_note(PATH, iid, author="alice", body=f"Remark {t}: is this right? "
                                "The error path looks untested.", position=position)
         discussion = next(str(d["id"]) for d in gitlab.discussions(PATH, iid)
@@ -97,9 +99,10 @@ def populate(gitlab: BenchGitLab) -> tuple[int, str, str]:
 
 async def nothing(job: ReplyJob, host: Host, stored: Snapshot, thread: Thread,
                   question: Message, identity: Identity, diff: str | None,
-                  answers: AnswerSettings, log: FilteringBoundLogger) -> Surroundings:
+                  answers: AnswerSettings, log: FilteringBoundLogger
+                  ) -> tuple[Surroundings, Moved | None]:
     """The composer's `_surroundings` without any: the answer's context without the rest."""
-    return Surroundings()
+    return Surroundings(), None
 
 
 async def answer(app: App, stored: Snapshot, identity: Identity, thread: str,

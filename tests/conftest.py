@@ -41,6 +41,8 @@ SLOW_TESTS = frozenset({
     "tests/unit/test_snapshot_save.py::test_whatever_changed_loading_gives_the_new_snapshot",
     "tests/e2e/test_attacks.py::test_whatever_a_comment_says_the_reply_is_safe",
     "tests/e2e/test_run_web.py::test_run_serves_the_console_while_it_polls_and_stops_with_it",
+    "tests/e2e/test_moved_lines_gitlab.py::"
+    "test_a_daemon_killed_between_the_note_and_the_answer_posts_each_once",
 })
 
 

@@ -232,3 +232,22 @@ def test_mentions_create_one_pending_todo(api: httpx2.Client, fake: FakeGitLab) 
     assert done.status_code == 201
     assert done.json()["state"] == "done"
     assert api.get("/todos").json() == []
+
+
+def test_a_push_moves_a_diff_note_with_its_line_and_leaves_a_changed_line_outdated(
+        api: httpx2.Client, fake: FakeGitLab) -> None:
+    """Discussions::UpdateDiffPositionService: a traced line takes the new version's
+    position; a changed or removed one keeps the old position (outdated)."""
+    fake.push("group/app", 1, title="more", files={"app.py": ("", "a = 1\nb = 2\nc = 3\n")})
+    on_b = fake.add_note("group/app", 1, author="alice", body="b?",
+                         position={"new_path": "app.py", "new_line": 2})
+    on_c = fake.add_note("group/app", 1, author="alice", body="c?",
+                         position={"new_path": "app.py", "new_line": 3})
+    old = api.get(MR).json()["diff_refs"]
+    head = fake.push("group/app", 1, title="rebase", force=True,
+                     files={"app.py": ("a = 1\n", "# top\na = 1\nb = 2\nc = 4\n")})
+    notes = {n["id"]: n for d in api.get(f"{MR}/discussions").json() for n in d["notes"]}
+    moved, changed = notes[on_b["id"]]["position"], notes[on_c["id"]]["position"]
+    assert (moved["new_line"], moved["old_line"], moved["head_sha"]) == (3, None, head)
+    assert moved["base_sha"] == api.get(MR).json()["diff_refs"]["base_sha"]
+    assert (changed["new_line"], changed["head_sha"]) == (3, old["head_sha"])

@@ -17,9 +17,18 @@ from structlog.typing import FilteringBoundLogger
 from livereview.core.answer import parse as parse_answer
 from livereview.core.answer import render as render_answer
 from livereview.core.lessons import applicable
-from livereview.core.model import Identity, Message, ReplyJob, Snapshot, Thread
+from livereview.core.model import (
+    Anchor,
+    FileStatus,
+    Identity,
+    Message,
+    ReplyJob,
+    Snapshot,
+    Thread,
+)
 from livereview.core.postable import postable
 from livereview.core.prompt import Reference
+from livereview.core.remap import Fate, remap
 from livereview.hosts.base import Forbidden, Host, NotFound
 from livereview.jobs.knowledge import Knowledge
 from livereview.jobs.llm import Answerer
@@ -29,6 +38,7 @@ from livereview.reply.code_context import Excerpt, Surroundings
 from livereview.reply.code_reader import CodeReader, Reads
 from livereview.reply.code_refs import named_in
 from livereview.reply.interdiff import Interdiff, interdiff
+from livereview.reply.moved import Moved, locate
 from livereview.reply.policy import AnswerPolicy
 from livereview.settings import AnswerSettings
 from livereview.store import lessons as lesson_rows
@@ -90,28 +100,69 @@ class Composer:
             return await self.code.named_code(host, job.mr, head, touched, named, reads)
 
     async def _changes_since(self, job: ReplyJob, host: Host, stored: Snapshot,
-                             thread: Thread, reads: Reads) -> Interdiff | None:
-        """For a thread started before a push: its file then and now."""
+                             thread: Thread, reads: Reads) -> tuple[Interdiff | None,
+                                                                    Moved | None]:
+        """For a thread started before a push: its file then and now, and where its line
+        went (reply/moved.py)."""
         anchor = thread.anchor
         if anchor is None or anchor.head_sha in ("", stored.mr.head_sha):
-            return None
+            return None, None
         path = anchor.new_path or anchor.old_path
         both = Reads(2, reads.max_bytes)  # the file at both heads, whatever else was read
         async with asyncio.timeout(self.step_timeout_seconds):
             before = await self.code.file(host, job.mr, anchor.head_sha, path, both)
-            after = await self.code.file(host, job.mr, stored.mr.head_sha, path, both)
+            if before is None:
+                reads.skipped += both.skipped
+                return None, None
+            now_path, after = await self._at_head(host, job, stored, path, both)
+            # A file too big to read at the head is not a removed one: say nothing of it.
+            moved = None if both.skipped else await self._moved(job, host, anchor, now_path,
+                                                                before, after)
         reads.skipped += both.skipped
-        if before is None:
-            return None
         if after is None:
             return Interdiff(f"The file {path} no longer exists at the MR's head (or is not "
-                             "readable).", "")
-        return interdiff(before, after, path, anchor.new_line)
+                             "readable).", ""), moved
+        return interdiff(before, after, path, anchor.new_line), moved
+
+    async def _at_head(self, host: Host, job: ReplyJob, stored: Snapshot, path: str,
+                       reads: Reads) -> tuple[str, str | None]:
+        """The file at the MR's head: under its path, else under the path the diffstat says
+        it was renamed to; None when it is in neither."""
+        after = await self.code.file(host, job.mr, stored.mr.head_sha, path, reads)
+        if after is not None or reads.skipped:
+            return path, after
+        renamed = await self._renamed(host, job, path)
+        if renamed is None:
+            return path, None
+        again = Reads(1, reads.max_bytes)
+        after = await self.code.file(host, job.mr, stored.mr.head_sha, renamed, again)
+        reads.skipped += again.skipped
+        return renamed, after
+
+    async def _renamed(self, host: Host, job: ReplyJob, path: str) -> str | None:
+        """The file's path at the MR's head when the diffstat says it was renamed."""
+        stat = await host.diffstat(job.mr)
+        return next((c.new_path for c in stat
+                     if c.old_path == path and c.new_path != path
+                     and c.status is FileStatus.RENAMED), None)
+
+    async def _moved(self, job: ReplyJob, host: Host, anchor: Anchor, path: str,
+                     before: str, after: str | None) -> Moved | None:
+        """Where the line went; the diff at the head (read only for a line that moved)
+        says whether a note may go there."""
+        if anchor.new_line is None:
+            return None
+        diff = ""
+        if after is not None and remap(before, after, anchor.new_line).fate is Fate.MOVED:
+            whole = await host.diff(job.mr)
+            if f"\n+++ b/{path}\n" in f"\n{whole}":  # else the diff does not show the file
+                diff = context.file_section(whole, Anchor(path, path, None, None, "", "", ""))
+        return locate(anchor, path, before, after, diff)
 
     async def _surroundings(self, job: ReplyJob, host: Host, stored: Snapshot, thread: Thread,
                             question: Message, identity: Identity, diff: str | None,
                             answers: AnswerSettings, log: FilteringBoundLogger
-                            ) -> Surroundings:
+                            ) -> tuple[Surroundings, Moved | None]:
         """The rest of the MR's conversation (from the snapshot: no request), the code the
         question names and the change at an outdated anchor (read at the MR's heads). The
         code is optional context: a file the host will not give leaves it out."""
@@ -119,19 +170,20 @@ class Composer:
         excerpts: list[Excerpt] = []
         missing: list[str] = []
         changed: Interdiff | None = None
+        moved: Moved | None = None
         try:
             excerpts, missing = await self._named_code(job, host, stored, question, diff, reads)
         except (NotFound, Forbidden) as exc:
             log.info("code_unavailable", error=str(exc))
         try:
-            changed = await self._changes_since(job, host, stored, thread, reads)
+            changed, moved = await self._changes_since(job, host, stored, thread, reads)
         except (NotFound, Forbidden) as exc:
             log.info("interdiff_unavailable", error=str(exc))
         if reads.skipped:
             log.info("code_not_read", skipped=reads.skipped[:10])
         return Surroundings(elsewhere=other_threads.gather(stored, thread.id, identity, host.type),
                             code=tuple(excerpts), code_not_found=tuple(missing),
-                            interdiff=changed)
+                            interdiff=changed), moved
 
     async def _finding(self, job: ReplyJob) -> list[Reference]:
         """In a thread a review opened (docs/DESIGN.md §11): the finding and the review's
@@ -158,8 +210,8 @@ class Composer:
             raise JobSkipped("the message to answer was deleted")
         answers = self.answers(job.mr.host, job.mr.repo)
         hunk, stat, diff = await self._where(job, host, stored, thread, log)
-        around = await self._surroundings(job, host, stored, thread, question, identity, diff,
-                                          answers, log)
+        around, moved = await self._surroundings(job, host, stored, thread, question,
+                                                 identity, diff, answers, log)
         references = await self.knowledge.read(job.mr, host, stored.mr.target_branch, log)
         references += await self._finding(job)
         active = await self.store.run(lesson_rows.everything, "active")
@@ -179,6 +231,13 @@ class Composer:
                  prompt_version=context.prompt_version(), mode=structured.mode,
                  structured=structured.structured, concede=structured.concede,
                  lessons_used=[lesson.id for lesson in used])
-        body = postable(render_answer(structured), job.message_id, max_chars)
-        return (body, json.dumps(structured.meta()),
+        text = render_answer(structured)
+        meta = structured.meta()
+        if moved is not None:  # the thread says where its line went (reply/moved.py)
+            text = f"{moved.thread_note()}\n\n{text}"
+            meta["moved"] = moved.meta()
+            log.info("line_moved", gone=moved.line is None, line=moved.line,
+                     in_diff=moved.in_diff)
+        body = postable(text, job.message_id, max_chars)
+        return (body, json.dumps(meta),
                 " ".join(str(lesson.id) for lesson in used))

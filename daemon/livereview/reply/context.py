@@ -47,7 +47,7 @@ def prompt_version() -> str:
     return match.group(1) if match else "unknown"
 
 
-def _file_section(diff_text: str, anchor: Anchor) -> str:
+def file_section(diff_text: str, anchor: Anchor) -> str:
     """Only the anchored file's part of a (possibly 10 MB, 3 000-file) diff, so parsing
     stays proportional to one file."""
     for path in dict.fromkeys((anchor.new_path, anchor.old_path)):
@@ -66,7 +66,7 @@ def hunk_at(diff_text: str, anchor: Anchor, context: int = HUNK_CONTEXT_LINES) -
     """The lines of the diff around the anchored line, the line itself marked with `>>`."""
     if anchor.new_line is None and anchor.old_line is None:  # a comment on a whole file
         return None
-    diff_text = _file_section(diff_text, anchor)
+    diff_text = file_section(diff_text, anchor)
     try:
         patch = PatchSet(diff_text)
     except UnidiffParseError:

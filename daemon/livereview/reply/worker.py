@@ -32,6 +32,7 @@ from livereview.core.model import (
     Identity,
     JobState,
     Lesson,
+    Message,
     MRKey,
     Policy,
     ReplyJob,
@@ -55,8 +56,10 @@ from livereview.jobs.knowledge import Knowledge
 from livereview.jobs.llm import Answerer
 from livereview.log_setup import FailureLog
 from livereview.metrics import Metrics
+from livereview.reply import follow_line
 from livereview.reply.code_reader import CodeReader
 from livereview.reply.compose import Composer, JobSkipped
+from livereview.reply.moved import Moved
 from livereview.settings import AnswerSettings, BotSettings, DaemonSettings, LessonsSettings
 from livereview.store import jobs, reply_claims, snapshots
 from livereview.store.db import Store
@@ -325,14 +328,27 @@ class Worker:
         question = stored.messages().get(job.message_id)
         asked_by = question.author.username if question else ""
         meta = StructuredAnswer.from_meta("", json.loads(job.answer_meta or "{}"))
+        moved = Moved.from_meta(json.loads(job.answer_meta or "{}"))
         claim = await self.claims.take(job, self.clock())
+
+        def post(call: Awaitable[Message]) -> Awaitable[Message]:
+            return self.claims.within(claim, self.clock(), call)
+
+        followed = False
         if job.post_started or claim.maybe_posted:  # this job's, or a dead claimant's POST
+            if moved is not None:  # the note that follows the line, posted at most once
+                if await follow_line.adopt(host, job, self.identities[job.mr.host],
+                                           self._step) is None:
+                    await follow_line.follow(host, job, stored, moved, post, bound)
+                followed = True
             adopted = await self._own_message(job, host, replied_to)
             if adopted is not None:
                 bound.info("reply_adopted", posted_message_id=adopted)
                 await self._posted(job, host, adopted, bound, asked_by, meta)
                 return
         await self.store.run(jobs.start_post, job.id, self.clock())
+        if moved is not None and not followed:
+            await follow_line.follow(host, job, stored, moved, post, bound)
         try:
             message = await self.claims.within(claim, self.clock(),
                                                host.reply(job.mr, job.thread_id, job.answer))

@@ -36,6 +36,7 @@ from livereview.sandbox.gitlab.model import (
     unified_diff,
 )
 from livereview.sandbox.gitlab.payloads import GitLabPayloads
+from livereview.sandbox.gitlab.positions import traced
 from livereview.sandbox.gitlab.reviews import GitLabReviews
 from livereview.sandbox.loopback import Fault, LoopbackTraffic, locked
 
@@ -203,6 +204,7 @@ class FakeGitLab(GitLabReviews, LoopbackTraffic):
         mr.commits = [sha] if force else [*mr.commits, sha]
         p.branches[mr.source_branch] = sha
         self._new_version(mr, mr.base_sha, sha)
+        self._trace_positions(mr)
         mr.updated_at = max(mr.updated_at, self.now())
         compare = (f"/{p.path}/-/merge_requests/{mr.iid}/diffs?"
                    f"diff_id={mr.versions[-1].id}&start_sha={mr.versions[-2].head}")
@@ -210,6 +212,19 @@ class FakeGitLab(GitLabReviews, LoopbackTraffic):
                 f"[Compare with previous version]({compare})")
         self._add_note(mr, mr.author, body, system=True)
         return sha
+
+    @staticmethod
+    def _trace_positions(mr: MergeRequest) -> None:
+        """Diff notes follow their line to the new version, or stay outdated (positions.py)."""
+        for d in mr.discussions:
+            first = d.notes[0] if d.notes else None
+            if first is None or first.position is None:
+                continue
+            moved = traced(first.position, mr.project.trees, mr.base_sha, mr.head_sha)
+            if moved is None:
+                continue  # outdated: the position stays on the old version
+            for note in d.notes:
+                note.position = dict(moved)
 
     @locked
     def set_state(self, project: str, iid: int, state: str) -> None:
