@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import structlog
 
 from livereview import log_setup as logs
-from livereview.cli.review_args import VERBS, BadBody, body, verb_parser
+from livereview.cli.review_args import VERBS, BadBody, body, range_of, verb_parser
 from livereview.core.local_model import (
     NOTHING_TO_REVIEW,
     Feedback,
@@ -62,6 +62,8 @@ def run(root: argparse.Namespace, config: Path | None) -> int:
     try:
         if args.verb in ("reply", "request-changes"):
             args.body = body(args, sys.stdin, sys.stderr)
+        if args.verb == "update":
+            args.range = range_of(args, sys.stderr)
         return asyncio.run(_run(args, config))
     except BadBody as exc:
         print(f"livereview: {exc}", file=sys.stderr)
@@ -120,15 +122,15 @@ async def _verb(args: argparse.Namespace, ws: ops.Workspace, description: str,
         _say(answering.note)
         return await _print(ws, review, args.json)
     if verb == "reply":
-        message = await ops.reply(ws, args.id, args.thread, args.body)
+        named, message = await ops.reply(ws, args.id, args.thread, args.body, notice=_say)
         await answering.answer(args.id)
         _say(answering.note)
         review = await ops.review_of(ws, args.id)
-        thread = review.thread(message.thread_id)
+        thread = review.thread(named.id)
         assert thread is not None
         if args.json:
-            print(json.dumps({"message": message_dict(message), "thread": thread_dict(thread)},
-                             indent=2))
+            print(json.dumps({"message": message_dict(message, thread.number),
+                              "thread": thread_dict(thread)}, indent=2))
         else:
             print(render_thread(thread))
         return EXIT_OK
@@ -138,7 +140,7 @@ async def _verb(args: argparse.Namespace, ws: ops.Workspace, description: str,
         review = await ops.set_status(ws, args.id, status, getattr(args, "body", ""))
         return await _print(ws, review, args.json)
     if verb == "resolve":
-        await ops.resolve(ws, args.id, args.thread, not args.reopen)
+        await ops.resolve(ws, args.id, args.thread, not args.reopen, notice=_say)
         return await _print(ws, await ops.review_of(ws, args.id), args.json)
     if verb == "update":
         review = await ops.update(ws, args.id, args.range)
@@ -178,8 +180,8 @@ def feedback_dict(review: LocalReview, feedback: Feedback) -> dict[str, object]:
     items = []
     for message in feedback.messages:
         thread = threads[message.thread_id]
-        items.append({**message_dict(message), "kind": thread.kind.value, "path": thread.path,
-                      "line": thread.line})
+        items.append({**message_dict(message, thread.number), "kind": thread.kind.value,
+                      "path": thread.path, "line": thread.line})
     return {"review": review.id, "status": review.status.value,
             "status_changed": feedback.status is not None, "timed_out": feedback.empty,
             "feedback": items}
@@ -230,7 +232,7 @@ def render_thread(thread: LocalThread) -> str:
              else f"{path}:{thread.line}" if thread.line is not None
              else f"{path} (outdated: its line is gone)")
     state = " resolved" if thread.resolved else ""
-    lines = [f"#{thread.id} {thread.kind.value}{state}  {where}"]
+    lines = [f"#{thread.number} {thread.kind.value}{state}  {where}"]
     for m in thread.messages:
         reactions = f"  {' '.join(m.reactions)}" if m.reactions else ""
         body = clean(_MARKER.sub("", m.body)).strip().replace("\n", "\n      ")
