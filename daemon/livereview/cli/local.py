@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 import structlog
 
 from livereview import log_setup as logs
+from livereview.cli import progress
 from livereview.cli.review_args import VERBS, BadBody, body, range_of, verb_parser
 from livereview.core.local_model import (
     NOTHING_TO_REVIEW,
@@ -115,10 +116,17 @@ async def _verb(args: argparse.Namespace, ws: ops.Workspace, description: str,
                 answering: Responder) -> int:
     verb = args.verb
     if verb == "request":
-        review = await ops.request(ws, args.range, args.title, description)
-        if not has_textual_change(review.files):
-            print(f"livereview: review {review.id}: {NOTHING_TO_REVIEW}", file=sys.stderr)
-        review = await answering.review(review)
+        with progress.bars(sys.stderr) as shown:  # a terminal's: a range of many files
+            if shown:
+                shown.update(f"reading {one_line(args.range)}", 0, 0)
+            review = await ops.request(ws, args.range, args.title, description)
+            if shown:
+                shown.update(f"reading {one_line(args.range)}", len(review.files),
+                             len(review.files))
+            if not has_textual_change(review.files):
+                print(f"livereview: review {review.id}: {NOTHING_TO_REVIEW}", file=sys.stderr)
+            answering.progress = shown.counter("AI review: files read") if shown else None
+            review = await answering.review(review)
         _say(answering.note)
         return await _print(ws, review, args.json)
     if verb == "reply":
@@ -143,8 +151,10 @@ async def _verb(args: argparse.Namespace, ws: ops.Workspace, description: str,
         await ops.resolve(ws, args.id, args.thread, not args.reopen, notice=_say)
         return await _print(ws, await ops.review_of(ws, args.id), args.json)
     if verb == "update":
-        review = await ops.update(ws, args.id, args.range)
-        review = await answering.review(review)
+        with progress.bars(sys.stderr) as shown:
+            review = await ops.update(ws, args.id, args.range)
+            answering.progress = shown.counter("AI review: files read") if shown else None
+            review = await answering.review(review)
         _say(answering.note)
         return await _print(ws, review, args.json)
     if verb == "wait":
