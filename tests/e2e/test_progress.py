@@ -22,6 +22,7 @@ from livereview.settings import load
 from livereview.store import lessons as lesson_rows
 from livereview.store.db import Store
 from livereview.sync import poller
+from tests.e2e.conftest import PROJECT
 from tests.e2e.test_first_sight import BigGitLab, big  # noqa: F401 - the fixture
 from tests.local_repo import review_repo
 
@@ -137,3 +138,18 @@ async def test_the_daemon_logs_a_big_sweep_s_progress_every_n_mrs(
     assert report.fetched == 12
     said = [(e["done"], e["mrs"]) for e in logs if e["event"] == "poll_sweep_progress"]
     assert said == [(5, 12), (10, 12), (12, 12)]
+
+
+def test_a_hosted_review_draws_the_files_read_on_a_terminal_only(
+        big: BigGitLab) -> None:  # noqa: F811
+    [first, second] = big.add_mrs(2)
+    env = {"LIVEREVIEW_E2E_TOKEN": os.environ["LIVEREVIEW_E2E_TOKEN"]}
+    code, out, shown = run(["--config", str(big.config), "review", f"gl:{PROJECT}!{first}"],
+                           terminal=True, env=env)
+    assert code == 0, shown
+    assert out.startswith("verdict: ") and ESC not in out
+    assert "reading the diff: files" in shown and ESC in shown
+    code, out, err = run(["--config", str(big.config), "review", f"gl:{PROJECT}!{second}"],
+                         terminal=False, env=env)
+    assert code == 0 and out.startswith("verdict: ")
+    assert "reading the diff" not in err and ESC not in err
