@@ -7,16 +7,24 @@ work for one release, each with one line on stderr (the MCP tools: a `warning`).
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
+from starlette.testclient import TestClient
 
+from livereview.app.local_respond import responder
 from livereview.cli.commands import main
+from livereview.tools import local_review as ops
+from livereview.web.app import create_app
+from livereview.web.guard import Access
+from livereview.web.site import Site
 from tests.e2e.test_local_review_mcp import _config, call
 from tests.local_repo import Repo, review_repo
 
 DEPRECATED_ID = "a repository-wide thread id is deprecated"
+WEB = "http://127.0.0.1:8470"
 
 
 @pytest.fixture(autouse=True)
@@ -169,3 +177,20 @@ def test_the_mcp_tools_name_threads_by_their_number_in_the_review(
                           repo=str(repo.path))
     assert not failed, waited
     assert [(m["thread"], m["body"]) for m in waited["feedback"]] == [(2, "person")]
+
+
+def test_the_web_page_names_threads_by_their_number_in_the_review(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    repo = _two_reviews(tmp_path, capsys)
+    assert review(capsys, repo, "request-changes", "2", "--body", "on the whole")[0] == 0
+    site = Site([ops.open_workspace(repo.path)], responder(None))
+    with TestClient(create_app(site, Access()), base_url=WEB) as web:
+        page = web.get("/r/0/2").text
+        assert 'id="thread-7"' in page and ">#7<" in page  # the store's row is 13
+        assert 'name="thread" value="7"' in page and "thread-13" not in page
+        token = re.search(r'name="csrf" content="([0-9a-f]+)"', page)
+        assert token is not None
+        posted = web.post("/r/0/2/reply", headers={"Origin": WEB, "Accept": "application/json"},
+                          data={"csrf": token[1], "thread": "7", "text": "from the page"})
+        assert posted.json() == {"ok": True}
+    assert bodies(capsys, repo, 2)[7] == ["on the whole", "from the page"]
