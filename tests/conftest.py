@@ -28,7 +28,7 @@ SLOW_MODULES = frozenset({
     "tests/e2e/test_demo.py", "tests/e2e/test_faults.py", "tests/e2e/test_gitlab_daemon.py",
     "tests/e2e/test_github_many_repos.py", "tests/e2e/test_long_threads.py",
     "tests/e2e/test_mcp_no_config.py", "tests/e2e/test_mcp_stdio.py",
-    "tests/e2e/test_operations.py",
+    "tests/e2e/test_operations.py", "tests/e2e/test_progress.py",
     "tests/e2e/test_redaction.py", "tests/e2e/test_replicas.py",
     "tests/e2e/test_reply_race.py", "tests/e2e/test_review_crash.py", "tests/e2e/test_sandbox.py",
     "tests/e2e/test_settings_cli.py", "tests/e2e/test_sick_database.py",

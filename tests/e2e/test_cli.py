@@ -235,8 +235,9 @@ def _once_on_a_terminal(sandbox: Sandbox) -> str:
     controller, terminal = pty.openpty()
     process = subprocess.Popen(  # noqa: S603 - our own CLI
         [sys.executable, "-m", "livereview", "--config", str(sandbox.config), "once"],
-        stdout=subprocess.DEVNULL, stderr=terminal,
-        env={**os.environ, "LIVEREVIEW_E2E_TOKEN": TOKEN})
+        stdout=subprocess.DEVNULL, stderr=terminal,  # a person's terminal, not CI's
+        env={**{k: v for k, v in os.environ.items() if k != "CI"},
+             "LIVEREVIEW_E2E_TOKEN": TOKEN})
     os.close(terminal)
     shown = b""
     while True:
@@ -256,12 +257,13 @@ def test_once_shows_progress_on_a_terminal_and_not_in_json_mode(sandbox: Sandbox
     for i in range(11):
         sandbox.gitlab.add_mr("acme/widgets", title=f"change {i}", author="bob",
                               files={f"f{i}.py": ("a\n", "b\n")})
-    assert "gl: fetched 12/12 merge requests" in _once_on_a_terminal(sandbox)
+    shown = _once_on_a_terminal(sandbox)
+    assert "gl: merge requests" in shown and "12/12" in shown
     sandbox.config.write_text(sandbox.config.read_text().replace(
         "[daemon]", '[daemon]\nlog_format = "json"'))
     for i in range(11):
         sandbox.gitlab.add_mr("acme/widgets", title=f"more {i}", author="bob")
-    assert "fetched" not in _once_on_a_terminal(sandbox)
+    assert "merge requests" not in _once_on_a_terminal(sandbox)
 
 
 def test_conversation_takes_github_pull_request_urls(tmp_path: Path) -> None:

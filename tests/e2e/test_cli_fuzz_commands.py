@@ -127,6 +127,12 @@ CASES = [
     Case("db-migrate-url-garbage", ("db", "migrate", "--url", "\U0001f4a9://x"),
          codes=frozenset({2})),
     Case("review-range-odd", ("review", "request", "\u202eHEAD", "--title", "t")),
+    Case("review-update-no-range", ("review", "update", "1"), codes=frozenset({2})),
+    Case("review-update-range-twice", ("review", "update", "1", "HEAD", "--range", "HEAD~1"),
+         codes=frozenset({2})),
+    Case("review-update-range-odd", ("review", "update", "1", "\u202eHEAD~1")),
+    Case("review-thread-huge", ("review", "reply", "1", "9" * 40, "--body", "x"),
+         codes=frozenset({2})),
     Case("unknown-command", ("frobnicate",), codes=frozenset({2})),
     # -- web serves until stopped: only its refusals, before it binds ---------------------
     Case("web-listen-exposed", ("web", "--listen", "0.0.0.0:8470"), codes=frozenset({2})),

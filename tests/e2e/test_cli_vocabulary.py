@@ -120,7 +120,7 @@ def test_notices_for_people_go_to_stderr_and_stdout_stays_the_output(
     code, out, err = review(capsys, repo, "request", "HEAD~1", "--title", "T")
     assert code == 0 and out.startswith("review 1: T")
     assert "no AI settings" in err and "no AI settings" not in out
-    for args in (("reply", "1", "1", "--body", "hi"), ("update", "1", "--range", "HEAD~1")):
+    for args in (("reply", "1", "1", "--body", "hi"), ("update", "1", "HEAD~1")):
         code, out, err = review(capsys, repo, *args)
         assert code == 0 and "no AI settings" in err and "no AI settings" not in out
 

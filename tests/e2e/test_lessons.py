@@ -96,7 +96,7 @@ def test_bad_lesson_commands_are_one_line_and_exit_2(
     bad = tmp_path / "bad.toml"
     bad.write_text('[[lessons]]\nkey = "k"\nvalue = "v"\nscope = "team"\n')
     assert main(["--config", str(sandbox.config), "lessons", "import", str(bad)]) == 2
-    assert "lessons[0].scope: expected repo:<host>:<path>" in capsys.readouterr().err
+    assert "lessons[0].scope (line 4): expected repo:<host>:<path>" in capsys.readouterr().err
 
 
 def test_a_thumbs_down_on_the_concession_archives_its_proposed_lesson(

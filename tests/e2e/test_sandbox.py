@@ -29,6 +29,7 @@ class Box:
     config: Path
     mcp: Path
     urls: dict[str, str]  # host name -> the sample MR's web URL
+    said: str  # what it printed up to its ready line
 
 
 def start(folder: Path | None, tmp: Path, *args: str) -> subprocess.Popen[str]:
@@ -55,7 +56,7 @@ def box_of(process: subprocess.Popen[str]) -> Box:
     urls = dict(re.findall(r"^  (\S+) +(http://127\.0\.0\.1:\S+)$", out, re.MULTILINE))
     config = Path(re.findall(r"^Config: +(\S+)$", out, re.MULTILINE)[0])
     mcp = Path(re.findall(r"^MCP client: +(\S+)", out, re.MULTILINE)[0])
-    return Box(process, config, mcp, urls)
+    return Box(process, config, mcp, urls, out)
 
 
 @pytest.fixture(scope="module")
@@ -114,6 +115,37 @@ def test_the_agent_tools_read_each_sample_mr(box: Box, host: str) -> None:
     assert "shop/prices.py" in cli(box, "mr", "diffstat", box.urls[host]).stdout
     cli(box, "mr", "comments", box.urls[host])
     cli(box, "mr", "comment", box.urls[host], "--body", "Looks good from here.")
+
+
+def test_the_local_repository_holds_a_range_to_review_as_printed(box: Box) -> None:
+    local = box.said.split("\nLocal reviews, in a repository with commits to review", 1)[1]
+    commands = re.findall(r"^  (cd .+|livereview .*?)(?: +#.*)?$", local, re.MULTILINE)
+    repo = Path(commands[0].removeprefix("cd "))
+    assert repo.parent == box.config.parent and (repo / ".git").is_dir()
+    assert commands[1:] == ['livereview review request HEAD~2..HEAD --title "Bulk discounts"',
+                            "livereview review show 1", "livereview web"]
+    log = subprocess.run(["git", "log", "--format=%s"], cwd=repo,  # noqa: S607
+                         capture_output=True, text=True, check=True).stdout
+    assert log.splitlines() == ["Test the discounts", "Discounts for bulk orders",
+                                "A shop with prices and a cart"]
+    done = subprocess.run(
+        [sys.executable, "-m", "livereview", "review", "request", "HEAD~2..HEAD", "--title",
+         "Bulk discounts", "--json"], cwd=repo, capture_output=True, text=True, check=False,
+        env={**os.environ, "LIVEREVIEW_CONFIG": str(box.config)})
+    assert done.returncode == 0, done.stderr
+    review = json.loads(done.stdout)
+    assert [f["path"] for f in review["files"]] == [
+        "README.md", "shop/cart.py", "shop/discounts.py", "tests/test_discounts.py"]
+    marked = [(t["id"], t["kind"], t["path"]) for t in review["threads"]
+              if t["messages"][0]["author_kind"] == "code"]
+    assert marked == [(1, "question", "shop/cart.py"), (2, "explanation", "shop/discounts.py"),
+                      (3, "todo", "tests/test_discounts.py")]
+    # The config's [ai] is the stand-in model: the range gets a whole review too.
+    assert any(t["kind"] == "finding" for t in review["threads"]), review["threads"]
+    shown = subprocess.run(
+        [sys.executable, "-m", "livereview", "review", "show", "1"], cwd=repo,
+        capture_output=True, text=True, check=True).stdout
+    assert "#2 explanation  shop/discounts.py:1" in shown
 
 
 def test_lessons_are_listed_from_the_sandbox_database(box: Box) -> None:

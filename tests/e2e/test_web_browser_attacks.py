@@ -66,7 +66,7 @@ def hostile_repo(tmp_path: Path) -> Repo:
         review = await ops.request(ws, BRANCH, f"<script>{SET_FLAG}</script>\u202eeltit",
                                    description)
         for payload in PAYLOADS:
-            await ops.reply(ws, review.id, review.threads[0].id, payload)
+            await ops.reply(ws, review.id, review.threads[0].number, payload)
         await ops.set_status(ws, review.id, ReviewStatus.CHANGES_REQUESTED,
                              "\n\n".join(PAYLOADS))
     in_process(repo, hostile)

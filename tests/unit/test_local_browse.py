@@ -22,10 +22,10 @@ async def test_every_kind_of_write_moves_the_mark_and_a_read_does_not(tmp_path: 
         thread = review.threads[0]
         seen = [await local_browse.change_mark(ws, review.id)]
         writes: list[Callable[[], Awaitable[object]]] = [
-            lambda: ops.reply(ws, review.id, thread.id, "a person's reply"),
+            lambda: ops.reply(ws, review.id, thread.number, "a person's reply"),
             lambda: ws.book.react(review.id, thread.messages[0].id, "eyes"),
-            lambda: ops.resolve(ws, review.id, thread.id),
-            lambda: ops.resolve(ws, review.id, thread.id, resolved=False),
+            lambda: ops.resolve(ws, review.id, thread.number),
+            lambda: ops.resolve(ws, review.id, thread.number, resolved=False),
             lambda: ops.set_status(ws, review.id, ReviewStatus.APPROVED),
             lambda: ops.add_comment(ws, review.id, "an agent's", kind=AuthorKind.AGENT),
         ]

@@ -25,7 +25,7 @@ ME = Identity("local", BOT.id, BOT.username)
 
 
 def _review(*messages: LocalMessage) -> LocalReview:
-    thread = LocalThread(1, ThreadKind.COMMENT, "", None, "", False, messages, NOW)
+    thread = LocalThread(1, ThreadKind.COMMENT, "", None, "", False, messages, NOW, 1)
     return LocalReview(1, "/r", "t", "{}", "HEAD", "a" * 40, "b" * 40, True,
                        ReviewStatus.PENDING, (), (thread,), NOW, NOW)
 

@@ -9,6 +9,7 @@ them nothing is answered, and the command says so rather than leave a person wai
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -96,6 +97,8 @@ class Responder:
         self.answering, self.ws = answering, ws
         self._app: App | None = None
         self._made_for: tuple[int, bool] | None = None  # (review id, reviews?)
+        # (files read, files in the diff) while the AI reviews: a terminal's bar (the CLI)
+        self.progress: Callable[[int, int], None] | None = None
 
     @property
     def note(self) -> str:
@@ -131,6 +134,7 @@ class Responder:
             app.worker.only = app.reviewer.only = host.key_of(self.ws.top, review_id)
             self._app, self._made_for = app, (review_id, reviews)
         assert self._app is not None
+        self._app.reviewer.reader.progress = self.progress
         # One runner per store at a time, across processes: each would otherwise answer the
         # same message and review the same head (a SQLite store's process holds every lease).
         async with self.ws.book.running():

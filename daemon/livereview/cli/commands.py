@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn, TextIO, cast
+from typing import TYPE_CHECKING, NoReturn, cast
 
 from livereview import __version__
 from livereview import log_setup as logs
@@ -277,21 +277,6 @@ def _pending(settings: Settings, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-class Progress:
-    """A one-line progress counter on a terminal (first sight of many MRs takes a while);
-    silent when stderr is not a terminal or logs are JSON."""
-
-    def __init__(self, stream: TextIO, minimum: int = 10) -> None:
-        self.stream, self.minimum = stream, minimum
-
-    def __call__(self, host: str, done: int, total: int) -> None:
-        if total < self.minimum:
-            return
-        end = "\n" if done >= total else ""
-        self.stream.write(f"\r{host}: fetched {done}/{total} merge requests{end}")
-        self.stream.flush()
-
-
 async def _daemon(settings: Settings, args: argparse.Namespace,
                   web: Beside | None = None) -> int:
     """`run` and `once`; `run` serves the web face too with `[web] listen`. Raises
@@ -301,6 +286,7 @@ async def _daemon(settings: Settings, args: argparse.Namespace,
     import time
 
     from livereview.app.daemon import App
+    from livereview.cli import progress
     from livereview.cli.poll_profile import profile_report
     from livereview.metrics import Metrics
 
@@ -308,8 +294,6 @@ async def _daemon(settings: Settings, args: argparse.Namespace,
     if args.command == "run" and settings.daemon.metrics_listen:
         metrics.serve(settings.daemon.metrics_listen)  # a taken port: fail before creating
     app = App.create(settings, metrics=metrics)
-    if sys.stderr.isatty() and settings.daemon.log_format != "json":
-        app.on_progress = Progress(sys.stderr)
     try:
         if args.command == "run":
             async with contextlib.AsyncExitStack() as serving:
@@ -325,7 +309,12 @@ async def _daemon(settings: Settings, args: argparse.Namespace,
         started = time.perf_counter()
         if profiler:
             profiler.enable()
-        reports = await app.once()
+        # A terminal sees the first sweep of a big host (10 MRs or more) as a bar per host;
+        # JSON logs are for machines, and `run` says its progress in log lines.
+        with progress.bars(sys.stderr, minimum=10, unit="merge requests",
+                           enabled=settings.daemon.log_format != "json") as shown:
+            app.on_progress = shown.update if shown else None
+            reports = await app.once()
         if profiler:
             profiler.disable()
             print(profile_report(reports, time.perf_counter() - started, profiler))

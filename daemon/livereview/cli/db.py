@@ -16,6 +16,7 @@ from typing import TextIO
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
+from livereview.cli import progress
 from livereview.settings import ConfigError, Settings
 from livereview.settings.errors import Invalid
 from livereview.settings.rules import database_url
@@ -84,8 +85,9 @@ def _copy(source_url: str, target_url: str, stream: TextIO) -> int:
     try:
         target = Store.open(target_url)
         try:
-            progress = _Progress(stream) if stream.isatty() else None
-            report = copying.copy(source.engine, target.engine, progress)
+            with progress.bars(stream) as shown:
+                report = copying.copy(source.engine, target.engine,
+                                      shown.update if shown else None)
         finally:
             target.close()
     except copying.CopyRefused as exc:
@@ -123,13 +125,3 @@ def _shown(url: str) -> str:
         return make_url(url).render_as_string(hide_password=True)
     except ArgumentError:
         return url.split("@")[-1]  # never echo what may be a password
-
-
-class _Progress:
-    def __init__(self, stream: TextIO) -> None:
-        self.stream = stream
-
-    def __call__(self, table: str, done: int, total: int) -> None:
-        end = "\n" if done >= total else ""
-        self.stream.write(f"\r{table}: {done}/{total} rows{end}")
-        self.stream.flush()

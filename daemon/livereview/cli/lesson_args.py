@@ -35,5 +35,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     export = verbs.add_parser("export", help="every lesson as TOML or JSON (for git review)")
     export.add_argument("--format", choices=["toml", "json"], default="toml")
     export.add_argument("--output", type=Path, help="file to write (default: stdout)")
-    load = verbs.add_parser("import", help="add lessons from an export (TOML or JSON)")
-    load.add_argument("file", type=Path)
+    load = verbs.add_parser(
+        "import", help="add lessons from a file (TOML or JSON, as `export` writes it)",
+        description="Add lessons from a TOML or JSON file, as `lessons export` writes it; "
+                    "the same principle in the same scope merges into the one known. The "
+                    "format (every field, what is refused): docs/lessons-file.md; an "
+                    "example: contrib/lessons.example.toml. A bad entry is one line naming "
+                    "it (lessons[N], from 0), its field and, in TOML, its line; nothing is "
+                    "imported then (exit 2).")
+    load.add_argument("file", type=Path, help="a .toml file, or .json")

@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tomllib
 from datetime import datetime
 from pathlib import Path
 
@@ -17,6 +16,7 @@ import tomli_w
 
 from livereview.app.wiring import open_store
 from livereview.cli.lesson_args import VERBS
+from livereview.core import lesson_file
 from livereview.core.model import Lesson
 from livereview.settings import Settings
 from livereview.store import lessons as lesson_rows
@@ -27,16 +27,11 @@ def _line(lesson: Lesson) -> str:
     return f"L{lesson.id:<4} {lesson.status:<9} {lesson.scope}  {lesson.key}: {lesson.value}"
 
 
-def _read(path: Path) -> list[object]:
-    text = path.read_text(encoding="utf-8")
-    if path.suffix == ".json":
-        data = json.loads(text)
-        items = data.get("lessons") if isinstance(data, dict) else data
-    else:
-        items = tomllib.loads(text).get("lessons")
-    if not isinstance(items, list):
-        raise ValueError(f"{path}: expected a list of lessons (TOML [[lessons]] tables)")
-    return items
+def _read(path: Path) -> list[Lesson]:
+    try:
+        return lesson_file.read(path.read_text(encoding="utf-8"), path.suffix == ".json")
+    except lesson_file.LessonFileError as exc:
+        raise lesson_file.LessonFileError(f"{path}: {exc}") from None
 
 
 def run(settings: Settings, args: argparse.Namespace) -> int:
@@ -78,7 +73,7 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
             print(f"imported {added} lessons, merged {merged} duplicates")
     except BrokenPipeError:  # stdout closed early (`| head`): cli.main ends quietly
         raise
-    except (LookupError, ValueError, OSError, tomllib.TOMLDecodeError) as exc:
+    except (LookupError, ValueError, OSError) as exc:  # LessonFileError is a ValueError
         print(f"livereview: lessons {args.verb}: {exc}", file=sys.stderr)
         return 2
     finally:

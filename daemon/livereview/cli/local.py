@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING
 import structlog
 
 from livereview import log_setup as logs
-from livereview.cli.review_args import VERBS, BadBody, body, verb_parser
+from livereview.cli import progress
+from livereview.cli.review_args import VERBS, BadBody, body, range_of, verb_parser
 from livereview.core.local_model import (
     NOTHING_TO_REVIEW,
     Feedback,
@@ -62,6 +63,8 @@ def run(root: argparse.Namespace, config: Path | None) -> int:
     try:
         if args.verb in ("reply", "request-changes"):
             args.body = body(args, sys.stdin, sys.stderr)
+        if args.verb == "update":
+            args.range = range_of(args, sys.stderr)
         return asyncio.run(_run(args, config))
     except BadBody as exc:
         print(f"livereview: {exc}", file=sys.stderr)
@@ -113,22 +116,29 @@ async def _verb(args: argparse.Namespace, ws: ops.Workspace, description: str,
                 answering: Responder) -> int:
     verb = args.verb
     if verb == "request":
-        review = await ops.request(ws, args.range, args.title, description)
-        if not has_textual_change(review.files):
-            print(f"livereview: review {review.id}: {NOTHING_TO_REVIEW}", file=sys.stderr)
-        review = await answering.review(review)
+        with progress.bars(sys.stderr) as shown:  # a terminal's: a range of many files
+            if shown:
+                shown.update(f"reading {one_line(args.range)}", 0, 0)
+            review = await ops.request(ws, args.range, args.title, description)
+            if shown:
+                shown.update(f"reading {one_line(args.range)}", len(review.files),
+                             len(review.files))
+            if not has_textual_change(review.files):
+                print(f"livereview: review {review.id}: {NOTHING_TO_REVIEW}", file=sys.stderr)
+            answering.progress = shown.counter("AI review: files read") if shown else None
+            review = await answering.review(review)
         _say(answering.note)
         return await _print(ws, review, args.json)
     if verb == "reply":
-        message = await ops.reply(ws, args.id, args.thread, args.body)
+        named, message = await ops.reply(ws, args.id, args.thread, args.body, notice=_say)
         await answering.answer(args.id)
         _say(answering.note)
         review = await ops.review_of(ws, args.id)
-        thread = review.thread(message.thread_id)
+        thread = review.thread(named.id)
         assert thread is not None
         if args.json:
-            print(json.dumps({"message": message_dict(message), "thread": thread_dict(thread)},
-                             indent=2))
+            print(json.dumps({"message": message_dict(message, thread.number),
+                              "thread": thread_dict(thread)}, indent=2))
         else:
             print(render_thread(thread))
         return EXIT_OK
@@ -138,11 +148,13 @@ async def _verb(args: argparse.Namespace, ws: ops.Workspace, description: str,
         review = await ops.set_status(ws, args.id, status, getattr(args, "body", ""))
         return await _print(ws, review, args.json)
     if verb == "resolve":
-        await ops.resolve(ws, args.id, args.thread, not args.reopen)
+        await ops.resolve(ws, args.id, args.thread, not args.reopen, notice=_say)
         return await _print(ws, await ops.review_of(ws, args.id), args.json)
     if verb == "update":
-        review = await ops.update(ws, args.id, args.range)
-        review = await answering.review(review)
+        with progress.bars(sys.stderr) as shown:
+            review = await ops.update(ws, args.id, args.range)
+            answering.progress = shown.counter("AI review: files read") if shown else None
+            review = await answering.review(review)
         _say(answering.note)
         return await _print(ws, review, args.json)
     if verb == "wait":
@@ -178,8 +190,8 @@ def feedback_dict(review: LocalReview, feedback: Feedback) -> dict[str, object]:
     items = []
     for message in feedback.messages:
         thread = threads[message.thread_id]
-        items.append({**message_dict(message), "kind": thread.kind.value, "path": thread.path,
-                      "line": thread.line})
+        items.append({**message_dict(message, thread.number), "kind": thread.kind.value,
+                      "path": thread.path, "line": thread.line})
     return {"review": review.id, "status": review.status.value,
             "status_changed": feedback.status is not None, "timed_out": feedback.empty,
             "feedback": items}
@@ -230,7 +242,7 @@ def render_thread(thread: LocalThread) -> str:
              else f"{path}:{thread.line}" if thread.line is not None
              else f"{path} (outdated: its line is gone)")
     state = " resolved" if thread.resolved else ""
-    lines = [f"#{thread.id} {thread.kind.value}{state}  {where}"]
+    lines = [f"#{thread.number} {thread.kind.value}{state}  {where}"]
     for m in thread.messages:
         reactions = f"  {' '.join(m.reactions)}" if m.reactions else ""
         body = clean(_MARKER.sub("", m.body)).strip().replace("\n", "\n      ")

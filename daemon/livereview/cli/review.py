@@ -1,9 +1,10 @@
 """`livereview review <MR URL | HOST:REPO!IID>`: review one MR now, as the daemon would
 (the same persisted run: a crash or Ctrl-C resumes without posting twice).
 
-Progress goes to stderr on a terminal; `--json` prints the machine-readable result. Exit 0
-when the review is on the MR, 1 when it could not finish (the reason, in one line; an open
-run is finished by the daemon or the next `livereview review`), 2 for a bad MR reference.
+Progress (the files read) goes to stderr on a terminal (cli/progress.py); `--json` prints
+the machine-readable result. Exit 0 when the review is on the MR, 1 when it could not
+finish (the reason, in one line; an open run is finished by the daemon or the next
+`livereview review`), 2 for a bad MR reference.
 """
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ import argparse
 import asyncio
 import json
 import sys
-from typing import TextIO
 
 from livereview.app.daemon import App
+from livereview.cli import progress
 from livereview.cli.conversation import parse_url
 from livereview.core.model import MRKey
 from livereview.core.model_runs import ReviewRequest, ReviewState, ReviewTrigger
@@ -33,18 +34,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                                            "and a verdict")
     review.add_argument("mr", help="the MR's web URL, or HOST:REPO!IID (HOST as configured)")
     review.add_argument("--json", action="store_true", help="print the result as JSON")
-
-
-class Progress:
-    """Files read so far, on one rewritten stderr line (a terminal only)."""
-
-    def __init__(self, stream: TextIO) -> None:
-        self.stream = stream
-
-    def __call__(self, done: int, total: int) -> None:
-        of = f"/{total}" if total else ""
-        self.stream.write(f"\rlivereview: reading the diff: {done}{of} files")
-        self.stream.flush()
 
 
 def run(settings: Settings, args: argparse.Namespace) -> int:
@@ -70,17 +59,17 @@ async def _review(settings: Settings, key: MRKey, *, as_json: bool) -> int:
             print(f"livereview: {key.host}: {exc}", file=sys.stderr)
             return EXIT_RUNTIME
         app.reviewer.identities[key.host] = identity
-        if sys.stderr.isatty() and not as_json:
-            app.reviewer.reader.progress = Progress(sys.stderr)
         request = ReviewRequest(key, ReviewTrigger.CLI, snapshot.mr.head_sha, explicit=True)
         await app.store.run(reviews.enqueue, [request], app.reviewer.clock())
         run = await app.store.run(reviews.by_key, request.key)
         assert run is not None
         if run.state.open:
-            await app.reviewer.attempt(run)
+            # The files read so far, on a terminal (cli/progress.py).
+            with progress.bars(sys.stderr) as shown:
+                app.reviewer.reader.progress = shown.counter("reading the diff: files") \
+                    if shown else None
+                await app.reviewer.attempt(run)
             run = await app.store.run(reviews.get, run.id)
-        if app.reviewer.reader.progress is not None:
-            sys.stderr.write("\n")
         found = await app.store.run(reviews.findings, run.id)
     finally:
         await app.close()

@@ -1,9 +1,11 @@
 """`livereview review …`'s arguments, apart from the work (cli/local.py, cli/review.py) so
 that parsing them imports neither the model's SDK nor the store (docs/DESIGN.md §14).
 
-One vocabulary with `mr …`: a body is `--body TEXT` (`--body -` reads stdin). The spellings
-of the release before (`review reply ID THREAD TEXT`, `request-changes --comment TEXT`) still
-work for one release, with a one-line notice on stderr.
+One vocabulary with `mr …`: a body is `--body TEXT` (`--body -` reads stdin); a range is
+`RANGE`, positional, for `request` and `update` alike; a thread is its number within the
+review. The spellings of the release before (`review reply ID THREAD TEXT`,
+`request-changes --comment TEXT`, `update --range RANGE`) still work for one release, with a
+one-line notice on stderr.
 """
 
 from __future__ import annotations
@@ -13,11 +15,13 @@ from pathlib import Path
 from typing import NoReturn, TextIO
 
 from livereview.cli.arg_types import row_id, seconds
+from livereview.core.local_model import RANGE_HELP
 
 EXIT_USAGE = 2
 VERBS = ("request", "list", "show", "reply", "approve", "request-changes", "wait", "update",
          "resolve")
 BODY_HELP = "the text (- reads it from stdin)"
+THREAD_HELP = "the thread's number within the review (#N in `review show`)"
 
 
 class BadBody(ValueError):
@@ -35,14 +39,13 @@ def add_verbs(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         one.add_argument("--json", action="store_true", help="machine-readable output")
         return one
 
-    request = verb("request", "review a range: HEAD (uncommitted), HEAD~N, A..B, a sha, a "
-                              "branch", review_id=False)
-    request.add_argument("range")
+    request = verb("request", "review a range: " + RANGE_HELP, review_id=False)
+    request.add_argument("range", metavar="RANGE", help=RANGE_HELP)
     request.add_argument("--title", required=True)
     request.add_argument("--description", help="free-form JSON kept with the review")
     verb("list", "every review of the repository, with its status", review_id=False)
     reply = verb("reply", "answer in a thread (the AI answers back when configured)")
-    reply.add_argument("thread", type=row_id)
+    reply.add_argument("thread", type=row_id, help=THREAD_HELP)
     reply.add_argument("--body", help=BODY_HELP)
     reply.add_argument("text", nargs="?", help=argparse.SUPPRESS)  # before --body
     verb("approve", "approve the review")
@@ -52,10 +55,11 @@ def add_verbs(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     wait = verb("wait", "block until a person's new feedback, print it as JSON")
     wait.add_argument("--timeout", type=seconds, default=600.0, metavar="SECONDS")
     update = verb("update", "re-review after new commits (threads follow their code)")
-    update.add_argument("--range", required=True, dest="range")
+    update.add_argument("range", metavar="RANGE", nargs="?", help=RANGE_HELP)
+    update.add_argument("--range", dest="old_range", help=argparse.SUPPRESS)  # before RANGE
     verb("show", "files with stats, threads with their code")
     resolve = verb("resolve", "mark a thread resolved (--reopen: open again)")
-    resolve.add_argument("thread", type=row_id)
+    resolve.add_argument("thread", type=row_id, help=THREAD_HELP)
     resolve.add_argument("--reopen", action="store_true")
 
 
@@ -75,6 +79,21 @@ def body(args: argparse.Namespace, stdin: TextIO, stderr: TextIO) -> str:
             raise BadBody("review reply: --body is required (- reads it from stdin)")
         return ""
     return stdin.read() if text == "-" else text
+
+
+def range_of(args: argparse.Namespace, stderr: TextIO) -> str:
+    """`update`'s range, positional like `request`'s; `--range RANGE` (the spelling of the
+    release before) with a notice. Raises BadBody (exit 2) for none, or two."""
+    if args.range is not None and args.old_range is not None:
+        raise BadBody("review update: give the range once, as RANGE")
+    if args.old_range is not None:
+        print("livereview: review update --range is deprecated: give RANGE after the id, "
+              "as `review request` takes it (the old spelling goes in the next release)",
+              file=stderr)
+        return str(args.old_range)
+    if args.range is None:
+        raise BadBody("review update: RANGE is required (" + RANGE_HELP + ")")
+    return str(args.range)
 
 
 class _VerbParser(argparse.ArgumentParser):

@@ -62,7 +62,7 @@ class LocalMessage:
 
 @dataclass(frozen=True, slots=True)
 class LocalThread:
-    id: int
+    id: int  # the store's row id: internal (the local host's thread id), never shown
     kind: ThreadKind
     path: str  # "" for a thread on the whole review
     line: int | None  # in the new file; None when the anchored code is gone (outdated)
@@ -70,6 +70,7 @@ class LocalThread:
     resolved: bool
     messages: tuple[LocalMessage, ...]
     created_at: datetime
+    number: int  # within its review, from 1 in order of creation: its name (DESIGN §14)
     old_line: int | None = None  # a removed line's number in the old file
 
 
@@ -91,7 +92,12 @@ class LocalReview:
     branch: str = ""  # the branch under review, recorded at request time; "" for none
 
     def thread(self, thread_id: int) -> LocalThread | None:
+        """The thread of this row id (the store's, internal)."""
         return next((t for t in self.threads if t.id == thread_id), None)
+
+    def numbered(self, number: int) -> LocalThread | None:
+        """The thread of this number within the review (what people name it by)."""
+        return next((t for t in self.threads if t.number == number), None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +135,10 @@ class Feedback:
         return self.status is None and not self.messages
 
 
+# How a range is given, in one wording wherever one is (`review request|update`, the MCP
+# tools): one vocabulary for people and agents (hosts/local/git.py resolves it).
+RANGE_HELP = ("HEAD (uncommitted work), HEAD~N (the last N commits), A..B, a commit sha, "
+              "or a branch (since it left main)")
 NOTHING_TO_REVIEW = "the range has no textual change: there is nothing to review"
 
 
@@ -138,18 +148,21 @@ def has_textual_change(files: tuple[FileStat, ...]) -> bool:
     return any(f.additions or f.deletions for f in files)
 
 
-def message_dict(message: LocalMessage) -> dict[str, object]:
-    return {"id": message.id, "thread": message.thread_id, "author": message.author,
+def message_dict(message: LocalMessage, thread: int) -> dict[str, object]:
+    """The message as JSON; `thread` is its thread's number within the review."""
+    return {"id": message.id, "thread": thread, "author": message.author,
             "author_kind": message.author_kind.value, "body": message.body,
             "reactions": list(message.reactions),
             "created_at": message.created_at.isoformat()}
 
 
 def thread_dict(thread: LocalThread) -> dict[str, object]:
-    return {"id": thread.id, "kind": thread.kind.value, "path": thread.path,
+    """The thread as JSON: its `id` is its number within the review, the one every verb and
+    tool takes (the store's row id stays inside)."""
+    return {"id": thread.number, "kind": thread.kind.value, "path": thread.path,
             "line": thread.line, "old_line": thread.old_line, "code": thread.code,
             "resolved": thread.resolved, "created_at": thread.created_at.isoformat(),
-            "messages": [message_dict(m) for m in thread.messages]}
+            "messages": [message_dict(m, thread.number) for m in thread.messages]}
 
 
 def as_dict(review: LocalReview) -> dict[str, object]:

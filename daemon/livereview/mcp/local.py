@@ -22,6 +22,7 @@ from pydantic import Field
 from livereview.app.local_respond import Answering, answering_for, responder
 from livereview.core.local_model import (
     NOTHING_TO_REVIEW,
+    RANGE_HELP,
     AuthorKind,
     LocalReview,
     ReviewStatus,
@@ -59,8 +60,7 @@ class LocalReviewTools:
     async def request_review(
             self, title: Annotated[str, Field(description="What the change is, in a line")],
             range: Annotated[str, Field(description=(
-                "What to review: HEAD (uncommitted work against HEAD), HEAD~N (the last N "
-                "commits), A..B, a commit sha, or a branch (since it left main)"))] = "HEAD",
+                "What to review: " + RANGE_HELP))] = "HEAD",
             description: Annotated[dict[str, Any] | None, Field(description=(
                 "Free-form JSON kept with the review (the task, links, …)"))] = None,
             repo: REPO = "") -> dict[str, Any]:
@@ -82,12 +82,14 @@ class LocalReviewTools:
     async def update_review(
             self, review_id: REVIEW_ID,
             range: Annotated[str | None, Field(description=(
-                "Re-review after new commits: the new range (threads follow their code, "
-                "resolved ones stay resolved)"))] = None,
+                "Re-review after new commits, the new range: " + RANGE_HELP + " (threads "
+                "follow their code, resolved ones stay resolved)"))] = None,
             add_comment: Annotated[str | None, Field(description=(
                 "A comment to add, as the agent (a reply when `thread` is given, else a new "
                 "thread on `path`:`line`, or on the whole review)"))] = None,
-            thread: Annotated[int | None, Field(description="The thread to reply in")] = None,
+            thread: Annotated[int | None, Field(description=(
+                "The thread to reply in: its number within the review (a thread's `id` in "
+                "the review's JSON)"))] = None,
             path: Annotated[str | None, Field(description="A changed file to comment on")] = None,
             line: Annotated[int | None, Field(description="Its line (new file)")] = None,
             approve: Annotated[bool, Field(description="Mark the review approved")] = False,
@@ -116,8 +118,10 @@ class LocalReviewTools:
         try:
             if range:
                 await ops.update(ws, review_id, range)
+            notices: list[str] = []
             if add_comment and thread is not None:
-                await ops.reply(ws, review_id, thread, add_comment, AuthorKind.AGENT)
+                await ops.reply(ws, review_id, thread, add_comment, AuthorKind.AGENT,
+                                notice=notices.append)
             elif add_comment:
                 await ops.add_comment(ws, review_id, add_comment, path or "", line,
                                       AuthorKind.AGENT)
@@ -129,9 +133,14 @@ class LocalReviewTools:
                 feedback = await ops.wait(ws, review_id, wait_for_feedback,
                                           between=functools.partial(
                                               responder.answer, review_id))
-                result["feedback"] = [message_dict(m) for m in feedback.messages]
+                numbers = {t.id: t.number
+                           for t in (await ops.review_of(ws, review_id)).threads}
+                result["feedback"] = [message_dict(m, numbers[m.thread_id])
+                                      for m in feedback.messages]
                 result["status_changed"] = feedback.status is not None
                 result["timed_out"] = feedback.empty
+            if notices:
+                result["warning"] = " ".join(notices)
             review = await ops.review_of(ws, review_id)
             return {"review": as_dict(review), **result}
         finally:

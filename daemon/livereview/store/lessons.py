@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 from sqlmodel import Session, col, select
 
-from livereview.core.lessons import STATUSES, duplicate_of, valid_scope
+from livereview.core.lesson_file import FIELDS
+from livereview.core.lessons import STATUSES, duplicate_of
 from livereview.core.model import Lesson, MRKey
 from livereview.store.tables import AIMemory, KnowledgeRef, ReplyJobRow
 
-EXPORT_FIELDS = ("key", "value", "scope", "status", "source_message_id", "created_by")
+EXPORT_FIELDS = FIELDS  # what `lessons import` reads back
 
 
 def _model(row: AIMemory) -> Lesson:
@@ -69,22 +69,12 @@ def export(session: Session) -> list[dict[str, str]]:
             for lesson in everything(session)]
 
 
-def import_(session: Session, items: list[Any], now: datetime) -> tuple[int, int]:
-    """Add exported lessons (from git review); returns (added, merged)."""
+def import_(session: Session, lessons: list[Lesson], now: datetime) -> tuple[int, int]:
+    """Add lessons read from a file (core/lesson_file.py, checked there); returns (added,
+    merged): the same principle in the same scope merges into the one known."""
     added = merged = 0
-    for index, item in enumerate(items):
-        if not isinstance(item, dict) or not item.get("key") or not item.get("value"):
-            raise ValueError(f"lessons[{index}]: needs a key and a value")
-        scope, status = str(item.get("scope", "global")), str(item.get("status", "proposed"))
-        if not valid_scope(scope):
-            raise ValueError(f"lessons[{index}].scope: expected repo:<host>:<path>, "
-                             f"group:<host>:<path> or global, got {scope!r}")
-        if status not in STATUSES:
-            raise ValueError(f"lessons[{index}].status: expected one of {', '.join(STATUSES)}")
-        _, new = propose(session, Lesson(
-            key=str(item["key"]), value=str(item["value"]), scope=scope, status=status,
-            source_message_id=str(item.get("source_message_id", "")),
-            created_by=str(item.get("created_by", ""))), now)
+    for lesson in lessons:
+        _, new = propose(session, lesson, now)
         added, merged = added + new, merged + (not new)
     return added, merged
 

@@ -81,10 +81,10 @@ def load(session: Session, review_id: int) -> LocalReview | None:
     threads = tuple(
         LocalThread(id=t.id, kind=ThreadKind(t.kind), path=t.path, line=t.line, code=t.code,
                     resolved=t.resolved, messages=tuple(messages.get(t.id, ())),
-                    created_at=t.created_at, old_line=t.old_line)
+                    created_at=t.created_at, number=t.number, old_line=t.old_line)
         for t in session.exec(select(LocalThreadRow).where(LocalThreadRow.review_id == row.id)
                               .order_by(col(LocalThreadRow.id)))
-        if t.id is not None)
+        if t.id is not None and t.number is not None)
     spec, _, branch = row.range_spec.partition(_BRANCH_SEPARATOR)
     return LocalReview(
         id=row.id, repo=row.repo, title=row.title, description=row.description,
@@ -117,15 +117,21 @@ def _touch(session: Session, review_id: int, now: datetime) -> LocalReviewRow:
 
 
 def add_thread(session: Session, review_id: int, new: NewThread, now: datetime) -> LocalThread:
+    """A new thread, numbered after the review's last one (the unique index on (review,
+    number) refuses a second writer's same number; writers are one at a time anyway)."""
     _touch(session, review_id, now)
-    row = LocalThreadRow(review_id=review_id, kind=new.kind.value, path=new.path,
-                         line=new.line, old_line=new.old_line, code=new.code, created_at=now)
+    last = session.exec(select(func.max(LocalThreadRow.number))
+                        .where(LocalThreadRow.review_id == review_id)).one()
+    number = (last or 0) + 1
+    row = LocalThreadRow(review_id=review_id, number=number, kind=new.kind.value,
+                         path=new.path, line=new.line, old_line=new.old_line, code=new.code,
+                         created_at=now)
     session.add(row)
     session.flush()
     assert row.id is not None
     first = add_message(session, review_id, row.id, new.author, new.author_kind, new.body, now)
     return LocalThread(id=row.id, kind=new.kind, path=new.path, line=new.line, code=new.code,
-                       resolved=False, messages=(first,), created_at=now,
+                       resolved=False, messages=(first,), created_at=now, number=number,
                        old_line=new.old_line)
 
 

@@ -63,6 +63,9 @@ MR_CONCURRENCY = 4  # MRs fetched at once per host (each is 3+ sequential reques
 OFF_LOOP_MESSAGES = 2_000
 OFF_LOOP_CHARS = 256_000
 MAX_BACKOFF_SECONDS = 900.0
+# A sweep of this many MRs or more logs its progress every this many (the daemon's progress
+# in its log; `once` on a terminal draws a bar instead: cli/progress.py).
+SWEEP_LOG_EVERY = 100
 INGESTED_KEPT = 4  # long MRs whose last stored snapshot is kept to skip an unchanged reload
 
 
@@ -393,8 +396,13 @@ class HostPoller:
         report.fetched += 1
         report.events += events
         report.jobs += created
+        done = report.fetched + report.errors
+        if report.planned >= SWEEP_LOG_EVERY and (done % SWEEP_LOG_EVERY == 0
+                                                  or done == report.planned):
+            log.info("poll_sweep_progress", host=self.host.name, done=done,
+                     mrs=report.planned)
         if self.on_progress is not None:
-            self.on_progress(self.host.name, report.fetched + report.errors, report.planned)
+            self.on_progress(self.host.name, done, report.planned)
 
     def _start(self, key: MRKey, baseline: datetime, report: CycleReport, plan: Plan
                ) -> asyncio.Task[None]:

@@ -139,15 +139,43 @@ async def review_of(ws: Workspace, review_id: int) -> LocalReview:
     return await merged(ws.git, ws.book, review)
 
 
-async def reply(ws: Workspace, review_id: int, thread_id: int, text: str,
-                kind: AuthorKind = AuthorKind.HUMAN) -> LocalMessage:
+Notice = Callable[[str], None]  # where a one-line notice for the caller goes (stderr, …)
+
+
+def _ignore(_: str) -> None:
+    pass
+
+
+def thread_named(review: LocalReview, number: int, notice: Notice = _ignore) -> LocalThread:
+    """The review's thread `number` (its number within the review, docs/DESIGN.md §14).
+
+    The release before numbered threads across the repository; such an id still names a
+    thread of this review for one release, with a notice, when the review has no thread of
+    that number (a number the review has always wins: one rule, no guessing)."""
+    found = review.numbered(number)
+    old = review.thread(number)
+    if found is not None:
+        if old is not None and old is not found:
+            notice(f"thread {number} is thread #{number} of review {review.id}: threads are "
+                   f"numbered per review now (the repository-wide id {number} is its "
+                   f"#{old.number})")
+        return found
+    if old is not None:
+        notice(f"thread {number}: a repository-wide thread id is deprecated: it is thread "
+               f"#{old.number} of review {review.id} (the old ids go in the next release)")
+        return old
+    raise LocalReviewError(f"review {review.id} has no thread {number}")
+
+
+async def reply(ws: Workspace, review_id: int, thread: int, text: str,
+                kind: AuthorKind = AuthorKind.HUMAN, notice: Notice = _ignore
+                ) -> tuple[LocalThread, LocalMessage]:
+    """`text` in the review's thread `thread` (its number, see thread_named)."""
     if not text.strip():
         raise BadInput("the reply is empty")
-    await review_of(ws, review_id)
-    if not 1 <= thread_id <= MAX_ID:
-        raise LocalReviewError(f"review {review_id} has no thread {thread_id}")
+    named = thread_named(await review_of(ws, review_id), thread, notice)
     try:
-        return await ws.book.add_message(review_id, thread_id, ws.author, kind, text)
+        return named, await ws.book.add_message(review_id, named.id, ws.author, kind, text)
     except LookupError as exc:
         raise LocalReviewError(str(exc)) from None
 
@@ -177,12 +205,14 @@ async def set_status(ws: Workspace, review_id: int, status: ReviewStatus,
         return await ws.book.review(review_id)
 
 
-async def resolve(ws: Workspace, review_id: int, thread_id: int, resolved: bool = True) -> None:
-    await review_of(ws, review_id)
+async def resolve(ws: Workspace, review_id: int, thread: int, resolved: bool = True,
+                  notice: Notice = _ignore) -> LocalThread:
+    named = thread_named(await review_of(ws, review_id), thread, notice)
     try:
-        await ws.book.set_resolved(review_id, thread_id, resolved)
+        await ws.book.set_resolved(review_id, named.id, resolved)
     except LookupError as exc:
         raise LocalReviewError(str(exc)) from None
+    return named
 
 
 async def update(ws: Workspace, review_id: int, spec: str) -> LocalReview:

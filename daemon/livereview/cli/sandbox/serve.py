@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from livereview.cli.sandbox import files, samples
+from livereview.cli.sandbox import files, local_repo, samples
 from livereview.sandbox.gitlab.state import FakeGitLab
 from livereview.sandbox.llm_server import FakeLLM, FakeLLMServer
 
@@ -57,7 +57,7 @@ def _folder(given: Path | None) -> Iterator[Path]:
 
 
 def _print_where(out: TextIO, written: files.Written, served: list[samples.Sample],
-                 llm_url: str, keep: bool) -> None:
+                 llm_url: str, keep: bool, repo: Path | str) -> None:
     print(f"Sandbox hosts on loopback, answers from the stand-in model at {llm_url}", file=out)
     for sample in served:
         print(f"  {sample.name:16} {sample.mr_url}", file=out)
@@ -66,6 +66,11 @@ def _print_where(out: TextIO, written: files.Written, served: list[samples.Sampl
           f"  export LIVEREVIEW_CONFIG={written.config}\n"
           "  livereview check && livereview once\n"
           f"  livereview review {served[0].mr_url}\n", file=out)
+    if isinstance(repo, Path):
+        print(f"Local reviews, in a repository with commits to review ({repo}):\n"
+              f"{local_repo.commands(repo)}", file=out)
+    else:
+        print(f"(no local repository for local reviews: {repo})\n", file=out)
 
 
 async def _chatter(gitlab: FakeGitLab, sample: samples.Sample, every: float) -> None:
@@ -111,10 +116,15 @@ async def serve(options: Options, out: TextIO) -> int:
             for make in (samples.github, samples.bitbucket_cloud, samples.bitbucket_dc):
                 served.append(make(secrets.token_hex(16)))
             written = files.write(folder, served, llm.url)
+            try:
+                repo: Path | str = local_repo.create(folder)
+            except local_repo.NoRepository as exc:
+                repo = str(exc)
             print(f"Reviewing the {served[1].name} sample MR (its findings are samples too)…",
                   file=out, flush=True)
             await _first_review(written.config, served[1].mr_url, out)
-            _print_where(out, written, served, llm.url, keep=options.folder is not None)
+            _print_where(out, written, served, llm.url, keep=options.folder is not None,
+                         repo=repo)
             chatter = None if options.chatter_seconds is None else asyncio.create_task(
                 _chatter(gitlab, first, options.chatter_seconds))
             print(f"{READY} (Ctrl-C to stop)", file=out, flush=True)
