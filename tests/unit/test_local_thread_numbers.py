@@ -1,6 +1,6 @@
 """A local thread's number belongs to its review (docs/local-reviews.md, "Threads"): the
 numbers start at 1 in each review, in order of creation, and a store written before they
-existed gets them when it is opened (migration 0016), on SQLite and PostgreSQL."""
+existed gets them when it is opened (migration 0012), on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """local_review_threads.number: a thread's number within its review (`review reply 2 1` is
 thread 1 of review 2), given to the threads of older stores in order of creation
 
-Revision ID: 0016
+Revision ID: 0012
 Revises: 0011
 Create Date: 2026-11-27
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0016"
+revision = "0012"
 down_revision = "0011"
 branch_labels = None
 depends_on = None
