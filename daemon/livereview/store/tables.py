@@ -369,7 +369,7 @@ class LocalReviewRow(SQLModel, table=True):
 class LocalThreadRow(SQLModel, table=True):
     __tablename__ = "local_review_threads"
     # A thread's number within its review (what people and agents name it by, DESIGN §14);
-    # null only between migration 0016's new column and its numbering of older threads.
+    # null only between migration 0012's new column and its numbering of older threads.
     __table_args__ = (Index("ix_local_review_threads_number", "review_id", "number",
                             unique=True),)
     id: int | None = Field(default=None, primary_key=True)
