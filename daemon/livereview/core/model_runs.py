@@ -68,6 +68,7 @@ class ReviewRun:
     files_reviewed: int = 0
     skipped_total: int = 0
     notes: str = ""
+    knowledge: str = "[]"  # JSON: [{source, kind, relevance}] the prompts showed
     not_raised_again: int = 0
     verdict: str = ""
     verdict_applied: str = ""
@@ -101,6 +102,8 @@ class StoredFinding:
     body: str
     fingerprint: str
     placement: str
+    category: str = "general"
+    confidence: float = 1.0
     post_started: bool = False
     message_id: str = ""
     thread_id: str = ""

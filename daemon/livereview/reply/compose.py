@@ -19,7 +19,7 @@ from livereview.core.answer import render as render_answer
 from livereview.core.lessons import applicable
 from livereview.core.model import Identity, Message, ReplyJob, Snapshot, Thread
 from livereview.core.postable import postable
-from livereview.core.prompt import Reference
+from livereview.core.prompt import Reference, RefKind
 from livereview.hosts.base import Forbidden, Host, NotFound
 from livereview.jobs.knowledge import Knowledge
 from livereview.jobs.llm import Answerer
@@ -144,7 +144,8 @@ class Composer:
             "the review finding this thread discusses",
             f"Your review of this MR raised this {finding.severity} finding at "
             f"{finding.path}:{finding.line}; the review's verdict was "
-            f"{verdict.replace('_', ' ') or 'not decided'}.\n\n{finding.body}")]
+            f"{verdict.replace('_', ' ') or 'not decided'}.\n\n{finding.body}",
+            kind=RefKind.FINDING, relevance=1.0)]
 
     async def compose(self, job: ReplyJob, host: Host, stored: Snapshot, identity: Identity,
                       log: FilteringBoundLogger) -> tuple[str, str, str]:

@@ -27,7 +27,7 @@ from livereview.core.model import (
     Message,
     Thread,
 )
-from livereview.core.prompt import Prompt, Reference
+from livereview.core.prompt import Prompt, Reference, ranked
 from livereview.core.sanitize import clean, fence_id, fenced, one_line, shown_path
 from livereview.core.triggers import is_ack
 from livereview.reply.budget import Section, fit
@@ -177,8 +177,9 @@ def _parts(mr: MergeRequest, thread: Thread, trigger_id: str, identity: Identity
         truncated.append(f"{omitted} older messages of the thread")
     messages = [(m, _cut(clean(m.body), QUESTION_CHARS if m.id == trigger_id else
                          MESSAGE_CHARS, f"message {m.id}", truncated)) for m in kept]
-    refs = [(one_line(ref.source), _cut(clean(ref.text), REFERENCE_CHARS, ref.source,
-                                        truncated)) for ref in references[:10]]
+    about = [thread.anchor.new_path] if thread.anchor is not None else []
+    refs = [(one_line(ref.label), _cut(clean(ref.text), REFERENCE_CHARS, ref.source,
+                                       truncated)) for ref in ranked(references, about)[:10]]
     return _Parts(
         description=_cut(clean(mr.description), DESCRIPTION_CHARS, "the MR description",
                          truncated),

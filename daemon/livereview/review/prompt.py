@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from importlib import resources
 
 from livereview.core.model import FileChange, Lesson, MergeRequest
-from livereview.core.prompt import Prompt, Reference
+from livereview.core.prompt import Prompt, Reference, ranked
 from livereview.core.sanitize import clean, fence_id, fenced, one_line, shown_path
 
 DESCRIPTION_CHARS = 4000
@@ -30,8 +30,8 @@ def build(mr: MergeRequest, files: Sequence[tuple[FileChange, str]],
           references: Sequence[Reference] = ()) -> Prompt:
     description = clean(mr.description)[:DESCRIPTION_CHARS]
     diffs = [clean(diff) for _, diff in files]
-    refs = [(one_line(r.source), clean(r.text)[:REFERENCE_CHARS])
-            for r in references[:REFERENCES]]
+    refs = [(one_line(r.label), clean(r.text)[:REFERENCE_CHARS])
+            for r in used_references(files, references)]
     fence = fence_id([description, *diffs, *(c.new_path for c, _ in files),
                       *(text for _, text in refs)])
     parts = [f"MR: {one_line(mr.title)} ({one_line(mr.source_branch)} → "
@@ -57,6 +57,12 @@ def build(mr: MergeRequest, files: Sequence[tuple[FileChange, str]],
                       f"+{change.additions} -{change.deletions}{renamed})",
                   fenced(diff, fence)]
     return Prompt(system=system_prompt(fence), user="\n".join(parts))
+
+
+def used_references(files: Sequence[tuple[FileChange, str]],
+                    references: Sequence[Reference]) -> list[Reference]:
+    """The references a batch's prompt shows: the most relevant to its files, a few."""
+    return ranked(references, [c.new_path for c, _ in files])[:REFERENCES]
 
 
 def names(changes: Iterable[FileChange]) -> dict[str, FileChange]:

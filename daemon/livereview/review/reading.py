@@ -120,9 +120,12 @@ class Reader:
                      lessons: Sequence[Lesson], references: Sequence[Reference],
                      log: FilteringBoundLogger) -> ReviewRun:
         findings: list[dict[str, Any]] = []
+        knowledge: list[dict[str, Any]] = []
         note = ""
         if batch.files:
             built = prompt.build(mr, batch.files, lessons, run.previous_head_sha, references)
+            knowledge = [{"source": r.source, "kind": r.kind.value, "relevance": r.relevance}
+                         for r in prompt.used_references(batch.files, references)]
             answer = await bounded(self.answerer.answer(built), self.step_timeout_seconds)
             shown = prompt.names(change for change, _ in batch.files)  # exact, never merged
             parsed = parse_findings(answer.text, shown)
@@ -150,7 +153,8 @@ class Reader:
                 real = replace(finding, path=change.new_path)
                 comment = placement.place(real, change, maps[change.new_path])
                 findings.append({
-                    "severity": real.severity.value, "path": comment.path if comment
+                    "severity": real.severity.value, "category": real.category.value,
+                    "confidence": real.confidence, "path": comment.path if comment
                     else real.path, "line": comment.line if comment else real.line,
                     "side": (comment.side if comment else real.side).value,
                     "old_path": comment.old_path if comment else "",
@@ -164,7 +168,8 @@ class Reader:
             return run
         return await self.store.run(
             reviews.add_batch, run.id, self.clock(), findings=findings, files=batch.rows,
-            files_done=index, reviewed=batch.reviewed, skipped=batch.skipped, note=note)
+            files_done=index, reviewed=batch.reviewed, skipped=batch.skipped, note=note,
+            knowledge=knowledge)
 
 
 async def bounded(call: Awaitable[T], seconds: float) -> T:

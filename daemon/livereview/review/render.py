@@ -49,8 +49,18 @@ def _safe(text: str) -> str:
     return outgoing(f"{safe}\n{fence}") if fence else safe
 
 
+def badge(finding: Finding) -> str:
+    """"🟠 **Warning · correctness**", and the model's confidence when it doubts:
+    "🔵 **Suggestion · style** (confidence 40%)"."""
+    emoji, name = BADGES[finding.severity].split(" ", 1)
+    label = f"{emoji} **{name.strip('*')} · {finding.category.value}**"
+    if finding.confidence < 1.0:
+        label += f" (confidence {round(finding.confidence * 100)}%)"
+    return label
+
+
 def finding_body(token: str, number: int, finding: Finding) -> str:
-    return (f"{BADGES[finding.severity]} — {_safe(finding.body)}\n\n"
+    return (f"{badge(finding)} — {_safe(finding.body)}\n\n"
             f"{marker(token, f'finding={number}')}")
 
 
@@ -90,7 +100,7 @@ def summary_body(token: str, s: Summary) -> str:
     if s.outside:
         lines += ["", "#### Not on a line of the diff"]
         ranked = sorted(s.outside, key=lambda f: f.severity.rank)
-        lines += [f"- {BADGES[f.severity]} `{one_line(f.path)}:{f.line}` — "
+        lines += [f"- {badge(f)} `{one_line(f.path)}:{f.line}` — "
                   f"{one_line(f.body, 600)}" for f in ranked[:LISTED]]
         if len(ranked) > LISTED:
             lines.append(f"- … and {len(ranked) - LISTED} more")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import random
 import time
 from collections.abc import Callable, Sequence
@@ -367,8 +368,19 @@ def result(run: ReviewRun, found: Sequence[StoredFinding]) -> dict[str, object]:
             "notice_message_id": run.notice_message_id or None,
             "head_sha": run.head_sha, "files_reviewed": run.files_reviewed,
             "files_skipped": run.skipped_total,
-            "findings": [{"severity": f.severity, "path": f.path, "line": f.line,
+            "knowledge": knowledge(run),
+            "findings": [{"severity": f.severity, "category": f.category,
+                          "confidence": f.confidence, "path": f.path, "line": f.line,
                           "side": f.side, "placement": f.placement,
                           "message_id": f.message_id or None} for f in found],
             "last_error": run.last_error or None}
 
+
+
+def knowledge(run: ReviewRun) -> list[dict[str, object]]:
+    """The references the run's prompts showed, with their kind and relevance."""
+    try:
+        value = json.loads(run.knowledge or "[]")
+    except ValueError:
+        return []
+    return [dict(v) for v in value if isinstance(v, dict)] if isinstance(value, list) else []

@@ -44,7 +44,8 @@ def to_model(row: ReviewRunRow) -> ReviewRun:
     plain: dict[str, Any] = {name: getattr(row, name) for name in (
         "key", "token", "trigger_thread_id", "trigger_message_id", "explicit", "attempts",
         "head_sha", "base_sha", "start_sha", "previous_run_id", "previous_head_sha",
-        "files_done", "files_reviewed", "skipped_total", "notes", "not_raised_again",
+        "files_done", "files_reviewed", "skipped_total", "notes", "knowledge",
+        "not_raised_again",
         "verdict", "verdict_applied", "review_id", "summary_message_id", "notice_message_id",
         "notifiers_done", "last_error")}
     flags: dict[str, Any] = {flag: getattr(row, column) is not None
@@ -60,7 +61,8 @@ def finding_model(row: ReviewFindingRow) -> StoredFinding:
         id=row.id, run_id=row.run_id, number=row.number, severity=row.severity,
         path=row.path, line=row.line, side=row.side, old_path=row.old_path,
         old_line=row.old_line, body=row.body, fingerprint=row.fingerprint,
-        placement=row.placement, post_started=row.post_started_at is not None,
+        placement=row.placement, category=row.category, confidence=row.confidence,
+        post_started=row.post_started_at is not None,
         message_id=row.message_id, thread_id=row.thread_id,
         fix_started=row.fix_started_at is not None, fixed=row.fixed_at is not None)
 
@@ -141,7 +143,8 @@ def previous(session: Session, mr: MRKey, before: int) -> ReviewRun | None:
 
 def add_batch(session: Session, /, run_id: int, now: datetime, *,
               findings: Sequence[dict[str, Any]], files: Sequence[dict[str, Any]],
-              files_done: int, reviewed: int, skipped: int, note: str = "") -> ReviewRun:
+              files_done: int, reviewed: int, skipped: int, note: str = "",
+              knowledge: Sequence[dict[str, Any]] = ()) -> ReviewRun:
     """One batch of files read: its findings, its files and the cursor, together — a crash
     resumes after the last batch stored, never storing a finding twice."""
     row = session.get(ReviewRunRow, run_id)
@@ -160,9 +163,24 @@ def add_batch(session: Session, /, run_id: int, now: datetime, *,
     row.skipped_total += skipped
     if note:
         row.notes = json.dumps([*json.loads(row.notes or "[]"), note][:5])
+    if knowledge:
+        row.knowledge = json.dumps(merged_knowledge(json.loads(row.knowledge or "[]"),
+                                                    knowledge))
     row.updated_at = now
     session.add(row)
     return to_model(row)
+
+
+def merged_knowledge(before: Sequence[dict[str, Any]], batch: Sequence[dict[str, Any]]
+                     ) -> list[dict[str, Any]]:
+    """The run's references so far and a batch's, one entry per source with the highest
+    relevance it had in any batch, most relevant first."""
+    by_source: dict[str, dict[str, Any]] = {}
+    for entry in [*before, *batch]:
+        kept = by_source.get(entry["source"])
+        if kept is None or entry["relevance"] > kept["relevance"]:
+            by_source[entry["source"]] = dict(entry)
+    return sorted(by_source.values(), key=lambda e: -float(e["relevance"]))
 
 
 def findings(session: Session, run_id: int) -> list[StoredFinding]:

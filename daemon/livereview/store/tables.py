@@ -238,6 +238,9 @@ class ReviewRunRow(SQLModel, table=True):
     files_reviewed: int = 0
     skipped_total: int = 0
     notes: str = Field(default="", sa_type=Text)  # JSON list: the model's overall remarks
+    # JSON list of the knowledge the prompts showed: {source, kind, relevance} (the highest
+    # relevance over the run's batches)
+    knowledge: str = Field(default="[]", sa_type=Text)
     not_raised_again: int = 0
     verdict: str = ""  # approved | changes_requested | commented (machine-readable)
     verdict_applied: str = ""  # what the host took (COMMENT on GitHub's own PR)
@@ -269,6 +272,8 @@ class ReviewFindingRow(SQLModel, table=True):
     repo: str
     iid: int
     severity: str
+    category: str = "general"  # core.findings.Category
+    confidence: float = 1.0  # the model's own, 0..1
     path: str
     line: int
     side: str

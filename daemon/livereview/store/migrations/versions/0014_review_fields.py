@@ -1,0 +1,38 @@
+"""review fields: a finding's category and confidence, the knowledge a run's prompts used
+(with each reference's kind and relevance), the reply that asked for a follow-up
+
+Revision ID: 0014
+Revises: 0011
+Create Date: 2026-11-27
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from alembic import op
+
+revision = "0014"
+down_revision = "0011"
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    # Additive only, with server defaults, so rows written before keep reading (and an
+    # older daemon beside a newer schema still inserts).
+    with op.batch_alter_table("review_findings") as table:
+        table.add_column(sa.Column("category", sa.String(), nullable=False,
+                                   server_default="general"))
+        table.add_column(sa.Column("confidence", sa.Float(), nullable=False,
+                                   server_default="1.0"))
+    with op.batch_alter_table("review_runs") as table:
+        table.add_column(sa.Column("knowledge", sa.Text(), nullable=False,
+                                   server_default="[]"))
+
+
+def downgrade() -> None:
+    with op.batch_alter_table("review_runs") as table:
+        table.drop_column("knowledge")
+    with op.batch_alter_table("review_findings") as table:
+        table.drop_column("confidence")
+        table.drop_column("category")
