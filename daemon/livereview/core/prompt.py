@@ -77,8 +77,25 @@ def ranked(references: Iterable[Reference], about: Sequence[str]) -> list[Refere
 
 
 @dataclass(frozen=True)
+class OutputSchema:
+    """The JSON shape an answer must have, for servers that enforce it (OpenAI-compatible
+    structured outputs: `response_format` of type `json_schema`, strict). `schema` is the
+    JSON Schema as JSON text (frozen, and sent as written)."""
+
+    name: str
+    schema: str
+
+
+@dataclass(frozen=True)
 class Prompt:
     system: str
     user: str
     truncated: tuple[str, ...] = ()
     sections: tuple[str, ...] = ()  # the names of the sections the user prompt holds
+    schema: OutputSchema | None = None  # asked of the server where it can enforce it
+
+    def again(self, why: str) -> Prompt:
+        """The same question once more, told why the last answer could not be read (the
+        parser's words, never the answer's text)."""
+        return replace(self, user=f"{self.user}\n\nYour previous answer could not be read: "
+                                  f"{why}. Answer again with the JSON object only.")

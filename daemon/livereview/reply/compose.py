@@ -36,6 +36,7 @@ from livereview.store import reviews
 from livereview.store.db import Store
 
 T = TypeVar("T")
+NOT_AN_ANSWER_OBJECT = "it is not one JSON object with a string `answer`"
 
 
 class JobSkipped(Exception):
@@ -173,6 +174,13 @@ class Composer:
                                budget_chars=chars_for(answers.context_budget_tokens))
         answer = await self._step(self.answerer.answer(prompt))
         structured = parse_answer(answer.text, question.body)
+        if answer.structured and not structured.structured:
+            # The server was to enforce the answer object and did not: asked once more,
+            # told why; a second miss is answered as prose, as from a server without
+            # structured outputs (docs/DESIGN.md §10).
+            log.info("answer_retried", reason=NOT_AN_ANSWER_OBJECT)
+            answer = await self._step(self.answerer.answer(prompt.again(NOT_AN_ANSWER_OBJECT)))
+            structured = parse_answer(answer.text, question.body)
         log.info("answer_written", model=answer.model, chars=len(answer.text),
                  prompt_tokens=answer.prompt_tokens, truncated=list(prompt.truncated),
                  context_sections=list(prompt.sections), context_chars=len(prompt.user),

@@ -5,8 +5,9 @@ Memory is bounded by one batch (`batch_chars` of diff text, plus one file the ho
 to `max_file_bytes`): a 3 000-file or 50 MB diff is never held whole. A crash resumes after
 the last batch stored (`files_done`), so no file's findings are stored twice.
 
-A batch is stored only on an answer that is findings: on one that is not (prose, "LGTM",
-JSON of another shape) the batch is not reviewed, and the run retries it later
+A batch is stored only on an answer that is findings. One that is not (prose, "LGTM",
+JSON of another shape) is asked again at once, with the parser's reason; if the second
+answer is not findings either, the batch is not reviewed, and the run retries it later
 (`UnusableAnswer` is an `LLMError`: backoff, then failure after `review.max_attempts`) —
 a verdict is never decided on findings nobody could read. A file the answer lost an item
 about is stored with the UNSURE digest: no approval, nothing in it resolved as fixed, and
@@ -126,9 +127,17 @@ class Reader:
             built = prompt.build(mr, batch.files, lessons, run.previous_head_sha, references)
             knowledge = [{"source": r.source, "kind": r.kind.value, "relevance": r.relevance}
                          for r in prompt.used_references(batch.files, references)]
-            answer = await bounded(self.answerer.answer(built), self.step_timeout_seconds)
             shown = prompt.names(change for change, _ in batch.files)  # exact, never merged
+            answer = await bounded(self.answerer.answer(built), self.step_timeout_seconds)
             parsed = parse_findings(answer.text, shown)
+            if parsed.unreadable:
+                # Asked once more, told why (the parser's words): a model that slipped into
+                # prose mostly answers in the format when shown the error.
+                log.info("review_answer_retried", reason=parsed.unreadable,
+                         structured=answer.structured)
+                answer = await bounded(self.answerer.answer(built.again(parsed.unreadable)),
+                                       self.step_timeout_seconds)
+                parsed = parse_findings(answer.text, shown)
             if parsed.unreadable:
                 # The answer's start, on one line: what an operator needs to tell a
                 # chatty model from a refusal (the log's redactor still applies).
