@@ -5,9 +5,11 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import timedelta
 
+import pytest
+
 from livereview.core.model import Event, EventKind, JobReason, Policy, ReplyRequest, Snapshot
 from livereview.core.model_runs import ReviewTrigger
-from livereview.core.triggers import asks_to_review, is_draft, review_requests
+from livereview.core.triggers import asks_to_review, is_draft, names_review, review_requests
 from tests.factories import KEY, T0, msg, snapshot, thread
 
 POLICY = Policy()
@@ -56,3 +58,17 @@ def test_policy_opened_and_push() -> None:
     assert review_requests(push, draft, True, [], POLICY, ("opened", "push"), EARLY) == []
     closed = snapshot(state="closed")
     assert review_requests(push, closed, False, [], POLICY, ("push",), EARLY) == []
+
+
+# ---- a reply on a review names it (docs/DESIGN.md §11) ----------------------------------------
+@pytest.mark.parametrize(("body", "named"), [
+    ("Fixed both points of review 4711.", True),
+    ("review #4711: done", True),
+    ("Review ID 4711 is addressed", True),
+    ("review 47112 is another one", False),
+    ("> review 4711\n\nquoted, not said", False),
+    ("```\nreview 4711\n```", False),
+    ("4711 alone is a number, not a reference", False),
+])
+def test_a_reply_names_the_review_only_in_its_own_words(body: str, named: bool) -> None:
+    assert names_review(body, "4711") is named

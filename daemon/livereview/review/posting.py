@@ -243,7 +243,7 @@ class Poster:
                 await self._fence(run)
                 run = await self.store.run(steps.start_notice, run.id, self.clock())
                 body = render.notice_body(run.token, mr.author.username, Verdict(run.verdict),
-                                          [as_finding(f) for f in found])
+                                          [as_finding(f) for f in found], run.review_id)
                 message = await self._step(statement(host, run.mr, body))
             run = await self.store.run(steps.mark_notice, run.id, self.clock(), message.id)
             log.info("author_notified", message_id=message.id)

@@ -158,6 +158,12 @@ class Reader:
                         row["digest"] = UNSURE
             maps = {c.new_path: placement.LineMap.of(d) for c, d in batch.files}
             for finding in parsed.findings:
+                if finding.confidence < self.settings.min_confidence:
+                    # The model's own doubt, not a loss: the file stays fully reviewed.
+                    log.info("review_finding_dropped", reason=(
+                        f"confidence {finding.confidence:g} of {finding.path}:{finding.line} "
+                        f"is below review.min_confidence {self.settings.min_confidence:g}"))
+                    continue
                 change = shown[finding.path]
                 real = replace(finding, path=change.new_path)
                 comment = placement.place(real, change, maps[change.new_path])

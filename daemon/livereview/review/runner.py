@@ -25,7 +25,7 @@ from structlog.typing import FilteringBoundLogger
 from livereview.core.findings import Severity
 from livereview.core.lessons import applicable
 from livereview.core.model import Identity, MRKey, Snapshot, Verdict
-from livereview.core.model_runs import ReviewRun, ReviewState, StoredFinding
+from livereview.core.model_runs import ReviewRun, ReviewState, ReviewTrigger, StoredFinding
 from livereview.core.sanitize import outgoing
 from livereview.core.triggers import ack_marker, acked_for, is_draft
 from livereview.core.verdict import VerdictPolicy, decide
@@ -262,7 +262,10 @@ class ReviewRunner:
             await self._ack(run, host, snapshot, bound)
             run = await self.store.run(steps.mark_acked, run.id, self.clock())
         previous = await self.store.run(reviews.previous, run.mr, run.id)
-        follow = previous is not None and previous.head_sha != mr.head_sha
+        # A reply on a review asks for its follow-up even at the same head: the threads the
+        # author resolved since are weighed again, and only files that changed are read.
+        follow = previous is not None and (previous.head_sha != mr.head_sha
+                                           or run.trigger is ReviewTrigger.REPLY)
         bound.info("review_started", head=mr.head_sha[:12], trigger=run.trigger.value,
                    follow_up_of=previous.head_sha[:12] if follow and previous else "")
         return await self.store.run(

@@ -18,6 +18,7 @@ from sqlmodel import Session, col, select
 
 from livereview.core.model import MRKey
 from livereview.core.model_runs import (
+    AwaitingReview,
     ReviewRequest,
     ReviewRun,
     ReviewState,
@@ -78,12 +79,28 @@ def enqueue(session: Session, requests: Iterable[ReviewRequest], now: datetime
     rows = [ReviewRunRow(
         key=key, token=secrets.token_hex(8), host=r.mr.host, repo=r.mr.repo, iid=r.mr.iid,
         trigger=r.trigger.value, trigger_thread_id=r.thread_id,
-        trigger_message_id=r.detail if r.trigger is ReviewTrigger.MENTION else "",
+        trigger_message_id=r.detail if r.trigger in (ReviewTrigger.MENTION, ReviewTrigger.REPLY)
+        else "",
         explicit=r.explicit, state=ReviewState.PENDING.value, next_attempt_at=now,
         created_at=now, updated_at=now) for key, r in wanted.items() if key not in existing]
     session.add_all(rows)
     session.flush()
     return [(row.id, row.key) for row in rows if row.id is not None]
+
+
+def awaiting(session: Session, key: MRKey) -> AwaitingReview | None:
+    """The MR's last review if it finished with changes requested and no run of the MR
+    is open (one follow-up at a time: a reply during a run asks for nothing more)."""
+    last = session.exec(
+        select(ReviewRunRow)
+        .where(ReviewRunRow.host == key.host, ReviewRunRow.repo == key.repo,
+               ReviewRunRow.iid == key.iid,
+               col(ReviewRunRow.state).in_([*OPEN, ReviewState.DONE.value]))
+        .order_by(col(ReviewRunRow.id).desc()).limit(1)).first()
+    if last is None or last.state != ReviewState.DONE.value or not last.review_id \
+            or last.verdict != "changes_requested" or last.completed_at is None:
+        return None
+    return AwaitingReview(last.review_id, last.summary_message_id, last.completed_at)
 
 
 def unfinished(session: Session, repo: str | None = None) -> list[ReviewRunRow]:

@@ -215,13 +215,15 @@ class ReviewRunRow(SQLModel, table=True):
     (pending → reviewing → posting → notifying → done, or skipped / failed)."""
 
     __tablename__ = "review_runs"
+    # The poller asks per MR it syncs whether a review awaits a reply (reviews.awaiting).
+    __table_args__ = (Index("ix_review_runs_mr", "host", "repo", "iid"),)
     id: int | None = Field(default=None, primary_key=True)
     key: str = Field(unique=True)  # what asked for it: the idempotency key
     token: str = Field(unique=True)  # in every marker it posts (not the row id: ids repeat)
     host: str
     repo: str
     iid: int
-    trigger: str  # mention | cli | opened | push
+    trigger: str  # mention | cli | opened | push | reply
     trigger_thread_id: str = ""
     trigger_message_id: str = ""
     explicit: bool = False  # asked by a person: drafts are reviewed too

@@ -1,5 +1,5 @@
 """review fields: a finding's category and confidence, the knowledge a run's prompts used
-(with each reference's kind and relevance), the reply that asked for a follow-up
+(with each reference's kind and relevance), an index to find an MR's reviews
 
 Revision ID: 0014
 Revises: 0011
@@ -28,9 +28,12 @@ def upgrade() -> None:
     with op.batch_alter_table("review_runs") as table:
         table.add_column(sa.Column("knowledge", sa.Text(), nullable=False,
                                    server_default="[]"))
+    # Asked per MR synced: does a review await a reply? (reviews.awaiting)
+    op.create_index("ix_review_runs_mr", "review_runs", ["host", "repo", "iid"])
 
 
 def downgrade() -> None:
+    op.drop_index("ix_review_runs_mr", table_name="review_runs")
     with op.batch_alter_table("review_runs") as table:
         table.drop_column("knowledge")
     with op.batch_alter_table("review_findings") as table:
