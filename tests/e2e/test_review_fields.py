@@ -10,6 +10,7 @@ import pytest
 
 from livereview.cli.commands import main
 from livereview.review.render import marked
+from livereview.sandbox.llm_server import LLMFault
 from tests.databases import query
 from tests.e2e.conftest import PROJECT, Sandbox
 
@@ -58,3 +59,20 @@ def test_the_posted_finding_the_store_and_the_json_carry_its_fields(
     prompt = sandbox.llm.llm.prompts[-1][-1]["content"]
     assert prompt.index(f"- docs/caching.md (doc, relevance {first:.2f})") < prompt.index(
         f"- STYLE.md (doc, relevance {second:.2f})")
+
+
+def test_an_answers_citations_are_stored_with_their_kind_and_relevance(
+        sandbox: Sandbox) -> None:
+    configure(sandbox)
+    sandbox.llm.llm.faults.append(LLMFault(content=json.dumps({
+        "mode": "clarification", "severity": "none", "answer": "Yes: see the rule.",
+        "concede": False, "lesson": None, "resolve": False, "citations": [
+            {"ref": "docs/caching.md", "title": "the caching rule"},
+            {"ref": "src/cache.py:8", "title": "the lock"},
+            {"ref": "https://wiki.example/locks", "title": "locks"}]})))
+    sandbox.note("@livereview why a lock here?",
+                 position={"new_path": "src/cache.py", "new_line": 9})
+    assert sandbox.once() == 0
+    rows = query(sandbox.db, "SELECT url, kind, relevance FROM knowledge_refs ORDER BY id")
+    assert rows == [("docs/caching.md", "doc", 1.0), ("src/cache.py:8", "code", 0.0),
+                    ("https://wiki.example/locks", "link", 0.0)]

@@ -8,6 +8,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
+from livereview.core.answer import Citation, StructuredAnswer, with_kinds
 from livereview.core.findings import Category, Finding, Severity, parse_findings
 from livereview.core.model import Side
 from livereview.core.prompt import Reference, RefKind, kind_of, ranked
@@ -89,3 +90,19 @@ def test_a_runs_knowledge_keeps_each_source_once_at_its_highest_relevance() -> N
          {"source": "b.py", "kind": "code", "relevance": 0.3}])
     assert merged == [{"source": "a.md", "kind": "doc", "relevance": 0.5},
                       {"source": "b.py", "kind": "code", "relevance": 0.3}]
+
+
+def test_a_citation_takes_the_kind_of_the_reference_it_names_or_of_its_form() -> None:
+    shown = [Reference("docs/billing.md", "x", RefKind.DOC, 0.5)]
+    answer = with_kinds(StructuredAnswer("a", "help", citations=(
+        Citation("docs/billing.md"), Citation("src/a.py:3"), Citation("https://w/x"),
+        Citation("a hunch"))), shown)
+    assert [(c.kind, c.relevance) for c in answer.citations] == [
+        ("doc", 0.5), ("code", 0.0), ("link", 0.0), ("", 0.0)]
+
+
+def test_citations_stored_before_they_had_a_kind_still_read() -> None:
+    old = StructuredAnswer.from_meta("a", {"citations": [["src/a.py:3", "t"]]})
+    new = StructuredAnswer.from_meta("a", {"citations": [["d.md", "t", "doc", 0.5]]})
+    assert old.citations == (Citation("src/a.py:3", "t"),)
+    assert new.citations == (Citation("d.md", "t", "doc", 0.5),)

@@ -16,6 +16,7 @@ from structlog.typing import FilteringBoundLogger
 
 from livereview.core.answer import parse as parse_answer
 from livereview.core.answer import render as render_answer
+from livereview.core.answer import with_kinds
 from livereview.core.lessons import applicable
 from livereview.core.model import Identity, Message, ReplyJob, Snapshot, Thread
 from livereview.core.postable import postable
@@ -181,6 +182,7 @@ class Composer:
             log.info("answer_retried", reason=NOT_AN_ANSWER_OBJECT)
             answer = await self._step(self.answerer.answer(prompt.again(NOT_AN_ANSWER_OBJECT)))
             structured = parse_answer(answer.text, question.body)
+        structured = with_kinds(structured, context.shown_references(thread, references))
         log.info("answer_written", model=answer.model, chars=len(answer.text),
                  prompt_tokens=answer.prompt_tokens, truncated=list(prompt.truncated),
                  context_sections=list(prompt.sections), context_chars=len(prompt.user),

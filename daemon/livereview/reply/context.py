@@ -188,6 +188,13 @@ class _Parts:
                          *(text for _, text in self.messages)])
 
 
+def shown_references(thread: Thread, references: Sequence[Reference]) -> list[Reference]:
+    """The references an answer's prompt shows: ranked by relevance to the thread's file
+    (none for a general thread: the configured order), ten at most."""
+    about = [thread.anchor.new_path] if thread.anchor is not None else []
+    return ranked(references, about)[:10]
+
+
 def _parts(mr: MergeRequest, thread: Thread, trigger_id: str, identity: Identity,
            hunk: str | None, stat: str | None, references: Sequence[Reference],
            keep_last: int) -> _Parts:
@@ -197,9 +204,8 @@ def _parts(mr: MergeRequest, thread: Thread, trigger_id: str, identity: Identity
         truncated.append(f"{omitted} older messages of the thread")
     messages = [(m, _cut(clean(m.body), QUESTION_CHARS if m.id == trigger_id else
                          MESSAGE_CHARS, f"message {m.id}", truncated)) for m in kept]
-    about = [thread.anchor.new_path] if thread.anchor is not None else []
     refs = [(one_line(ref.label), _cut(clean(ref.text), REFERENCE_CHARS, ref.source,
-                                       truncated)) for ref in ranked(references, about)[:10]]
+                                       truncated)) for ref in shown_references(thread, references)]
     return _Parts(
         description=_cut(clean(mr.description), DESCRIPTION_CHARS, "the MR description",
                          truncated),

@@ -90,9 +90,11 @@ def import_(session: Session, items: list[Any], now: datetime) -> tuple[int, int
 
 
 def cite(session: Session, host: str, repo: str, message_id: str,
-         citations: list[tuple[str, str]], now: datetime) -> None:
+         citations: list[tuple[str, str, str, float]], now: datetime) -> None:
+    """What a posted reply cited: (ref, title, kind, relevance) each."""
     session.add_all(KnowledgeRef(host=host, repo=repo, host_message_id=message_id, url=ref,
-                                 title=title, created_at=now) for ref, title in citations)
+                                 title=title, kind=kind, relevance=relevance, created_at=now)
+                    for ref, title, kind, relevance in citations)
 
 
 def citations_of(session: Session, message_id: str) -> list[KnowledgeRef]:

@@ -113,6 +113,8 @@ class KnowledgeRef(SQLModel, table=True):
     host_message_id: str = Field(index=True)  # the posted reply that cited it
     url: str
     title: str = ""
+    kind: str = ""  # core.prompt.RefKind's value (doc, code, link, …), "" when unknown
+    relevance: float = 0.0  # as the prompt ranked it (core.prompt.ranked), 0..1
     snippet: str = Field(default="", sa_type=Text)
     created_at: datetime
 

@@ -1,5 +1,6 @@
 """review fields: a finding's category and confidence, the knowledge a run's prompts used
-(with each reference's kind and relevance), an index to find an MR's reviews
+(with each reference's kind and relevance), a cited reference's kind and relevance, an
+index to find an MR's reviews
 
 Revision ID: 0014
 Revises: 0011
@@ -28,12 +29,19 @@ def upgrade() -> None:
     with op.batch_alter_table("review_runs") as table:
         table.add_column(sa.Column("knowledge", sa.Text(), nullable=False,
                                    server_default="[]"))
+    with op.batch_alter_table("knowledge_refs") as table:
+        table.add_column(sa.Column("kind", sa.String(), nullable=False, server_default=""))
+        table.add_column(sa.Column("relevance", sa.Float(), nullable=False,
+                                   server_default="0"))
     # Asked per MR synced: does a review await a reply? (reviews.awaiting)
     op.create_index("ix_review_runs_mr", "review_runs", ["host", "repo", "iid"])
 
 
 def downgrade() -> None:
     op.drop_index("ix_review_runs_mr", table_name="review_runs")
+    with op.batch_alter_table("knowledge_refs") as table:
+        table.drop_column("relevance")
+        table.drop_column("kind")
     with op.batch_alter_table("review_runs") as table:
         table.drop_column("knowledge")
     with op.batch_alter_table("review_findings") as table:
