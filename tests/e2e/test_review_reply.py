@@ -161,3 +161,13 @@ def test_bitbucket_cloud_a_reply_to_the_summary_starts_the_follow_up_at_once(
     assert follow[:2] == ("reply", "done") and follow[4] == str(reply["id"])
     assert bb.once() == 0
     assert len(runs(bb.db)) == 2
+
+
+def test_github_a_review_mention_that_names_the_review_is_one_ask(gh: GitHubSandbox) -> None:
+    gh.llm.llm.review_findings = TWO
+    gh.comment("@livereview review")
+    assert gh.once() == 0
+    [(_, _, _, review_id, _)] = runs(gh.db)
+    gh.comment(f"@livereview review {review_id} again please", author="bob")
+    assert gh.once() == 0
+    assert [r[0] for r in runs(gh.db)] == ["mention", "mention"]

@@ -197,7 +197,10 @@ class HostPoller:
         wanted = review_requests(events, fresh, stored is None, requests, self.policy,
                                  self.review_on.get(fresh.mr.key.repo, ()), baseline)
         if awaiting is not None and stored is not None:
-            wanted += reply_follow_ups(events, fresh, awaiting, self.identity, self.policy)
+            # "@livereview review 42" is one ask: the mention's review, not a second one.
+            mentioned = {r.detail for r in wanted}
+            wanted += [r for r in reply_follow_ups(events, fresh, awaiting, self.identity,
+                                                   self.policy) if r.detail not in mentioned]
         asked = {r.detail for r in wanted if r.thread_id}
         requests = [r for r in requests if r.message_id not in asked]
         return events, requests, turned_down(fresh, concessions, self.identity), wanted
