@@ -201,10 +201,11 @@ def test_repo_knowledge_and_the_diffstat_reach_the_prompt(sandbox: Sandbox) -> N
     assert sandbox.once() == 0
     user = unfenced(sandbox.llm.llm.prompts[-1][-1]["content"])
     assert "## References for this repo" in user
-    assert "<untrusted>\nCONTRIBUTING.md\n\nEvery shared cache needs a lock." in user
-    assert "<untrusted>\nhttps://wiki.example/caching\n</untrusted>" in user
+    assert ("<untrusted>\nCONTRIBUTING.md (doc, relevance 0.00)\n\nEvery shared cache needs a "
+            "lock.") in user
+    assert "<untrusted>\nhttps://wiki.example/caching (link, relevance 0.00)\n</untrusted>" in user
     assert "docs/missing.md" not in user  # missing files are logged and left out
-    assert "<untrusted>\nTeam rule\n\nBenchmarks before locks." in user
+    assert "<untrusted>\nTeam rule (snippet, relevance 0.00)\n\nBenchmarks before locks." in user
     assert "## What the MR changes\n<untrusted>\n" in user
     assert "\nsrc/cache.py | +3 -1\n" in user
 
@@ -221,6 +222,8 @@ def test_knowledge_globs_read_every_matching_file_of_the_folder(sandbox: Sandbox
     sandbox.note("@livereview does this follow our ADRs?")
     assert sandbox.once() == 0
     user = unfenced(sandbox.llm.llm.prompts[-1][-1]["content"])
-    assert "<untrusted>\ndocs/adr/0001-locks.md\n\nShared caches take a lock." in user
-    assert "<untrusted>\ndocs/adr/0002-retries.md\n\nRetry only temporary errors." in user
+    assert ("<untrusted>\ndocs/adr/0001-locks.md (doc, relevance 0.00)\n\nShared caches take "
+            "a lock.") in user
+    assert ("<untrusted>\ndocs/adr/0002-retries.md (doc, relevance 0.00)\n\nRetry only "
+            "temporary errors.") in user
     assert "not an ADR" not in user

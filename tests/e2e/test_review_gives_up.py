@@ -33,7 +33,8 @@ def failed_notes(sandbox: Sandbox) -> list[str]:
 
 def fail_three_times(sandbox: Sandbox) -> None:
     configure(sandbox, review="max_attempts = 3\n")
-    sandbox.llm.llm.faults += [LLMFault(content=OVER_CAP) for _ in range(3)]
+    # Each attempt asks twice (the second time told why): six answers over the cap.
+    sandbox.llm.llm.faults += [LLMFault(content=OVER_CAP) for _ in range(6)]
     sandbox.note("@livereview review")
     for _ in range(3):
         assert sandbox.once() == 0
@@ -46,13 +47,13 @@ def test_an_answer_over_the_cap_every_time_fails_the_run_with_one_note(
     [(state, verdict, error)] = runs(sandbox)
     assert (state, verdict) == ("failed", "")
     assert error == f"the model's answer about 1 file(s) is not findings ({WHY})"
-    assert len(sandbox.llm.llm.prompts) == 3  # bounded by review.max_attempts
+    assert len(sandbox.llm.llm.prompts) == 6  # bounded by review.max_attempts (2 asks each)
     [note] = failed_notes(sandbox)
     assert "could not be completed after 3 attempts" in note and WHY in note
     assert live_mentions(note) == {}
     assert sandbox.gitlab.approvers(PROJECT, sandbox.iid) == []
     assert sandbox.once() == 0  # nothing more: no retry, no second note
-    assert len(sandbox.llm.llm.prompts) == 3 and len(failed_notes(sandbox)) == 1
+    assert len(sandbox.llm.llm.prompts) == 6 and len(failed_notes(sandbox)) == 1
 
 
 def test_a_note_posted_before_a_lost_state_write_is_adopted_not_posted_twice(
@@ -60,7 +61,7 @@ def test_a_note_posted_before_a_lost_state_write_is_adopted_not_posted_twice(
     fail_three_times(sandbox)
     # As if the attempt had crashed after posting its note, before recording the failure.
     execute(sandbox.db, "UPDATE review_runs SET state = 'reviewing', attempts = 2")
-    sandbox.llm.llm.faults.append(LLMFault(content=OVER_CAP))
+    sandbox.llm.llm.faults += [LLMFault(content=OVER_CAP) for _ in range(2)]
     assert sandbox.once() == 0
     assert runs(sandbox)[0][0] == "failed" and len(failed_notes(sandbox)) == 1
 
@@ -105,7 +106,7 @@ def test_the_daemon_counts_the_run_that_gave_up_by_its_cause(
     port = _free_port()
     sandbox.config.write_text(sandbox.config.read_text().replace(
         'metrics_listen = ""', f'metrics_listen = "127.0.0.1:{port}"'))
-    sandbox.llm.llm.faults += [LLMFault(content=OVER_CAP) for _ in range(2)]
+    sandbox.llm.llm.faults += [LLMFault(content=OVER_CAP) for _ in range(4)]
     sandbox.note("@livereview review")
     start_daemon()
     wait_for(lambda: bool(failed_notes(sandbox)), timeout=120)

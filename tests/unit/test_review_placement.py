@@ -115,6 +115,21 @@ def test_the_notice_mentions_the_author_and_nobody_else() -> None:
     assert live_mentions(render.finding_body("a1b2c3d4e5f60718", 1, finding)) == []
 
 
+def test_the_notice_names_the_hosts_review_id_and_how_to_reply_on_it() -> None:
+    body = render.notice_body("a1b2c3d4e5f60718", "bob", Verdict.CHANGES_REQUESTED, [],
+                              "4711")
+    assert "review 4711 requests changes" in body and '"review 4711"' in body
+    assert "resolve the threads you addressed" in body
+    assert render.marked(body) == ("a1b2c3d4e5f60718", "notify")
+
+
+def test_a_review_id_that_is_not_one_is_not_shown_and_mentions_nobody() -> None:
+    body = render.notice_body("a1b2c3d4e5f60718", "bob", Verdict.CHANGES_REQUESTED, [],
+                              "1 @all <!--")
+    assert live_mentions(body) == ["bob"] and "@all" not in body
+    assert "review `a1b2c3d4e5f60718` requests changes" in body
+
+
 def test_the_summary_counts_lists_and_caps() -> None:
     outside = [Finding(Severity.SUGGESTION, "m.py", 900 + n, Side.NEW, f"n{n}")
                for n in range(render.LISTED + 5)]

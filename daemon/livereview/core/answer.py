@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
+from livereview.core.prompt import Reference, RefKind
 from livereview.core.sanitize import clean
 
 MODES = ("clarification", "disagreement", "help")
@@ -27,6 +29,10 @@ _CLARIFY = re.compile(r"\b(why|what do you mean|can you explain|clarify|how come
 class Citation:
     ref: str  # "path:line" in the MR, or a URL
     title: str = ""
+    # Of the prompt's reference it names (core/prompt.RefKind's value), else what the ref
+    # looks like: "link" for a URL, "code" for a path of the MR; its relevance then, else 0.
+    kind: str = ""
+    relevance: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -43,7 +49,7 @@ class StructuredAnswer:
     def meta(self) -> dict[str, Any]:
         return {"mode": self.mode, "severity": self.severity, "concede": self.concede,
                 "lesson": list(self.lesson) if self.lesson else None,
-                "citations": [[c.ref, c.title] for c in self.citations],
+                "citations": [[c.ref, c.title, c.kind, c.relevance] for c in self.citations],
                 "resolve": self.resolve, "structured": self.structured}
 
     @classmethod
@@ -52,10 +58,17 @@ class StructuredAnswer:
         return cls(text=text, mode=meta.get("mode", "help"),
                    severity=meta.get("severity", "none"), concede=bool(meta.get("concede")),
                    lesson=(str(lesson[0]), str(lesson[1])) if lesson else None,
-                   citations=tuple(Citation(str(r), str(t))
-                                   for r, t in meta.get("citations", [])),
+                   citations=tuple(_stored_citation(c) for c in meta.get("citations", [])),
                    resolve=bool(meta.get("resolve")),
                    structured=bool(meta.get("structured", True)))
+
+
+def _stored_citation(item: list[Any]) -> Citation:
+    """[ref, title] as stored before citations kept their kind, or [ref, title, kind,
+    relevance]."""
+    ref, title, *rest = item
+    kind, relevance = (str(rest[0]), float(rest[1])) if len(rest) >= 2 else ("", 0.0)
+    return Citation(str(ref), str(title), kind, relevance)
 
 
 def heuristic_mode(question: str) -> str:
@@ -124,3 +137,27 @@ def render(answer: StructuredAnswer) -> str:
     badge = {"correctness": "**Correctness** (this matters): ",
              "style": "**Style** (a suggestion): "}.get(answer.severity, "")
     return badge + answer.text if badge and not answer.text.startswith("**") else answer.text
+
+
+_PATH_LINE = re.compile(r"[^\s:]+:\d+(?:-\d+)?")
+
+
+def with_kinds(answer: StructuredAnswer, shown: Sequence[Reference]) -> StructuredAnswer:
+    """The answer's citations with the kind and relevance of the reference each names (by
+    its source), or else what it looks like: a URL is a `link`, `path:line` is `code` of
+    the MR; anything else keeps no kind. What is stored (`knowledge_refs`) says which
+    knowledge an answer stood on, and how relevant the prompt judged it."""
+    by_source = {r.source: r for r in shown}
+    cited = []
+    for citation in answer.citations:
+        known = by_source.get(citation.ref)
+        if known is not None:
+            kind, relevance = known.kind.value, known.relevance
+        elif citation.ref.startswith(("http://", "https://")):
+            kind, relevance = RefKind.LINK.value, 0.0
+        elif _PATH_LINE.fullmatch(citation.ref):
+            kind, relevance = RefKind.CODE.value, 0.0
+        else:
+            kind, relevance = "", 0.0
+        cited.append(replace(citation, kind=kind, relevance=relevance))
+    return replace(answer, citations=tuple(cited))

@@ -13,8 +13,10 @@ finding called fixed.
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import json
+import math
 import re
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
@@ -49,6 +51,23 @@ class Severity(enum.StrEnum):
         return {"critical": 0, "warning": 1, "suggestion": 2}[self.value]
 
 
+class Category(enum.StrEnum):
+    """What kind of problem a finding is (the review prompt lists these words)."""
+
+    CORRECTNESS = "correctness"
+    SECURITY = "security"
+    PERFORMANCE = "performance"
+    RELIABILITY = "reliability"
+    MAINTAINABILITY = "maintainability"
+    TESTS = "tests"
+    DOCS = "docs"
+    STYLE = "style"
+    GENERAL = "general"  # the model named none (or one we do not know): never guessed
+
+
+DEFAULT_CONFIDENCE = 1.0  # a model that gives none stands by its finding
+
+
 @dataclass(frozen=True, slots=True)
 class Finding:
     severity: Severity
@@ -56,6 +75,8 @@ class Finding:
     line: int
     side: Side
     body: str
+    category: Category = Category.GENERAL
+    confidence: float = DEFAULT_CONFIDENCE  # 0..1, the model's own
 
     @property
     def title(self) -> str:
@@ -73,6 +94,29 @@ _SEVERITIES = {"critical": Severity.CRITICAL, "blocker": Severity.CRITICAL,
 
 def severity_of(value: object) -> Severity | None:
     return _SEVERITIES.get(value.strip().lower()) if isinstance(value, str) else None
+
+
+def category_of(value: object) -> Category:
+    """The model's category; an unknown word or none is `general` (a category only labels a
+    finding: unlike a bad severity, a bad one drops nothing)."""
+    if isinstance(value, str):
+        with contextlib.suppress(ValueError):
+            return Category(value.strip().lower())
+    return Category.GENERAL
+
+
+def confidence_of(value: object) -> float | None:
+    """A number in [0, 1] (a percentage 1..100 is read as one), the default when absent;
+    None when it is there but not a confidence (the item is dropped: the model said
+    something we cannot read)."""
+    if value is None:
+        return DEFAULT_CONFIDENCE
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    number = float(value)
+    if not math.isfinite(number) or number < 0 or number > 100:
+        return None
+    return round(number / 100 if number > 1 else number, 3)
 
 
 @dataclass(frozen=True)
@@ -208,10 +252,14 @@ def _finding(item: object, paths: Collection[str]) -> Finding | str:
     body = item.get("body")
     if not isinstance(body, str) or not body.strip():
         return f"finding at {path}:{line} has no text"
+    confidence = confidence_of(item.get("confidence"))
+    if confidence is None:
+        return f"confidence {str(item.get('confidence'))[:40]!r} of {path}:{line} is not 0..1"
     text = clean(body).strip()  # shown to people, and stored: no NUL, no invisible text
     if len(text) > MAX_BODY_CHARS:
         text = text[:MAX_BODY_CHARS].rstrip() + "…"
-    return Finding(severity, path, line, Side(side), text)
+    return Finding(severity, path, line, Side(side), text, category_of(item.get("category")),
+                   confidence)
 
 
 def _most_severe(found: list[Finding], limit: int) -> set[int]:
@@ -237,16 +285,17 @@ def parse_findings(raw: str, paths: Collection[str]) -> ParsedReview:
                        "not findings")
         unsure.update(paths)
     valid: list[Finding] = []
-    seen: set[Finding] = set()
+    seen: set[tuple[str, str, int, str, str]] = set()  # whatever its category, confidence
     for item in (item for items in lists for item in items):
         result = _finding(item, paths)
         if isinstance(result, str):
             dropped.append(result)
             unsure.update(_about(item, paths))
-        elif result in seen:  # nothing is lost by leaving it out
+        elif (result.severity, result.path, result.line, result.side, result.body) in seen:
+            # nothing is lost by leaving it out
             dropped.append(f"the same finding twice at {result.path}:{result.line}")
         else:
-            seen.add(result)
+            seen.add((result.severity, result.path, result.line, result.side, result.body))
             valid.append(result)
     kept = _most_severe(valid, MAX_FINDINGS)
     for index, finding in enumerate(valid):

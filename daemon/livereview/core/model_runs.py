@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from datetime import datetime
 
 from livereview.core.model import MRKey
 
@@ -15,6 +16,7 @@ class ReviewTrigger(enum.StrEnum):
     CLI = "cli"  # `livereview review <MR>`
     OPENED = "opened"  # repo policy review_on = ["opened"]
     PUSH = "push"  # repo policy review_on = ["push"]: a follow-up after new commits
+    REPLY = "reply"  # a reply on a review that requested changes: its follow-up, at once
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +30,16 @@ class ReviewRequest:
     @property
     def key(self) -> str:
         return f"{self.mr.host}:{self.mr.repo}:{self.mr.iid}:review:{self.trigger}:{self.detail}"
+
+
+@dataclass(frozen=True, slots=True)
+class AwaitingReview:
+    """The MR's last review, finished with changes requested and nothing after it: a reply
+    on it (in its summary's thread, or naming its id) asks for the follow-up at once."""
+
+    review_id: str  # the host's, from the create response (GitHub's review; else the summary)
+    summary_message_id: str
+    finished_at: datetime
 
 
 class ReviewState(enum.StrEnum):
@@ -68,6 +80,7 @@ class ReviewRun:
     files_reviewed: int = 0
     skipped_total: int = 0
     notes: str = ""
+    knowledge: str = "[]"  # JSON: [{source, kind, relevance}] the prompts showed
     not_raised_again: int = 0
     verdict: str = ""
     verdict_applied: str = ""
@@ -101,6 +114,8 @@ class StoredFinding:
     body: str
     fingerprint: str
     placement: str
+    category: str = "general"
+    confidence: float = 1.0
     post_started: bool = False
     message_id: str = ""
     thread_id: str = ""

@@ -29,7 +29,7 @@ from livereview.core.model import (
     Snapshot,
     Thread,
 )
-from livereview.core.model_runs import ReviewRequest, ReviewTrigger
+from livereview.core.model_runs import AwaitingReview, ReviewRequest, ReviewTrigger
 
 PROSE_CHARS = 65_536  # of a comment searched for a mention (GitLab allows 1 MB notes)
 _MARKER = "<!-- livereview:reply-to={} -->"
@@ -342,4 +342,47 @@ def review_requests(events: Iterable[Event], snapshot: Snapshot, first_sight: bo
     pushed = any(e.kind in (EventKind.COMMIT_PUSH, EventKind.FORCE_PUSH) for e in events)
     if "push" in wanted and pushed and not first_sight:
         found.append(ReviewRequest(mr.key, ReviewTrigger.PUSH, mr.head_sha))
+    return found
+
+
+# ---- the follow-up on a reply to a review (docs/DESIGN.md §11) -----------------------------
+def names_review(body: str, review_id: str) -> bool:
+    """"review 4711" (also "review #4711", "review id 4711", any case) in the prose of a
+    message: quoted text and code do not count (quoting the notice is not replying)."""
+    if not review_id:
+        return False
+    pattern = rf"\breview\s*(?:id\s*)?[#:]?\s*{re.escape(review_id)}(?![\w-])"
+    return re.search(pattern, prose(body[:PROSE_CHARS]), re.IGNORECASE) is not None
+
+
+def reply_follow_ups(events: Iterable[Event], snapshot: Snapshot, awaiting: AwaitingReview,
+                     identity: Identity, policy: Policy) -> list[ReviewRequest]:
+    """A follow-up review per new message of a person that replies on the awaited review:
+    in the thread of its summary (GitLab and Bitbucket take replies there), or anywhere
+    naming its id (GitHub's review body takes none: a PR comment or a reply in one of its
+    threads that says `review <id>`). Written after the review finished, never by the
+    bot or another bot; each is its own request (keyed by the reply), so it is asked for
+    once, and the reply gets the review rather than an answer."""
+    mr = snapshot.mr
+    if mr.state != "opened":
+        return []
+    summary_thread = next((t.id for t in snapshot.threads
+                           if any(m.id == awaiting.summary_message_id for m in t.messages)),
+                          None)
+    messages = snapshot.messages()
+    summary = messages.get(awaiting.summary_message_id)
+    # By the host's clock where it can: the summary's own time (ours may differ from it).
+    since = summary.created_at if summary is not None else awaiting.finished_at
+    found: list[ReviewRequest] = []
+    for event in events:
+        if event.kind is not EventKind.COMMENT_ADDED:
+            continue
+        message = messages.get(event.message_id)
+        if message is None or message.system or identity.is_me(message.author) \
+                or is_other_bot(message, policy) or message.created_at < since:
+            continue
+        if (event.thread_id == summary_thread and message.id != awaiting.summary_message_id) \
+                or names_review(message.body, awaiting.review_id):
+            found.append(ReviewRequest(mr.key, ReviewTrigger.REPLY, message.id,
+                                       event.thread_id, explicit=True))
     return found

@@ -17,7 +17,7 @@ from typing import Any
 
 from livereview.core.lessons import scopes_for
 from livereview.core.model import MRKey
-from livereview.core.prompt import Reference
+from livereview.core.prompt import Reference, RefKind, kind_of
 from livereview.hosts.base import Host, NotFound
 
 CACHE_SECONDS = 600.0
@@ -35,10 +35,10 @@ class Knowledge:
         found: list[Reference] = []
         for source in self.entries(mr):
             if isinstance(source, tuple):  # a snippet written in the config
-                found.append(Reference(*source))
+                found.append(Reference(*source, kind=RefKind.SNIPPET))
                 continue
             if source.startswith(("http://", "https://")):
-                found.append(Reference(source))
+                found.append(Reference(source, kind=RefKind.LINK))
                 continue
             try:
                 paths = await self._expand(mr, host, ref, source)
@@ -49,7 +49,7 @@ class Knowledge:
             for path in paths:
                 text = await self._file(mr, host, ref, path)
                 if text is not None:
-                    found.append(Reference(path, text))
+                    found.append(Reference(path, text, kind=kind_of(path)))
         return found
 
     def entries(self, mr: MRKey) -> list[Source]:

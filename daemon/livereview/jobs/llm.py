@@ -2,27 +2,44 @@
 
 A half answer is never returned as if complete: an empty answer, one cut by the token
 limit, or a refusal raises `LLMError`, and the job retries later.
+
+Structured outputs: a prompt with a schema asks the server to enforce it
+(`response_format: {"type": "json_schema", "json_schema": {name, schema, strict: true}}`,
+which OpenAI, vLLM, Ollama and llama.cpp's server take). A server that refuses it answers
+HTTP 400 naming `response_format` or `json_schema` (OpenAI: "Invalid parameter:
+'response_format' of type 'json_schema' is not supported with this model",
+type invalid_request_error, param response_format — as reported in
+web-infra-dev/midscene#259); the answerer then asks again without it, in the instructed
+format the prompt describes, and remembers that for the endpoint for the life of the
+process: one refusal in all, logged once.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import asyncio
+import json
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import httpx2
 import openai
+import structlog
 from openai import AsyncOpenAI
 from openai.types.chat import (
+    ChatCompletion,
     ChatCompletionMessageParam,
     ChatCompletionSystemMessageParam,
     ChatCompletionUserMessageParam,
 )
+from openai.types.shared_params import ResponseFormatJSONSchema
 
-from livereview.core.prompt import Prompt
+from livereview.core.prompt import OutputSchema, Prompt
 from livereview.hosts.http import ssl_context
 from livereview.metrics import Metrics
 from livereview.reachability import PROBE_TIMEOUT_SECONDS, cause
 from livereview.settings import AISettings
+
+log = structlog.get_logger("livereview.llm")
 
 
 class LLMError(Exception):
@@ -35,6 +52,22 @@ class Answer:
     model: str
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    structured: bool = False  # the server was asked to enforce the prompt's schema
+
+
+def refuses_schema(exc: openai.APIError) -> bool:
+    """A 400 about `response_format` / `json_schema`: the server does not do structured
+    outputs (any other 400 is an error of its own)."""
+    if not isinstance(exc, openai.APIStatusError) or exc.status_code != 400:
+        return False
+    said = f"{exc.message} {getattr(exc, 'param', '') or ''}".lower()
+    return "response_format" in said or "json_schema" in said
+
+
+def response_format(schema: OutputSchema) -> ResponseFormatJSONSchema:
+    return {"type": "json_schema",
+            "json_schema": {"name": schema.name, "schema": json.loads(schema.schema),
+                            "strict": True}}
 
 
 class Answerer(Protocol):
@@ -100,11 +133,31 @@ async def probe(settings: AISettings, transport: httpx2.AsyncBaseTransport | Non
     return None
 
 
+@dataclass
+class SchemaSupport:
+    """What each endpoint (by base_url) said about structured outputs, for the process:
+    absent until it answered a prompt with a schema, then True (it took it) or False (it
+    refused: the instructed format from then on)."""
+
+    known: dict[str, bool] = field(default_factory=dict)
+    # Held by the first call with a schema until the endpoint has answered it: calls in
+    # parallel wait for that answer rather than each collecting a refusal.
+    probing: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    def worth_asking(self, base_url: str) -> bool:
+        return self.known.get(base_url, True)
+
+    def record(self, base_url: str, supported: bool) -> None:
+        self.known[base_url] = supported
+
+
 class OpenAIAnswerer:
     def __init__(self, settings: AISettings, metrics: Metrics,
-                 transport: httpx2.AsyncBaseTransport | None = None) -> None:
+                 transport: httpx2.AsyncBaseTransport | None = None,
+                 schemas: SchemaSupport | None = None) -> None:
         self.settings = settings
         self.metrics = metrics
+        self.schemas = schemas or SchemaSupport()
         http = httpx2.AsyncClient(
             timeout=settings.timeout_seconds,
             verify=ssl_context(None) if transport is None else True,
@@ -122,16 +175,46 @@ class OpenAIAnswerer:
     async def close(self) -> None:
         await self._client.close()
 
-    async def answer(self, prompt: Prompt) -> Answer:
-        try:
-            completion = await self._client.chat.completions.create(
-                model=self.settings.model,
-                messages=_messages(prompt),
+    async def _complete(self, prompt: Prompt, schema: OutputSchema | None) -> ChatCompletion:
+        if schema is None:
+            return await self._client.chat.completions.create(
+                model=self.settings.model, messages=_messages(prompt),
                 max_tokens=self.settings.max_output_tokens,
-                temperature=self.settings.temperature,
-            )
+                temperature=self.settings.temperature)
+        return await self._client.chat.completions.create(
+            model=self.settings.model, messages=_messages(prompt),
+            max_tokens=self.settings.max_output_tokens,
+            temperature=self.settings.temperature, response_format=response_format(schema))
+
+    async def _ask(self, prompt: Prompt) -> tuple[ChatCompletion, bool]:
+        """The completion, and whether the server was asked to enforce the schema."""
+        base_url = str(self.settings.base_url)
+        schema = prompt.schema if prompt.schema is not None and \
+            self.schemas.worth_asking(base_url) else None
+        try:
+            completion = await self._complete(prompt, schema)
         except openai.APIError as exc:
-            raise LLMError(failure(self.settings, exc)) from None
+            if schema is None or not refuses_schema(exc):
+                raise LLMError(failure(self.settings, exc)) from None
+            self.schemas.record(base_url, False)
+            log.warning("llm_structured_outputs_unsupported", endpoint=base_url,
+                        reason=_said(self.settings, exc.message),
+                        fallback="the instructed JSON format, for the rest of the process")
+            try:
+                return await self._complete(prompt, None), False
+            except openai.APIError as again:
+                raise LLMError(failure(self.settings, again)) from None
+        if schema is not None and base_url not in self.schemas.known:
+            self.schemas.record(base_url, True)
+            log.info("llm_structured_outputs", endpoint=base_url)
+        return completion, schema is not None
+
+    async def answer(self, prompt: Prompt) -> Answer:
+        if prompt.schema is not None and str(self.settings.base_url) not in self.schemas.known:
+            async with self.schemas.probing:
+                completion, structured = await self._ask(prompt)
+        else:
+            completion, structured = await self._ask(prompt)
         if completion.usage:
             self.metrics.llm_tokens.labels("prompt").inc(completion.usage.prompt_tokens)
             self.metrics.llm_tokens.labels("completion").inc(completion.usage.completion_tokens)
@@ -150,4 +233,5 @@ class OpenAIAnswerer:
         usage = completion.usage
         return Answer(text=text, model=completion.model or self.settings.model,
                       prompt_tokens=usage.prompt_tokens if usage else 0,
-                      completion_tokens=usage.completion_tokens if usage else 0)
+                      completion_tokens=usage.completion_tokens if usage else 0,
+                      structured=structured)

@@ -16,6 +16,7 @@ from structlog.typing import FilteringBoundLogger
 
 from livereview.core.answer import parse as parse_answer
 from livereview.core.answer import render as render_answer
+from livereview.core.answer import with_kinds
 from livereview.core.lessons import applicable
 from livereview.core.model import (
     Anchor,
@@ -27,7 +28,7 @@ from livereview.core.model import (
     Thread,
 )
 from livereview.core.postable import postable
-from livereview.core.prompt import Reference
+from livereview.core.prompt import Reference, RefKind
 from livereview.core.remap import Fate, remap
 from livereview.hosts.base import Forbidden, Host, NotFound
 from livereview.jobs.knowledge import Knowledge
@@ -46,6 +47,7 @@ from livereview.store import reviews
 from livereview.store.db import Store
 
 T = TypeVar("T")
+NOT_AN_ANSWER_OBJECT = "it is not one JSON object with a string `answer`"
 
 
 class JobSkipped(Exception):
@@ -196,7 +198,8 @@ class Composer:
             "the review finding this thread discusses",
             f"Your review of this MR raised this {finding.severity} finding at "
             f"{finding.path}:{finding.line}; the review's verdict was "
-            f"{verdict.replace('_', ' ') or 'not decided'}.\n\n{finding.body}")]
+            f"{verdict.replace('_', ' ') or 'not decided'}.\n\n{finding.body}",
+            kind=RefKind.FINDING, relevance=1.0)]
 
     async def compose(self, job: ReplyJob, host: Host, stored: Snapshot, identity: Identity,
                       log: FilteringBoundLogger) -> tuple[str, str, str]:
@@ -224,6 +227,14 @@ class Composer:
                                budget_chars=chars_for(answers.context_budget_tokens))
         answer = await self._step(self.answerer.answer(prompt))
         structured = parse_answer(answer.text, question.body)
+        if answer.structured and not structured.structured:
+            # The server was to enforce the answer object and did not: asked once more,
+            # told why; a second miss is answered as prose, as from a server without
+            # structured outputs (docs/DESIGN.md §10).
+            log.info("answer_retried", reason=NOT_AN_ANSWER_OBJECT)
+            answer = await self._step(self.answerer.answer(prompt.again(NOT_AN_ANSWER_OBJECT)))
+            structured = parse_answer(answer.text, question.body)
+        structured = with_kinds(structured, context.shown_references(thread, references))
         log.info("answer_written", model=answer.model, chars=len(answer.text),
                  prompt_tokens=answer.prompt_tokens, truncated=list(prompt.truncated),
                  context_sections=list(prompt.sections), context_chars=len(prompt.user),

@@ -10,6 +10,7 @@ budget keeps it bounded; whatever is cut is said to be cut.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from importlib import resources
 from unidiff.errors import UnidiffParseError
 from unidiff.patch import PatchSet
 
+from livereview.core.answer import MODES, SEVERITIES
 from livereview.core.model import (
     Anchor,
     Commit,
@@ -27,7 +29,7 @@ from livereview.core.model import (
     Message,
     Thread,
 )
-from livereview.core.prompt import Prompt, Reference
+from livereview.core.prompt import OutputSchema, Prompt, Reference, ranked
 from livereview.core.sanitize import clean, fence_id, fenced, one_line, shown_path
 from livereview.core.triggers import is_ack
 from livereview.reply.budget import Section, fit
@@ -35,6 +37,24 @@ from livereview.reply.code_context import PRIORITY, Surroundings
 from livereview.reply.policy import AnswerPolicy
 
 HUNK_CONTEXT_LINES = 8
+
+# The object prompts/system.md asks for (core/answer.py reads it), as a strict JSON Schema
+# for servers that enforce one: every property required, `lesson` null unless conceding.
+ANSWER_SCHEMA = OutputSchema("answer", json.dumps({
+    "type": "object", "additionalProperties": False,
+    "required": ["mode", "severity", "answer", "concede", "lesson", "citations", "resolve"],
+    "properties": {
+        "mode": {"type": "string", "enum": list(MODES)},
+        "severity": {"type": "string", "enum": list(SEVERITIES)},
+        "answer": {"type": "string"},
+        "concede": {"type": "boolean"},
+        "lesson": {"anyOf": [{"type": "null"}, {
+            "type": "object", "additionalProperties": False, "required": ["key", "value"],
+            "properties": {"key": {"type": "string"}, "value": {"type": "string"}}}]},
+        "citations": {"type": "array", "items": {
+            "type": "object", "additionalProperties": False, "required": ["ref", "title"],
+            "properties": {"ref": {"type": "string"}, "title": {"type": "string"}}}},
+        "resolve": {"type": "boolean"}}}, separators=(",", ":")))
 
 
 def system_prompt(fence: str = "FENCE") -> str:
@@ -168,6 +188,13 @@ class _Parts:
                          *(text for _, text in self.messages)])
 
 
+def shown_references(thread: Thread, references: Sequence[Reference]) -> list[Reference]:
+    """The references an answer's prompt shows: ranked by relevance to the thread's file
+    (none for a general thread: the configured order), ten at most."""
+    about = [thread.anchor.new_path] if thread.anchor is not None else []
+    return ranked(references, about)[:10]
+
+
 def _parts(mr: MergeRequest, thread: Thread, trigger_id: str, identity: Identity,
            hunk: str | None, stat: str | None, references: Sequence[Reference],
            keep_last: int) -> _Parts:
@@ -177,8 +204,8 @@ def _parts(mr: MergeRequest, thread: Thread, trigger_id: str, identity: Identity
         truncated.append(f"{omitted} older messages of the thread")
     messages = [(m, _cut(clean(m.body), QUESTION_CHARS if m.id == trigger_id else
                          MESSAGE_CHARS, f"message {m.id}", truncated)) for m in kept]
-    refs = [(one_line(ref.source), _cut(clean(ref.text), REFERENCE_CHARS, ref.source,
-                                        truncated)) for ref in references[:10]]
+    refs = [(one_line(ref.label), _cut(clean(ref.text), REFERENCE_CHARS, ref.source,
+                                       truncated)) for ref in shown_references(thread, references)]
     return _Parts(
         description=_cut(clean(mr.description), DESCRIPTION_CHARS, "the MR description",
                          truncated),
@@ -263,4 +290,4 @@ def build(
     if policy is not None:
         system += "\n" + policy.instructions()
     return Prompt(system=system, user=user, truncated=tuple(truncated),
-                  sections=fitted.kept)
+                  sections=fitted.kept, schema=ANSWER_SCHEMA)

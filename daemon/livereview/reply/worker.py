@@ -390,7 +390,7 @@ class Worker:
                 status="proposed" if self.lessons.require_approval else "active")
         lesson = await self.store.run(
             jobs.mark_posted, job.id, message_id, now, lesson=candidate,
-            citations=[(c.ref, c.title) for c in meta.citations])
+            citations=[(c.ref, c.title, c.kind, c.relevance) for c in meta.citations])
         if lesson is not None:
             bound.info("lesson_learned", lesson_id=lesson.id, status=lesson.status,
                        scope=lesson.scope)

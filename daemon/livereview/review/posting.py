@@ -20,7 +20,7 @@ from typing import TypeVar
 
 from structlog.typing import FilteringBoundLogger
 
-from livereview.core.findings import Finding, Severity
+from livereview.core.findings import Finding, Severity, category_of
 from livereview.core.model import (
     Anchor,
     DiffRefs,
@@ -46,7 +46,7 @@ T = TypeVar("T")
 
 def as_finding(stored: StoredFinding) -> Finding:
     return Finding(Severity(stored.severity), stored.path, stored.line, Side(stored.side),
-                   stored.body)
+                   stored.body, category_of(stored.category), stored.confidence)
 
 
 def inline(stored: StoredFinding, token: str) -> InlineComment:
@@ -243,7 +243,7 @@ class Poster:
                 await self._fence(run)
                 run = await self.store.run(steps.start_notice, run.id, self.clock())
                 body = render.notice_body(run.token, mr.author.username, Verdict(run.verdict),
-                                          [as_finding(f) for f in found])
+                                          [as_finding(f) for f in found], run.review_id)
                 message = await self._step(statement(host, run.mr, body))
             run = await self.store.run(steps.mark_notice, run.id, self.clock(), message.id)
             log.info("author_notified", message_id=message.id)
@@ -265,7 +265,8 @@ def event(run: ReviewRun, mr: MergeRequest, found: Sequence[StoredFinding]) -> d
     """What notifiers receive (strings cleaned by the notifier before it leaves)."""
     counts: dict[str, Json] = {s.value: sum(1 for f in found if f.severity == s.value)
                                for s in Severity}
-    findings: list[Json] = [{"severity": f.severity, "path": f.path, "line": f.line,
+    findings: list[Json] = [{"severity": f.severity, "category": f.category,
+                             "confidence": f.confidence, "path": f.path, "line": f.line,
                              "body": f.body[:2000]} for f in found[:100]]
     return {
         "event": f"review.{run.verdict}",

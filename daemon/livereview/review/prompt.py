@@ -7,17 +7,39 @@ fenced text itself) so no line of a diff can pose as an instruction.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from importlib import resources
 
+from livereview.core.findings import Category, Severity
 from livereview.core.model import FileChange, Lesson, MergeRequest
-from livereview.core.prompt import Prompt, Reference
+from livereview.core.prompt import OutputSchema, Prompt, Reference, ranked
 from livereview.core.sanitize import clean, fence_id, fenced, one_line, shown_path
 
 DESCRIPTION_CHARS = 4000
 REFERENCE_CHARS = 3000  # of each knowledge file the repo configured
 REFERENCES = 5
 FILE_HEADER = "### file: "  # the sandbox's fake model reads the paths after this
+# The answer prompts/review.md asks for, as a strict JSON Schema (every property required,
+# none other: what OpenAI's strict mode accepts, and vLLM, Ollama and llama.cpp follow).
+# The parser (core/findings.py) still reads every answer as hostile: a server that claims
+# to enforce the schema may not.
+FINDINGS_SCHEMA = OutputSchema("review_findings", json.dumps({
+    "type": "object", "additionalProperties": False, "required": ["findings", "summary"],
+    "properties": {
+        "findings": {"type": "array", "items": {
+            "type": "object", "additionalProperties": False,
+            "required": ["severity", "category", "confidence", "path", "line", "side", "body"],
+            "properties": {
+                "severity": {"type": "string", "enum": [s.value for s in Severity]},
+                "category": {"type": "string",
+                             "enum": [c.value for c in Category if c is not Category.GENERAL]},
+                "confidence": {"type": "number"},
+                "path": {"type": "string"},
+                "line": {"type": "integer"},
+                "side": {"type": "string", "enum": ["new", "old"]},
+                "body": {"type": "string"}}}},
+        "summary": {"type": "string"}}}, separators=(",", ":")))
 
 
 def system_prompt(fence: str) -> str:
@@ -30,8 +52,8 @@ def build(mr: MergeRequest, files: Sequence[tuple[FileChange, str]],
           references: Sequence[Reference] = ()) -> Prompt:
     description = clean(mr.description)[:DESCRIPTION_CHARS]
     diffs = [clean(diff) for _, diff in files]
-    refs = [(one_line(r.source), clean(r.text)[:REFERENCE_CHARS])
-            for r in references[:REFERENCES]]
+    refs = [(one_line(r.label), clean(r.text)[:REFERENCE_CHARS])
+            for r in used_references(files, references)]
     fence = fence_id([description, *diffs, *(c.new_path for c, _ in files),
                       *(text for _, text in refs)])
     parts = [f"MR: {one_line(mr.title)} ({one_line(mr.source_branch)} → "
@@ -56,7 +78,13 @@ def build(mr: MergeRequest, files: Sequence[tuple[FileChange, str]],
         parts += ["", f"{FILE_HEADER}{shown_path(change.new_path)} ({change.status.value}, "
                       f"+{change.additions} -{change.deletions}{renamed})",
                   fenced(diff, fence)]
-    return Prompt(system=system_prompt(fence), user="\n".join(parts))
+    return Prompt(system=system_prompt(fence), user="\n".join(parts), schema=FINDINGS_SCHEMA)
+
+
+def used_references(files: Sequence[tuple[FileChange, str]],
+                    references: Sequence[Reference]) -> list[Reference]:
+    """The references a batch's prompt shows: the most relevant to its files, a few."""
+    return ranked(references, [c.new_path for c, _ in files])[:REFERENCES]
 
 
 def names(changes: Iterable[FileChange]) -> dict[str, FileChange]:

@@ -5,8 +5,9 @@ Memory is bounded by one batch (`batch_chars` of diff text, plus one file the ho
 to `max_file_bytes`): a 3 000-file or 50 MB diff is never held whole. A crash resumes after
 the last batch stored (`files_done`), so no file's findings are stored twice.
 
-A batch is stored only on an answer that is findings: on one that is not (prose, "LGTM",
-JSON of another shape) the batch is not reviewed, and the run retries it later
+A batch is stored only on an answer that is findings. One that is not (prose, "LGTM",
+JSON of another shape) is asked again at once, with the parser's reason; if the second
+answer is not findings either, the batch is not reviewed, and the run retries it later
 (`UnusableAnswer` is an `LLMError`: backoff, then failure after `review.max_attempts`) —
 a verdict is never decided on findings nobody could read. A file the answer lost an item
 about is stored with the UNSURE digest: no approval, nothing in it resolved as fixed, and
@@ -120,12 +121,23 @@ class Reader:
                      lessons: Sequence[Lesson], references: Sequence[Reference],
                      log: FilteringBoundLogger) -> ReviewRun:
         findings: list[dict[str, Any]] = []
+        knowledge: list[dict[str, Any]] = []
         note = ""
         if batch.files:
             built = prompt.build(mr, batch.files, lessons, run.previous_head_sha, references)
-            answer = await bounded(self.answerer.answer(built), self.step_timeout_seconds)
+            knowledge = [{"source": r.source, "kind": r.kind.value, "relevance": r.relevance}
+                         for r in prompt.used_references(batch.files, references)]
             shown = prompt.names(change for change, _ in batch.files)  # exact, never merged
+            answer = await bounded(self.answerer.answer(built), self.step_timeout_seconds)
             parsed = parse_findings(answer.text, shown)
+            if parsed.unreadable:
+                # Asked once more, told why (the parser's words): a model that slipped into
+                # prose mostly answers in the format when shown the error.
+                log.info("review_answer_retried", reason=parsed.unreadable,
+                         structured=answer.structured)
+                answer = await bounded(self.answerer.answer(built.again(parsed.unreadable)),
+                                       self.step_timeout_seconds)
+                parsed = parse_findings(answer.text, shown)
             if parsed.unreadable:
                 # The answer's start, on one line: what an operator needs to tell a
                 # chatty model from a refusal (the log's redactor still applies).
@@ -146,11 +158,18 @@ class Reader:
                         row["digest"] = UNSURE
             maps = {c.new_path: placement.LineMap.of(d) for c, d in batch.files}
             for finding in parsed.findings:
+                if finding.confidence < self.settings.min_confidence:
+                    # The model's own doubt, not a loss: the file stays fully reviewed.
+                    log.info("review_finding_dropped", reason=(
+                        f"confidence {finding.confidence:g} of {finding.path}:{finding.line} "
+                        f"is below review.min_confidence {self.settings.min_confidence:g}"))
+                    continue
                 change = shown[finding.path]
                 real = replace(finding, path=change.new_path)
                 comment = placement.place(real, change, maps[change.new_path])
                 findings.append({
-                    "severity": real.severity.value, "path": comment.path if comment
+                    "severity": real.severity.value, "category": real.category.value,
+                    "confidence": real.confidence, "path": comment.path if comment
                     else real.path, "line": comment.line if comment else real.line,
                     "side": (comment.side if comment else real.side).value,
                     "old_path": comment.old_path if comment else "",
@@ -164,7 +183,8 @@ class Reader:
             return run
         return await self.store.run(
             reviews.add_batch, run.id, self.clock(), findings=findings, files=batch.rows,
-            files_done=index, reviewed=batch.reviewed, skipped=batch.skipped, note=note)
+            files_done=index, reviewed=batch.reviewed, skipped=batch.skipped, note=note,
+            knowledge=knowledge)
 
 
 async def bounded(call: Awaitable[T], seconds: float) -> T:

@@ -49,8 +49,18 @@ def _safe(text: str) -> str:
     return outgoing(f"{safe}\n{fence}") if fence else safe
 
 
+def badge(finding: Finding) -> str:
+    """"🟠 **Warning · correctness**", and the model's confidence when it doubts:
+    "🔵 **Suggestion · style** (confidence 40%)"."""
+    emoji, name = BADGES[finding.severity].split(" ", 1)
+    label = f"{emoji} **{name.strip('*')} · {finding.category.value}**"
+    if finding.confidence < 1.0:
+        label += f" (confidence {round(finding.confidence * 100)}%)"
+    return label
+
+
 def finding_body(token: str, number: int, finding: Finding) -> str:
-    return (f"{BADGES[finding.severity]} — {_safe(finding.body)}\n\n"
+    return (f"{badge(finding)} — {_safe(finding.body)}\n\n"
             f"{marker(token, f'finding={number}')}")
 
 
@@ -90,7 +100,7 @@ def summary_body(token: str, s: Summary) -> str:
     if s.outside:
         lines += ["", "#### Not on a line of the diff"]
         ranked = sorted(s.outside, key=lambda f: f.severity.rank)
-        lines += [f"- {BADGES[f.severity]} `{one_line(f.path)}:{f.line}` — "
+        lines += [f"- {badge(f)} `{one_line(f.path)}:{f.line}` — "
                   f"{one_line(f.body, 600)}" for f in ranked[:LISTED]]
         if len(ranked) > LISTED:
             lines.append(f"- … and {len(ranked) - LISTED} more")
@@ -113,15 +123,25 @@ def summary_body(token: str, s: Summary) -> str:
     return f"{_safe(chr(10).join(lines))}\n\n{marker(token, 'summary')}"
 
 
-def notice_body(token: str, author: str, verdict: Verdict, findings: Sequence[Finding]
-                ) -> str:
+def notice_body(token: str, author: str, verdict: Verdict, findings: Sequence[Finding],
+                review_id: str = "") -> str:
     """The one comment that mentions someone: the MR author, told that changes are
-    requested and by which review. Nothing in it comes from the model."""
+    requested and by which review — the host's review id (`review_id`, from the create
+    response), which a reply names to ask for the follow-up at once. Nothing in it comes
+    from the model."""
     name = author if re.fullmatch(r"[\w.\-]+", author) else ""
     who = f"@{name}" if name else "The author"
-    text = (f"{who}: livereview review `{token}` requests changes "
+    shown = review_id if re.fullmatch(r"[\w.\-]{1,80}", review_id) else ""
+    text = (f"{who}: livereview review {shown or f'`{token}`'} requests changes "
             f"({VERDICT_TITLES[verdict]}; {counts(findings)}). The findings are in their "
-            "threads above; reply there to discuss or push a fix for a follow-up review.")
+            "threads above; reply there to discuss them.")
+    if shown:
+        text += (f"\n\nWhen you have addressed them, reply on review {shown} — in the thread "
+                 f"of its summary, or with a comment that says \"review {shown}\" — with "
+                 "what you changed, and resolve the threads you addressed: that reply starts "
+                 "the follow-up review at once, without waiting for a push.")
+    else:
+        text += " Push a fix for a follow-up review."
     return f"{outgoing(text, [name] if name else [])}\n\n{marker(token, 'notify')}"
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import random
 import time
 from collections.abc import Callable, Sequence
@@ -24,7 +25,7 @@ from structlog.typing import FilteringBoundLogger
 from livereview.core.findings import Severity
 from livereview.core.lessons import applicable
 from livereview.core.model import Identity, MRKey, Snapshot, Verdict
-from livereview.core.model_runs import ReviewRun, ReviewState, StoredFinding
+from livereview.core.model_runs import ReviewRun, ReviewState, ReviewTrigger, StoredFinding
 from livereview.core.sanitize import outgoing
 from livereview.core.triggers import ack_marker, acked_for, is_draft
 from livereview.core.verdict import VerdictPolicy, decide
@@ -261,7 +262,10 @@ class ReviewRunner:
             await self._ack(run, host, snapshot, bound)
             run = await self.store.run(steps.mark_acked, run.id, self.clock())
         previous = await self.store.run(reviews.previous, run.mr, run.id)
-        follow = previous is not None and previous.head_sha != mr.head_sha
+        # A reply on a review asks for its follow-up even at the same head: the threads the
+        # author resolved since are weighed again, and only files that changed are read.
+        follow = previous is not None and (previous.head_sha != mr.head_sha
+                                           or run.trigger is ReviewTrigger.REPLY)
         bound.info("review_started", head=mr.head_sha[:12], trigger=run.trigger.value,
                    follow_up_of=previous.head_sha[:12] if follow and previous else "")
         return await self.store.run(
@@ -367,8 +371,19 @@ def result(run: ReviewRun, found: Sequence[StoredFinding]) -> dict[str, object]:
             "notice_message_id": run.notice_message_id or None,
             "head_sha": run.head_sha, "files_reviewed": run.files_reviewed,
             "files_skipped": run.skipped_total,
-            "findings": [{"severity": f.severity, "path": f.path, "line": f.line,
+            "knowledge": knowledge(run),
+            "findings": [{"severity": f.severity, "category": f.category,
+                          "confidence": f.confidence, "path": f.path, "line": f.line,
                           "side": f.side, "placement": f.placement,
                           "message_id": f.message_id or None} for f in found],
             "last_error": run.last_error or None}
 
+
+
+def knowledge(run: ReviewRun) -> list[dict[str, object]]:
+    """The references the run's prompts showed, with their kind and relevance."""
+    try:
+        value = json.loads(run.knowledge or "[]")
+    except ValueError:
+        return []
+    return [dict(v) for v in value if isinstance(v, dict)] if isinstance(value, list) else []

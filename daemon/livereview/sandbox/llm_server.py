@@ -3,6 +3,14 @@
 It answers from the prompt it receives, deterministically, and labels every answer as
 coming from the sandbox engine. Tests use it to see exactly what the daemon sent; faults
 (HTTP errors, delays, empty or truncated answers) can be queued.
+
+Structured outputs, as OpenAI-compatible servers do them: a request with
+`response_format: {"type": "json_schema", …}` is answered with JSON of that schema (the
+review findings object; a conversational answer as the answer object). With
+`structured_outputs = False` it refuses such a request the way OpenAI does for a model
+without them: HTTP 400, `invalid_request_error`, `param: response_format`, "Invalid
+parameter: 'response_format' of type 'json_schema' is not supported with this model."
+(as reported in web-infra-dev/midscene#259; vLLM and llama.cpp answer 400 too).
 """
 
 from __future__ import annotations
@@ -44,20 +52,38 @@ class FakeLLM:
     # Without scripted findings, find one on the first added line of each file
     # (sandbox/review_answer.py): what `livereview sandbox` serves, so a review is whole.
     invent_findings: bool = False
+    structured_outputs: bool = True  # False: refuse `response_format` json_schema (400)
+    # The `response_format` of every request (None where it had none), in order.
+    response_formats: list[dict[str, Any] | None] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def review_answer(self, user: str) -> str:
+    def review_answer(self, user: str, schema: bool = False) -> str:
         paths = re.findall(r"^### file: (.+) \((?:added|modified|removed|renamed)", user,
                            re.MULTILINE)
         found = [f for path in paths for f in self.review_findings.get(path, [])]
         if self.invent_findings and not found:
             found = invented_findings(files_of(user), LABEL)
+        if schema:  # every property the schema requires (a scripted finding may omit some)
+            found = [{"category": "correctness", "confidence": 1.0, "side": "new", **f}
+                     for f in found]
         return json.dumps({"findings": found, "summary": f"{LABEL} Read {len(paths)} file(s)."})
 
-    def answer_for(self, messages: list[dict[str, str]]) -> str:
+    def structured_answer(self, messages: list[dict[str, str]]) -> str:
+        """The answer object the reply schema asks for, around the prose answer."""
+        user = messages[-1]["content"] if messages else ""
+        question = re.search(r"THE MESSAGE TO ANSWER[^\n]*\n<untrusted(?:-\w+)?>\n(.*?)\n"
+                             r"</untrusted(?:-\w+)?>", user, re.DOTALL)
+        asked = question.group(1) if question else ""
+        mode = "disagreement" if re.search(r"\bdisagree\b", asked, re.IGNORECASE) else (
+            "clarification" if asked.rstrip().endswith("?") else "help")
+        return json.dumps({"mode": mode, "severity": "none",
+                           "answer": self.answer_for(messages), "concede": False,
+                           "lesson": None, "citations": [], "resolve": False})
+
+    def answer_for(self, messages: list[dict[str, str]], schema: bool = False) -> str:
         user = messages[-1]["content"] if messages else ""
         if messages and "reviewing a merge request" in messages[0].get("content", ""):
-            return self.review_answer(user)
+            return self.review_answer(user, schema)
         question = re.search(r"THE MESSAGE TO ANSWER[^\n]*\n<untrusted(?:-\w+)?>\n(.*?)\n"
                              r"</untrusted(?:-\w+)?>", user, re.DOTALL)
         if self.parrot:
@@ -71,7 +97,16 @@ class FakeLLM:
 
     def respond(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         messages = body.get("messages") or []
+        wanted = body.get("response_format")
+        schema = isinstance(wanted, dict) and wanted.get("type") == "json_schema"
         with self.lock:
+            self.response_formats.append(wanted if isinstance(wanted, dict) else None)
+            if schema and not self.structured_outputs:
+                return 400, {"error": {
+                    "message": "Invalid parameter: 'response_format' of type 'json_schema' "
+                               "is not supported with this model.",
+                    "type": "invalid_request_error", "param": "response_format",
+                    "code": None}}
             self.prompts.append(messages)
             fault = self.faults.pop(0) if self.faults else None
         delay = self.delay_seconds + (fault.delay_seconds if fault else 0.0)
@@ -79,8 +114,10 @@ class FakeLLM:
             time.sleep(delay)
         if fault and fault.content is None and fault.status >= 400:
             return fault.status, {"error": {"message": fault.message, "type": "server_error"}}
-        content = fault.content if fault and fault.content is not None else self.answer_for(
-            messages)
+        review = bool(messages) and "reviewing a merge request" in messages[0].get("content", "")
+        content = fault.content if fault and fault.content is not None else (
+            self.structured_answer(messages) if schema and not review
+            else self.answer_for(messages, schema))
         finish = fault.finish_reason if fault else "stop"
         prompt_tokens = sum(len(m.get("content", "")) for m in messages) // 4
         return 200, {

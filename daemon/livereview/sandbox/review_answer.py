@@ -65,7 +65,8 @@ def invented_findings(files: list[FileDiff], label: str) -> list[dict[str, objec
             continue
         severity = _SEVERITIES[index % len(_SEVERITIES)]
         findings.append({
-            "severity": severity, "path": file.path, "line": line, "side": "new",
+            "severity": severity, "category": "correctness", "confidence": 0.9,
+            "path": file.path, "line": line, "side": "new",
             "body": f"Sandbox {severity}: the first line this change adds\n\n{label} A real "
                     "model would explain here what is wrong with this line, and propose "
                     "the fix."})

@@ -142,6 +142,9 @@ class ReviewSettings(Section):
     """A larger file is skipped and listed in the summary."""
     batch_chars: Annotated[int, Between(1_000, 2_000_000)] = 60_000
     """Diff characters per model call; a review holds one batch in memory."""
+    min_confidence: Annotated[float, Between(0, 1)] = 0.0
+    """Findings the model itself is less sure of than this (its `confidence`, 0..1) are
+    left out and logged; 0 keeps every finding."""
     max_inline_findings: Annotated[int, Between(1, 1000)] = 50
     """More inline findings than this (the least severe first) go to the summary."""
     notify_author: bool = True

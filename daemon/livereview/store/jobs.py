@@ -204,7 +204,8 @@ def by_posted_ids(session: Session, message_ids: Iterable[str]) -> list[ReplyJob
 
 
 def mark_posted(session: Session, /, job_id: int, message_id: str, now: datetime, *,
-                citations: list[tuple[str, str]], lesson: Lesson | None) -> Lesson | None:
+                citations: list[tuple[str, str, str, float]], lesson: Lesson | None
+                ) -> Lesson | None:
     """The reply is on the host: record it, its citations and — if the bot conceded — the
     lesson it proposed (its source is the posted reply), in one transaction. Returns the
     lesson if it is new (a duplicate is merged into the existing one)."""

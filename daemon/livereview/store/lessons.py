@@ -80,9 +80,11 @@ def import_(session: Session, lessons: list[Lesson], now: datetime) -> tuple[int
 
 
 def cite(session: Session, host: str, repo: str, message_id: str,
-         citations: list[tuple[str, str]], now: datetime) -> None:
+         citations: list[tuple[str, str, str, float]], now: datetime) -> None:
+    """What a posted reply cited: (ref, title, kind, relevance) each."""
     session.add_all(KnowledgeRef(host=host, repo=repo, host_message_id=message_id, url=ref,
-                                 title=title, created_at=now) for ref, title in citations)
+                                 title=title, kind=kind, relevance=relevance, created_at=now)
+                    for ref, title, kind, relevance in citations)
 
 
 def citations_of(session: Session, message_id: str) -> list[KnowledgeRef]:

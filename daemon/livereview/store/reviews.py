@@ -18,6 +18,7 @@ from sqlmodel import Session, col, select
 
 from livereview.core.model import MRKey
 from livereview.core.model_runs import (
+    AwaitingReview,
     ReviewRequest,
     ReviewRun,
     ReviewState,
@@ -44,7 +45,8 @@ def to_model(row: ReviewRunRow) -> ReviewRun:
     plain: dict[str, Any] = {name: getattr(row, name) for name in (
         "key", "token", "trigger_thread_id", "trigger_message_id", "explicit", "attempts",
         "head_sha", "base_sha", "start_sha", "previous_run_id", "previous_head_sha",
-        "files_done", "files_reviewed", "skipped_total", "notes", "not_raised_again",
+        "files_done", "files_reviewed", "skipped_total", "notes", "knowledge",
+        "not_raised_again",
         "verdict", "verdict_applied", "review_id", "summary_message_id", "notice_message_id",
         "notifiers_done", "last_error")}
     flags: dict[str, Any] = {flag: getattr(row, column) is not None
@@ -60,7 +62,8 @@ def finding_model(row: ReviewFindingRow) -> StoredFinding:
         id=row.id, run_id=row.run_id, number=row.number, severity=row.severity,
         path=row.path, line=row.line, side=row.side, old_path=row.old_path,
         old_line=row.old_line, body=row.body, fingerprint=row.fingerprint,
-        placement=row.placement, post_started=row.post_started_at is not None,
+        placement=row.placement, category=row.category, confidence=row.confidence,
+        post_started=row.post_started_at is not None,
         message_id=row.message_id, thread_id=row.thread_id,
         fix_started=row.fix_started_at is not None, fixed=row.fixed_at is not None)
 
@@ -76,12 +79,28 @@ def enqueue(session: Session, requests: Iterable[ReviewRequest], now: datetime
     rows = [ReviewRunRow(
         key=key, token=secrets.token_hex(8), host=r.mr.host, repo=r.mr.repo, iid=r.mr.iid,
         trigger=r.trigger.value, trigger_thread_id=r.thread_id,
-        trigger_message_id=r.detail if r.trigger is ReviewTrigger.MENTION else "",
+        trigger_message_id=r.detail if r.trigger in (ReviewTrigger.MENTION, ReviewTrigger.REPLY)
+        else "",
         explicit=r.explicit, state=ReviewState.PENDING.value, next_attempt_at=now,
         created_at=now, updated_at=now) for key, r in wanted.items() if key not in existing]
     session.add_all(rows)
     session.flush()
     return [(row.id, row.key) for row in rows if row.id is not None]
+
+
+def awaiting(session: Session, key: MRKey) -> AwaitingReview | None:
+    """The MR's last review if it finished with changes requested and no run of the MR
+    is open (one follow-up at a time: a reply during a run asks for nothing more)."""
+    last = session.exec(
+        select(ReviewRunRow)
+        .where(ReviewRunRow.host == key.host, ReviewRunRow.repo == key.repo,
+               ReviewRunRow.iid == key.iid,
+               col(ReviewRunRow.state).in_([*OPEN, ReviewState.DONE.value]))
+        .order_by(col(ReviewRunRow.id).desc()).limit(1)).first()
+    if last is None or last.state != ReviewState.DONE.value or not last.review_id \
+            or last.verdict != "changes_requested" or last.completed_at is None:
+        return None
+    return AwaitingReview(last.review_id, last.summary_message_id, last.completed_at)
 
 
 def unfinished(session: Session, repo: str | None = None) -> list[ReviewRunRow]:
@@ -141,7 +160,8 @@ def previous(session: Session, mr: MRKey, before: int) -> ReviewRun | None:
 
 def add_batch(session: Session, /, run_id: int, now: datetime, *,
               findings: Sequence[dict[str, Any]], files: Sequence[dict[str, Any]],
-              files_done: int, reviewed: int, skipped: int, note: str = "") -> ReviewRun:
+              files_done: int, reviewed: int, skipped: int, note: str = "",
+              knowledge: Sequence[dict[str, Any]] = ()) -> ReviewRun:
     """One batch of files read: its findings, its files and the cursor, together — a crash
     resumes after the last batch stored, never storing a finding twice."""
     row = session.get(ReviewRunRow, run_id)
@@ -160,9 +180,24 @@ def add_batch(session: Session, /, run_id: int, now: datetime, *,
     row.skipped_total += skipped
     if note:
         row.notes = json.dumps([*json.loads(row.notes or "[]"), note][:5])
+    if knowledge:
+        row.knowledge = json.dumps(merged_knowledge(json.loads(row.knowledge or "[]"),
+                                                    knowledge))
     row.updated_at = now
     session.add(row)
     return to_model(row)
+
+
+def merged_knowledge(before: Sequence[dict[str, Any]], batch: Sequence[dict[str, Any]]
+                     ) -> list[dict[str, Any]]:
+    """The run's references so far and a batch's, one entry per source with the highest
+    relevance it had in any batch, most relevant first."""
+    by_source: dict[str, dict[str, Any]] = {}
+    for entry in [*before, *batch]:
+        kept = by_source.get(entry["source"])
+        if kept is None or entry["relevance"] > kept["relevance"]:
+            by_source[entry["source"]] = dict(entry)
+    return sorted(by_source.values(), key=lambda e: -float(e["relevance"]))
 
 
 def findings(session: Session, run_id: int) -> list[StoredFinding]:

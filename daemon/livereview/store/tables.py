@@ -113,6 +113,8 @@ class KnowledgeRef(SQLModel, table=True):
     host_message_id: str = Field(index=True)  # the posted reply that cited it
     url: str
     title: str = ""
+    kind: str = ""  # core.prompt.RefKind's value (doc, code, link, …), "" when unknown
+    relevance: float = 0.0  # as the prompt ranked it (core.prompt.ranked), 0..1
     snippet: str = Field(default="", sa_type=Text)
     created_at: datetime
 
@@ -215,13 +217,15 @@ class ReviewRunRow(SQLModel, table=True):
     (pending → reviewing → posting → notifying → done, or skipped / failed)."""
 
     __tablename__ = "review_runs"
+    # The poller asks per MR it syncs whether a review awaits a reply (reviews.awaiting).
+    __table_args__ = (Index("ix_review_runs_mr", "host", "repo", "iid"),)
     id: int | None = Field(default=None, primary_key=True)
     key: str = Field(unique=True)  # what asked for it: the idempotency key
     token: str = Field(unique=True)  # in every marker it posts (not the row id: ids repeat)
     host: str
     repo: str
     iid: int
-    trigger: str  # mention | cli | opened | push
+    trigger: str  # mention | cli | opened | push | reply
     trigger_thread_id: str = ""
     trigger_message_id: str = ""
     explicit: bool = False  # asked by a person: drafts are reviewed too
@@ -238,6 +242,9 @@ class ReviewRunRow(SQLModel, table=True):
     files_reviewed: int = 0
     skipped_total: int = 0
     notes: str = Field(default="", sa_type=Text)  # JSON list: the model's overall remarks
+    # JSON list of the knowledge the prompts showed: {source, kind, relevance} (the highest
+    # relevance over the run's batches)
+    knowledge: str = Field(default="[]", sa_type=Text)
     not_raised_again: int = 0
     verdict: str = ""  # approved | changes_requested | commented (machine-readable)
     verdict_applied: str = ""  # what the host took (COMMENT on GitHub's own PR)
@@ -269,6 +276,8 @@ class ReviewFindingRow(SQLModel, table=True):
     repo: str
     iid: int
     severity: str
+    category: str = "general"  # core.findings.Category
+    confidence: float = 1.0  # the model's own, 0..1
     path: str
     line: int
     side: str

@@ -34,8 +34,8 @@ from livereview.core.model import (
     ReplyRequest,
     Snapshot,
 )
-from livereview.core.model_runs import ReviewRequest
-from livereview.core.triggers import reply_requests, review_requests
+from livereview.core.model_runs import AwaitingReview, ReviewRequest
+from livereview.core.triggers import reply_follow_ups, reply_requests, review_requests
 from livereview.hosts.base import (
     AuthFailed,
     Forbidden,
@@ -106,6 +106,10 @@ def _ingest(session: Session, fresh: Snapshot, events: list[Event],
     if stored is None:  # read at last: the snapshot speaks for it from now on
         sightings.forget(session, fresh.mr.key)
     return created, reviews.enqueue(session, wanted, now)
+
+
+def _count(snapshot: Snapshot) -> int:
+    return sum(len(t.messages) for t in snapshot.threads)
 
 
 def _unchanged(stored: Snapshot | None, fresh: Snapshot, events: Sequence[object]) -> bool:
@@ -185,15 +189,21 @@ class HostPoller:
             return False, None
 
     def _decide(self, stored: Snapshot | None, fresh: Snapshot, baseline: datetime,
-                concessions: frozenset[str]
+                concessions: frozenset[str], awaiting: AwaitingReview | None = None
                 ) -> tuple[list[Event], list[ReplyRequest], set[str], list[ReviewRequest]]:
         """The pure part of a sync: events, reply requests, turned-down concessions, and the
-        reviews asked for (a `@livereview review` comment gets a review, not an answer)."""
+        reviews asked for (a `@livereview review` comment, or a reply on a review awaiting
+        one, gets a review, not an answer)."""
         events = diff(stored, fresh)
         requests = [] if _unchanged(stored, fresh, events) else reply_requests(
             events, fresh, self.identity, self.policy, baseline)
         wanted = review_requests(events, fresh, stored is None, requests, self.policy,
                                  self.review_on.get(fresh.mr.key.repo, ()), baseline)
+        if awaiting is not None and stored is not None:
+            # "@livereview review 42" is one ask: the mention's review, not a second one.
+            mentioned = {r.detail for r in wanted}
+            wanted += [r for r in reply_follow_ups(events, fresh, awaiting, self.identity,
+                                                   self.policy) if r.detail not in mentioned]
         asked = {r.detail for r in wanted if r.thread_id}
         requests = [r for r in requests if r.message_id not in asked]
         return events, requests, turned_down(fresh, concessions, self.identity), wanted
@@ -213,11 +223,15 @@ class HostPoller:
             return 0, 0
         self._ingested.pop(key, None)
         stored = await self.store.run(snapshots.load, key)
+        # Only a new comment can reply on a review: no query when the count is unchanged.
+        awaiting = await self.store.run(reviews.awaiting, key) if stored is not None and _count(
+            stored) != _count(fresh) else None
         if big:  # keep the event loop free for the other MRs
             events, requests, down, wanted = await asyncio.to_thread(
-                self._decide, stored, fresh, baseline, concessions)
+                self._decide, stored, fresh, baseline, concessions, awaiting)
         else:
-            events, requests, down, wanted = self._decide(stored, fresh, baseline, concessions)
+            events, requests, down, wanted = self._decide(stored, fresh, baseline, concessions,
+                                                          awaiting)
         now = self.clock()
         if down:
             for lesson in await self.store.run(lesson_rows.archive_from, down, now):
