@@ -16,6 +16,7 @@ from livereview.hosts.base import (
     RateLimited,
     Transient,
 )
+from livereview.hosts.reactions import ack_reaction
 from livereview.reply.context import hunk_at
 from tests.contract.drivers import NEW, PATH, Driver
 
@@ -137,11 +138,12 @@ async def test_react_and_an_existing_reaction_is_success(driver: Driver) -> None
         with pytest.raises(Forbidden):
             await driver.host.react(key, find(snap, "general: is this needed?")[1].id, "eyes")
         return
+    emoji = ack_reaction(driver.host.type, None)  # one each host offers
     for body in ("general: is this needed?", "diff: a human follow-up"):
         message = find(snap, body)[1]
-        await driver.host.react(key, message.id, "eyes")
-        await driver.host.react(key, message.id, "eyes")  # already there: still fine
-        assert driver.reactions(key.iid, message.id) == [("eyes", driver.bot)]
+        await driver.host.react(key, message.id, emoji)
+        await driver.host.react(key, message.id, emoji)  # already there: still fine
+        assert driver.reactions(key.iid, message.id) == [(emoji, driver.bot)]
 
 
 async def test_reactions_are_read_for_the_messages_asked(driver: Driver) -> None:
@@ -244,8 +246,9 @@ async def test_short_rate_limits_and_5xx_are_retried(driver: Driver) -> None:
     thread, message = find(await driver.host.fetch_mr(driver.repo, key.iid),
                            "general: is this needed?")
     if driver.host.capabilities.reactions:
-        await driver.host.react(key, message.id, "eyes")
-        assert driver.reactions(key.iid, message.id) == [("eyes", driver.bot)]
+        emoji = ack_reaction(driver.host.type, None)
+        await driver.host.react(key, message.id, emoji)
+        assert driver.reactions(key.iid, message.id) == [(emoji, driver.bot)]
     else:  # the acknowledgement is a reply: posted once
         posted = await driver.host.reply(key, thread.id, "Looking into it.")
         assert find(await driver.host.fetch_mr(driver.repo, key.iid),

@@ -25,7 +25,7 @@ def test_a_review_on_bitbucket_data_center(bbs: BitbucketSandbox) -> None:  # no
     bbs.llm.llm.review_findings = FINDINGS
     ask = bbs.comment("@livereview review")
     assert bbs.once() == 0
-    assert bbs.fake.reactions_on(REPO, bbs.pr, ask["id"]) == [("eyes", "livereview")]
+    assert bbs.fake.reactions_on(REPO, bbs.pr, ask["id"]) == [("thinking_face", "livereview")]
     posted = parts(bbs)
     assert Counter(part for part, _ in marked_comments(bbs)) == Counter(
         {"finding=1": 1, "finding=2": 1, "summary": 1, "notify": 1})

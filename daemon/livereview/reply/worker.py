@@ -46,8 +46,11 @@ from livereview.hosts.base import (
     HostError,
     NotFound,
     RateLimited,
+    ReactionRefused,
+    Unsupported,
     statement,
 )
+from livereview.hosts.reactions import ack_reaction, offered
 from livereview.jobs import failure
 from livereview.jobs.claims import AnsweredElsewhere, ClaimedElsewhere, JobClaims
 from livereview.jobs.job_slots import Slots
@@ -94,6 +97,8 @@ class Worker:
     only: MRKey | None = None
     idle_wait_seconds: float = 1.0  # look for due retries this often when nothing wakes us
     _trouble: FailureLog = field(default_factory=lambda: FailureLog(log))
+    # Hosts that refused the ack reaction: acked by a comment until the daemon restarts.
+    _refused_reactions: set[str] = field(default_factory=set)
     composer: Composer = field(init=False)
     slots: Slots = field(init=False)
     claims: JobClaims = field(init=False)  # shared with the tools' replies: one answer
@@ -263,12 +268,12 @@ class Worker:
             await self._post(job, host, stored, bound)
 
     async def _ack(self, job: ReplyJob, host: Host, bound: FilteringBoundLogger) -> None:
-        """👀 on the comment, or — where the host has no reactions — a short reply. Either is
+        """👀 on the comment, or — where no reaction can be placed — a short reply. Either is
         a courtesy: when it fails, the answer still goes out."""
+        how = "reaction"
         try:
-            if host.capabilities.reactions:
-                await self._step(host.react(job.mr, job.message_id, self.bot.ack_reaction))
-            else:
+            if await self._react(job, host, bound) is False:
+                how = "comment"
                 await self._ack_comment(job, host, bound)
             outcome = "ok"
         except Forbidden:
@@ -282,10 +287,36 @@ class Worker:
         if outcome == "ok":
             seconds = (self.clock() - job.comment_created_at).total_seconds()
             self.metrics.time_to_ack.labels(host.type).observe(max(0.0, seconds))
-            bound.info("acked", how="reaction" if host.capabilities.reactions else "comment",
-                       seconds=round(seconds, 2))
+            bound.info("acked", how=how, seconds=round(seconds, 2))
         else:
             bound.info("ack_skipped", outcome=outcome)
+
+    async def _react(self, job: ReplyJob, host: Host, bound: FilteringBoundLogger) -> bool:
+        """Place the ack reaction; False where it cannot be and the ack must be a comment:
+        the host has no reactions, does not offer this one (remembered per host, said
+        once), or may not react to this comment (403, or none for its kind)."""
+        emoji = ack_reaction(host.type, self.bot.ack_reaction)
+        if not host.capabilities.reactions or host.name in self._refused_reactions:
+            return False
+        if offered(host.type).offers(emoji) is False:
+            self._refuse(host, emoji, f"{emoji!r} is not offered by {offered(host.type).host}")
+            return False
+        try:
+            await self._step(host.react(job.mr, job.message_id, emoji))
+        except ReactionRefused as exc:
+            self._refuse(host, emoji, str(exc))
+            return False
+        except (Forbidden, Unsupported) as exc:
+            bound.info("ack_reaction_not_placed", reason=str(exc), fallback="comment")
+            return False
+        return True
+
+    def _refuse(self, host: Host, emoji: str, reason: str) -> None:
+        """Remember that this host refuses the ack reaction: acks there are comments from
+        now on, and the operator reads why once, not once per question."""
+        self._refused_reactions.add(host.name)
+        log.warning("ack_reaction_refused", host=host.name, reaction=emoji, reason=reason,
+                    fallback="ack_comment")
 
     async def _ack_comment(self, job: ReplyJob, host: Host, bound: FilteringBoundLogger
                            ) -> None:
