@@ -50,7 +50,7 @@ from livereview.hosts.base import (
     Unsupported,
     statement,
 )
-from livereview.hosts.reactions import ack_reaction, offered
+from livereview.hosts.reactions import ack_reaction
 from livereview.jobs import failure
 from livereview.jobs.claims import AnsweredElsewhere, ClaimedElsewhere, JobClaims
 from livereview.jobs.job_slots import Slots
@@ -297,9 +297,6 @@ class Worker:
         once), or may not react to this comment (403, or none for its kind)."""
         emoji = ack_reaction(host.type, self.bot.ack_reaction)
         if not host.capabilities.reactions or host.name in self._refused_reactions:
-            return False
-        if offered(host.type).offers(emoji) is False:
-            self._refuse(host, emoji, f"{emoji!r} is not offered by {offered(host.type).host}")
             return False
         try:
             await self._step(host.react(job.mr, job.message_id, emoji))

@@ -37,7 +37,7 @@ from livereview.hosts.base import (
     Unsupported,
     statement,
 )
-from livereview.hosts.reactions import ack_reaction, offered
+from livereview.hosts.reactions import ack_reaction
 from livereview.jobs import failure
 from livereview.jobs.job_slots import Slots
 from livereview.jobs.knowledge import Knowledge
@@ -286,7 +286,7 @@ class ReviewRunner:
         emoji = ack_reaction(host.type, self.bot.ack_reaction)
         try:
             async with asyncio.timeout(self.daemon.step_timeout_seconds):
-                if host.capabilities.reactions and offered(host.type).offers(emoji) is not False:
+                if host.capabilities.reactions:
                     try:
                         await host.react(run.mr, run.trigger_message_id, emoji)
                         return
