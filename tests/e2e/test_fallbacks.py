@@ -19,14 +19,15 @@ import structlog
 
 from livereview.app.daemon import App
 from livereview.cli.commands import main
-from livereview.core.triggers import acked_for
+from livereview.core.triggers import acked_for, replied_to
 from livereview.hosts.bitbucket_server.payloads import incoming
 from livereview.metrics import Metrics
 from livereview.settings import load
 from tests.e2e.bitbucket_cloud_sandbox import BitbucketSandbox as CloudSandbox
 from tests.e2e.bitbucket_cloud_sandbox import sandbox as cloud_sandbox
-from tests.e2e.conftest import GITHUB_REPO, GitHubSandbox
+from tests.e2e.conftest import GITHUB_REPO, PROJECT, GitHubSandbox, Sandbox, write_config
 from tests.e2e.test_bitbucket_server_once import REPO, BitbucketSandbox, _sandbox
+from tests.e2e.test_bitbucket_server_once import write_config as write_bbs_config
 
 DEFUSED = "@\u2060livereview"  # a quoted mention pings nobody
 
@@ -125,9 +126,25 @@ async def test_data_center_a_bot_that_may_not_react_acks_by_a_reply_and_answers(
         question["id"], ack["id"], answer["id"]]
 
 
+async def test_gitlab_a_bot_that_may_not_award_emoji_acks_by_a_reply_and_answers(
+        sandbox: Sandbox) -> None:
+    """AwardEmojis::AddService answers a user who may not award with 403 (`status:
+    :forbidden`, app/services/award_emojis/add_service.rb)."""
+    question = sandbox.note("@livereview is this lock needed?")
+    sandbox.gitlab.inject_fault("POST", r"/notes/\d+/award_emoji$", status=403,
+                                body='{"message": "403 Forbidden"}')
+    await poll_then_work(sandbox.config)
+    notes = sandbox.bot_notes()
+    assert [acked_for(str(n["body"])) for n in notes].count(str(question["id"])) == 1
+    assert [replied_to(str(n["body"])) for n in notes].count(str(question["id"])) == 1
+    assert sandbox.gitlab.awards_on(PROJECT, sandbox.iid, question["id"]) == []
+
+
 # ---- (c) a reaction the host does not offer ----------------------------------------------------
 async def test_data_center_refusing_the_reaction_acks_by_replies_and_asks_only_once(
         bbs: BitbucketSandbox) -> None:
+    # One job at a time: the second question is asked after the refusal is known.
+    write_bbs_config(bbs.config, bbs.server.url, bbs.llm.url, bbs.db, max_concurrent_jobs=1)
     with_bot(bbs.config, ack_reaction="eyes")  # not in Data Center's picker
     first = bbs.inline("@livereview why hold the lock for a read?")
     second = bbs.comment("@livereview and is the cache bounded?")
@@ -151,6 +168,26 @@ async def test_github_a_reaction_outside_its_eight_is_never_asked_for(gh: GitHub
     assert [acked_for(c["body"]) for c in bot].count(f"issuecomment-{question['id']}") == 1
     assert len(gh.replies_to(f"issuecomment-{question['id']}")) == 1
     assert not any("/reactions" in p for _, p, _ in gh.github.requests)
+
+
+async def test_gitlab_refusing_an_emoji_name_acks_by_replies_and_asks_only_once(
+        sandbox: Sandbox) -> None:
+    """GitLab answers a name outside its emoji set with `not_found!("Award Emoji …")`
+    (lib/api/award_emoji.rb): a 404 while the note is there."""
+    write_config(sandbox.config, sandbox.gitlab_server.url, sandbox.llm.url, sandbox.db,
+                 max_concurrent_jobs=1)  # the second question is asked once the first is
+    with_bot(sandbox.config, ack_reaction="looking_into_it")
+    first = sandbox.note("@livereview is this lock needed?")
+    second = sandbox.note("@livereview and is the cache bounded?")
+    sandbox.gitlab.inject_fault("POST", r"/notes/\d+/award_emoji$", status=404, body=(
+        '{"message": "404 Award Emoji Name is not a valid emoji name Not Found"}'))
+    await poll_then_work(sandbox.config)
+    notes = sandbox.bot_notes()
+    for question in (first, second):
+        assert [acked_for(str(n["body"])) for n in notes].count(str(question["id"])) == 1
+        assert [replied_to(str(n["body"])) for n in notes].count(str(question["id"])) == 1
+    awards = [p for m, p, _ in sandbox.gitlab.requests if m == "POST" and "award_emoji" in p]
+    assert len(awards) == 1
 
 
 # ---- (d) check says what will happen; (e) each host's default is one it offers ----------
