@@ -156,7 +156,7 @@ class Worker:
             host_type = host.type
             if job.mr.host not in self.identities:  # its first poll has not succeeded yet
                 raise HostError(f"the bot's identity on {job.mr.host!r} is not known yet")
-            async with asyncio.timeout(self.daemon.job_timeout_seconds):
+            async with failure.job_limit(self.daemon.job_timeout_seconds):
                 await self._advance(job, host, bound)
         except LeaseLost as exc:  # another replica runs it now: leave it to that one
             bound.info("job_taken_over", reason=str(exc))
@@ -235,8 +235,8 @@ class Worker:
         self.metrics.replies.labels(host_type, "retry").inc()
         self.metrics.job_retries.labels(host_type, cause).inc()
 
-    async def _step(self, call: Awaitable[T]) -> T:
-        async with asyncio.timeout(self.daemon.step_timeout_seconds):
+    async def _step(self, call: Awaitable[T], what: str = "a request to the host") -> T:
+        async with failure.step_limit(self.daemon.step_timeout_seconds, what):
             return await call
 
     async def _advance(self, job: ReplyJob, host: Host, bound: FilteringBoundLogger) -> None:
