@@ -162,7 +162,21 @@ async def test_reactions_are_read_for_the_messages_asked(driver: Driver) -> None
     for body in asked.values():
         [reaction] = find(after, body)[1].reactions
         assert reaction.name in THUMBS_DOWN and reaction.user.username == "alice"
+        # When it was made, where the host says: GitLab's award and GitHub's reaction carry
+        # `created_at`; Bitbucket Data Center's reactions have no time.
+        dated = driver.host.type in {"gitlab", "github"}
+        assert (reaction.created_at is not None) is dated
+        if reaction.created_at is not None:
+            assert reaction.created_at.tzinfo is not None
     assert find(after, other.body)[1].reactions == ()  # not asked: not read
+
+
+async def test_the_head_commit_carries_its_message_and_author(driver: Driver) -> None:
+    key, _ = await opened(driver)
+    driver.push(key.iid, "lock = threading.RLock()\n")
+    [head, *_] = (await driver.host.fetch_mr(driver.repo, key.iid)).commits
+    assert head.message.startswith(head.title) and head.title
+    assert head.author and "@" not in head.author  # a name, never an e-mail address
 
 
 async def test_resolve_and_reopen_a_diff_thread(driver: Driver) -> None:

@@ -28,7 +28,8 @@ def limits(sandbox: Sandbox, **daemon: object) -> None:
 
 
 def jobs_of(sandbox: Sandbox) -> list[tuple[Any, ...]]:
-    return query(sandbox.db, "SELECT host_message_id, state, last_error FROM reply_jobs ORDER BY id")
+    return query(sandbox.db, "SELECT host_message_id, state, last_error FROM reply_jobs "
+                             "ORDER BY id")
 
 
 def answers(sandbox: Sandbox, note_id: object) -> list[dict[str, Any]]:

@@ -90,10 +90,13 @@ class Graph:
     def reactions(self, message: Message) -> list[dict[str, str]]:
         """The message's reactions, plus the bot's ack where its reply job acked: GitLab's
         discussions carry no award emoji, so the snapshot alone shows none."""
-        shown = [{"name": r.name, "user": r.user.username} for r in message.reactions]
+        shown = [{"name": r.name, "user": r.user.username}
+                 | ({"at": r.created_at.isoformat()} if r.created_at else {})
+                 for r in message.reactions]
         bot = self.identity.username if self.identity else "bot"
-        if self.ack_reaction and message.id in self._acked \
-                and {"name": self.ack_reaction, "user": bot} not in shown:
+        if self.ack_reaction and message.id in self._acked and not any(
+                r.name == self.ack_reaction and r.user.username == bot
+                for r in message.reactions):
             shown.append({"name": self.ack_reaction, "user": bot, "source": "reply job"})
         return shown
 

@@ -250,7 +250,8 @@ class GitHub(GitHubReview, OverHttp):
                         f"{self._repo(key.repo)}/{where}/comments/{number}/reactions")
                     m = replace(m, reactions=tuple(
                         Reaction(r.text("content"), actor(r.obj_or_none("user")),
-                                 str(r.number("id"))) for r in found))
+                                 str(r.number("id")), r.time_or_none("created_at"))
+                        for r in found))
             messages.append(m)
         return replace(thread, messages=tuple(messages))
 
