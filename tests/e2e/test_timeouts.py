@@ -8,6 +8,7 @@ the limits are the smallest the settings allow, so a run is cut soon after it ha
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from livereview.app.daemon import App
@@ -36,37 +37,53 @@ def answers(sandbox: Sandbox, note_id: object) -> list[dict[str, Any]]:
     return [n for n in sandbox.bot_notes() if replied_to(str(n["body"])) == str(note_id)]
 
 
-def all_due(sandbox: Sandbox) -> None:
-    execute(sandbox.db, "UPDATE reply_jobs SET next_attempt_at = created_at")
+def all_due(sandbox: Sandbox, message_id: object = None) -> None:
+    """Make the open jobs (or the one of `message_id`) due now."""
+    execute(sandbox.db, "UPDATE reply_jobs SET next_attempt_at = created_at "
+                        "WHERE :any OR host_message_id = :mid",
+            any=message_id is None, mid=str(message_id))
+
+
+async def run_until(app: App, sandbox: Sandbox, done: Callable[[], bool],
+                    message_id: object = None) -> None:
+    """Run the due jobs until `done`: on a crowded machine any step may pass the 1 s limit
+    and be retried, so the test waits for what it asserts, not for a number of runs."""
+    for _ in range(MAX_RUNS):
+        await app.worker.drain()
+        if done():
+            return
+        all_due(sandbox, message_id)
+    raise AssertionError(f"not done after {MAX_RUNS} runs")
 
 
 async def test_a_hanging_model_is_cut_by_the_step_limit_and_the_next_job_still_runs(
         sandbox: Sandbox) -> None:
     limits(sandbox)
-    hang = threading.Event()
-    sandbox.llm.llm.faults.append(LLMFault(hang=hang))
+    hang = LLMFault(hang=threading.Event())
+    sandbox.llm.llm.faults.append(hang)
     first = sandbox.note("@livereview is this lock needed?")
     app = App.create(load(sandbox.config), metrics=Metrics())
     try:
         await app.cycle(cold=True)
-        await app.worker.drain()  # the model never answers: the step is cut
+        await run_until(app, sandbox, hang.arrived.is_set)  # the model never answers
         assert jobs_of(sandbox) == [(str(first["id"]), "acked", "the model's answer: no "
                                      "answer within step_timeout_seconds (1 s)")]
-        assert app.metrics.job_retries.labels("gitlab", "timeout")._value.get() == 1
+        assert app.metrics.job_retries.labels("gitlab", "timeout")._value.get() >= 1
         second = sandbox.note("@livereview and is the cache bounded?")
         await app.cycle()
-        await app.worker.drain()  # the next job runs while the first waits for its retry
-        assert len(answers(sandbox, second["id"])) == 1
+        # The next job runs while the first waits for its retry.
+        await run_until(app, sandbox, lambda: bool(answers(sandbox, second["id"])),
+                        second["id"])
         assert answers(sandbox, first["id"]) == []
-        all_due(sandbox)
-        await app.worker.drain()
+        await run_until(app, sandbox, lambda: bool(answers(sandbox, first["id"])))
     finally:
-        hang.set()
+        assert hang.hang is not None
+        hang.hang.set()
         await app.close()
     assert len(answers(sandbox, first["id"])) == 1
+    assert len(answers(sandbox, second["id"])) == 1
     assert len(sandbox.gitlab.awards_on(PROJECT, sandbox.iid, first["id"])) == 1  # acked once
     assert [state for _, state, _ in jobs_of(sandbox)] == ["posted", "posted"]
-    assert len(sandbox.llm.llm.prompts) == 3  # the cut question, the second, the retry
 
 
 async def test_a_host_that_never_answers_the_post_is_cut_by_the_job_limit_and_nothing_doubles(
@@ -81,12 +98,7 @@ async def test_a_host_that_never_answers_the_post_is_cut_by_the_job_limit_and_no
     app = App.create(load(sandbox.config), metrics=Metrics())
     try:
         await app.cycle(cold=True)
-        for _ in range(MAX_RUNS):  # each run records its step; one reaches the POST
-            await app.worker.drain()
-            if held.arrived.is_set():
-                break
-            all_due(sandbox)
-        assert held.arrived.is_set()
+        await run_until(app, sandbox, held.arrived.is_set)  # a run reaches the POST
         [(_, state, reason)] = jobs_of(sandbox)
         assert (state, reason) == (
             "answered", "the job ran longer than job_timeout_seconds (2 s) and was cut")
@@ -94,17 +106,20 @@ async def test_a_host_that_never_answers_the_post_is_cut_by_the_job_limit_and_no
         held.release()
         assert held.answered.wait(BACKSTOP_SECONDS)  # the late POST landed on GitLab
         all_due(sandbox)
-        await app.worker.drain()
+        await run_until(app, sandbox, lambda: jobs_of(sandbox)[0][1] == "posted")
         other = sandbox.note("@livereview and is the cache bounded?")
         await app.cycle()
-        await app.worker.drain()
+        await run_until(app, sandbox, lambda: bool(answers(sandbox, other["id"])))
     finally:
         held.release()
         await app.close()
     assert len(answers(sandbox, question["id"])) == 1  # adopted, not posted again
     assert len(answers(sandbox, other["id"])) == 1
     assert [state for _, state, _ in jobs_of(sandbox)] == ["posted", "posted"]
-    assert len(sandbox.llm.llm.prompts) == 2  # the answer was kept, not asked for again
+    # The kept answer was not asked for again (the other question's may have been retried).
+    asked = [p for p in sandbox.llm.llm.prompts
+             if "is this lock needed?" in p[-1]["content"].split("THE MESSAGE TO ANSWER")[-1]]
+    assert len(asked) == 1
 
 
 async def test_a_hanging_reaction_is_cut_and_the_answer_still_goes_out(
@@ -115,7 +130,7 @@ async def test_a_hanging_reaction_is_cut_and_the_answer_still_goes_out(
     app = App.create(load(sandbox.config), metrics=Metrics())
     try:
         await app.cycle(cold=True)
-        await app.worker.drain()
+        await run_until(app, sandbox, lambda: bool(answers(sandbox, question["id"])))
     finally:
         held.release()
         await app.close()

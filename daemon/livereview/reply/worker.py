@@ -38,19 +38,15 @@ from livereview.core.model import (
     Snapshot,
     Thread,
 )
-from livereview.core.sanitize import outgoing, quote
-from livereview.core.triggers import ack_marker, acked_for, asks_to_resolve, loop_guard, replied_to
+from livereview.core.sanitize import quote
+from livereview.core.triggers import asks_to_resolve, loop_guard, replied_to
 from livereview.hosts.base import (
-    Forbidden,
     Host,
     HostError,
     NotFound,
     RateLimited,
-    ReactionRefused,
-    Unsupported,
     statement,
 )
-from livereview.hosts.reactions import ack_reaction
 from livereview.jobs import failure
 from livereview.jobs.claims import AnsweredElsewhere, ClaimedElsewhere, JobClaims
 from livereview.jobs.job_slots import Slots
@@ -58,6 +54,7 @@ from livereview.jobs.knowledge import Knowledge
 from livereview.jobs.llm import Answerer
 from livereview.log_setup import FailureLog
 from livereview.metrics import Metrics
+from livereview.reply.ack import Acknowledger
 from livereview.reply.code_reader import CodeReader
 from livereview.reply.compose import Composer, JobSkipped
 from livereview.settings import AnswerSettings, BotSettings, DaemonSettings, LessonsSettings
@@ -97,11 +94,10 @@ class Worker:
     only: MRKey | None = None
     idle_wait_seconds: float = 1.0  # look for due retries this often when nothing wakes us
     _trouble: FailureLog = field(default_factory=lambda: FailureLog(log))
-    # Hosts that refused the ack reaction: acked by a comment until the daemon restarts.
-    _refused_reactions: set[str] = field(default_factory=set)
     composer: Composer = field(init=False)
     slots: Slots = field(init=False)
     claims: JobClaims = field(init=False)  # shared with the tools' replies: one answer
+    acks: Acknowledger = field(init=False)
 
     def __post_init__(self) -> None:
         self.claims = JobClaims(self.store, reply_claims.claim_seconds(
@@ -109,6 +105,8 @@ class Worker:
         self.composer = Composer(self.store, self.answerer, self.knowledge,
                                  self.daemon.step_timeout_seconds, self.bot.max_reply_chars,
                                  self.answers, CodeReader(self.daemon.step_timeout_seconds))
+        self.acks = Acknowledger(self.store, self.bot, self.metrics,
+                                 self.daemon.step_timeout_seconds, self._own_message, self.clock)
         self.slots = Slots("reply-job", "worker_error", self.daemon.max_concurrent_jobs,
                            self._trouble, failure.describe, self.idle_wait_seconds)
 
@@ -252,7 +250,7 @@ class Worker:
             if guard:
                 raise JobSkipped(guard)
             await self._fence(job)
-            await self._ack(job, host, bound)
+            await self.acks.ack(job, host, bound)
             job = await self.store.run(jobs.mark_acked, job.id, self.clock())
         if job.state is JobState.ACKED:
             await self._fence(job)
@@ -266,68 +264,6 @@ class Worker:
             # has surely ended (a replica killed here hands the job over only then).
             await self._fence(job, self.daemon.step_timeout_seconds)
             await self._post(job, host, stored, bound)
-
-    async def _ack(self, job: ReplyJob, host: Host, bound: FilteringBoundLogger) -> None:
-        """👀 on the comment, or — where no reaction can be placed — a short reply. Either is
-        a courtesy: when it fails, the answer still goes out."""
-        how = "reaction"
-        try:
-            if await self._react(job, host, bound) is False:
-                how = "comment"
-                await self._ack_comment(job, host, bound)
-            outcome = "ok"
-        except Forbidden:
-            outcome = "forbidden"  # may not react or comment here: skip the ack
-        except NotFound:
-            outcome = "not_found"
-        except (HostError, TimeoutError) as exc:
-            outcome = "error"
-            bound.warning("ack_failed", reason=str(exc) or type(exc).__name__)
-        self.metrics.acks.labels(host.type, outcome).inc()
-        if outcome == "ok":
-            seconds = (self.clock() - job.comment_created_at).total_seconds()
-            self.metrics.time_to_ack.labels(host.type).observe(max(0.0, seconds))
-            bound.info("acked", how=how, seconds=round(seconds, 2))
-        else:
-            bound.info("ack_skipped", outcome=outcome)
-
-    async def _react(self, job: ReplyJob, host: Host, bound: FilteringBoundLogger) -> bool:
-        """Place the ack reaction; False where it cannot be and the ack must be a comment:
-        the host has no reactions, does not offer this one (remembered per host, said
-        once), or may not react to this comment (403, or none for its kind)."""
-        emoji = ack_reaction(host.type, self.bot.ack_reaction)
-        if not host.capabilities.reactions or host.name in self._refused_reactions:
-            return False
-        try:
-            await self._step(host.react(job.mr, job.message_id, emoji))
-        except ReactionRefused as exc:
-            self._refuse(host, emoji, str(exc))
-            return False
-        except (Forbidden, Unsupported) as exc:
-            bound.info("ack_reaction_not_placed", reason=str(exc), fallback="comment")
-            return False
-        return True
-
-    def _refuse(self, host: Host, emoji: str, reason: str) -> None:
-        """Remember that this host refuses the ack reaction: acks there are comments from
-        now on, and the operator reads why once, not once per question."""
-        self._refused_reactions.add(host.name)
-        log.warning("ack_reaction_refused", host=host.name, reaction=emoji, reason=reason,
-                    fallback="ack_comment")
-
-    async def _ack_comment(self, job: ReplyJob, host: Host, bound: FilteringBoundLogger
-                           ) -> None:
-        """The acknowledgement as a reply in the thread, posted at most once: bracketed by
-        `ack_started_at` like the answer's POST, and adopted after a lost response. It
-        stays when the answer comes (its own reply, which notifies the asker)."""
-        if job.ack_started:
-            adopted = await self._own_message(job, host, acked_for)
-            if adopted is not None:
-                bound.info("ack_adopted", posted_message_id=adopted)
-                return
-        await self.store.run(jobs.start_ack, job.id, self.clock())
-        body = f"{outgoing(self.bot.ack_comment)}\n\n{ack_marker(job.message_id)}"
-        await self._step(host.reply(job.mr, job.thread_id, body))
 
     async def _own_message(self, job: ReplyJob, host: Host,
                            marker_of: Callable[[str], str | None]) -> str | None:
