@@ -16,6 +16,7 @@ from livereview.hosts.base import (
     RateLimited,
     Transient,
 )
+from livereview.hosts.reactions import ack_reaction
 from livereview.reply.context import hunk_at
 from tests.contract.drivers import NEW, PATH, Driver
 
@@ -137,11 +138,12 @@ async def test_react_and_an_existing_reaction_is_success(driver: Driver) -> None
         with pytest.raises(Forbidden):
             await driver.host.react(key, find(snap, "general: is this needed?")[1].id, "eyes")
         return
+    emoji = ack_reaction(driver.host.type, None)  # one each host offers
     for body in ("general: is this needed?", "diff: a human follow-up"):
         message = find(snap, body)[1]
-        await driver.host.react(key, message.id, "eyes")
-        await driver.host.react(key, message.id, "eyes")  # already there: still fine
-        assert driver.reactions(key.iid, message.id) == [("eyes", driver.bot)]
+        await driver.host.react(key, message.id, emoji)
+        await driver.host.react(key, message.id, emoji)  # already there: still fine
+        assert driver.reactions(key.iid, message.id) == [(emoji, driver.bot)]
 
 
 async def test_reactions_are_read_for_the_messages_asked(driver: Driver) -> None:
@@ -160,7 +162,21 @@ async def test_reactions_are_read_for_the_messages_asked(driver: Driver) -> None
     for body in asked.values():
         [reaction] = find(after, body)[1].reactions
         assert reaction.name in THUMBS_DOWN and reaction.user.username == "alice"
+        # When it was made, where the host says: GitLab's award and GitHub's reaction carry
+        # `created_at`; Bitbucket Data Center's reactions have no time.
+        dated = driver.host.type in {"gitlab", "github"}
+        assert (reaction.created_at is not None) is dated
+        if reaction.created_at is not None:
+            assert reaction.created_at.tzinfo is not None
     assert find(after, other.body)[1].reactions == ()  # not asked: not read
+
+
+async def test_the_head_commit_carries_its_message_and_author(driver: Driver) -> None:
+    key, _ = await opened(driver)
+    driver.push(key.iid, "lock = threading.RLock()\n")
+    [head, *_] = (await driver.host.fetch_mr(driver.repo, key.iid)).commits
+    assert head.message.startswith(head.title) and head.title
+    assert head.author and "@" not in head.author  # a name, never an e-mail address
 
 
 async def test_resolve_and_reopen_a_diff_thread(driver: Driver) -> None:
@@ -244,8 +260,9 @@ async def test_short_rate_limits_and_5xx_are_retried(driver: Driver) -> None:
     thread, message = find(await driver.host.fetch_mr(driver.repo, key.iid),
                            "general: is this needed?")
     if driver.host.capabilities.reactions:
-        await driver.host.react(key, message.id, "eyes")
-        assert driver.reactions(key.iid, message.id) == [("eyes", driver.bot)]
+        emoji = ack_reaction(driver.host.type, None)
+        await driver.host.react(key, message.id, emoji)
+        assert driver.reactions(key.iid, message.id) == [(emoji, driver.bot)]
     else:  # the acknowledgement is a reply: posted once
         posted = await driver.host.reply(key, thread.id, "Looking into it.")
         assert find(await driver.host.fetch_mr(driver.repo, key.iid),

@@ -34,6 +34,11 @@ def test_show_says_what_the_mr_is_through_both_faces(side: ToolSide) -> None:
     assert shown["source_branch"] != shown["target_branch"]
     assert f"/{side.iid}" in shown["web_url"] and shown["approved_by"] == []
     assert shown["created_at"] <= shown["updated_at"]
+    commit = shown["head_commit"]  # its message and author, as the host lists its commits
+    assert commit["sha"] == head and commit["message"] and commit["author"]
+    assert "@" not in commit["author"]
+    text = side.cli("show", side.mr).out
+    assert f"head commit: {head[:12]} by {commit['author']}: " in text
 
 
 def test_show_names_the_bot_among_the_approvers_once_it_approved(side: ToolSide) -> None:

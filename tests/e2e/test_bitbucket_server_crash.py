@@ -94,7 +94,7 @@ def test_kill_9_never_loses_or_duplicates_an_answer_or_an_ack(
     if reactions:
         assert not acks
         for q, pr in questions.items():
-            assert fake.reactions_on(REPO, pr, q) == [("eyes", "livereview")]
+            assert fake.reactions_on(REPO, pr, q) == [("thinking_face", "livereview")]
     else:
         assert all(acks[str(q)] <= 1 for q in questions), acks
     assert "Traceback" not in log.read_text(encoding="utf-8") + final_log.read_text(

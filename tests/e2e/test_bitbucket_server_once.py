@@ -103,10 +103,11 @@ def old_bbs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Bitbuck
     yield from _sandbox(tmp_path, monkeypatch, reactions=False)
 
 
-def test_a_mention_on_a_line_gets_eyes_and_a_reply_in_its_thread(bbs: BitbucketSandbox) -> None:
+def test_a_mention_on_a_line_gets_a_thinking_face_and_a_reply_in_its_thread(
+        bbs: BitbucketSandbox) -> None:
     question = bbs.inline("@livereview why hold the lock for a read?")
     assert bbs.once() == 0
-    assert bbs.fake.reactions_on(REPO, bbs.pr, question["id"]) == [("eyes", "livereview")]
+    assert bbs.fake.reactions_on(REPO, bbs.pr, question["id"]) == [("thinking_face", "livereview")]
     [reply] = bbs.replies_to(question["id"])
     assert [c["id"] for c in bbs.thread(question["id"])] == [question["id"], reply["id"]]
     assert "sandbox answer engine" in reply["text"]
@@ -195,7 +196,7 @@ def test_check_shows_the_identity_and_whether_reactions_exist(
     assert main(["--config", str(bbs.config), "check"]) == 0
     out = capsys.readouterr().out
     assert re.search(r"identity +ok +@livereview \(id \d+\)", out), out
-    assert re.search(r"acks +ok +with a reaction on the comment", out), out
+    assert re.search(r"acks +ok +.thinking_face. as a reaction on the comment", out), out
     assert re.search(r"ACME/widgets +ok", out), out
     assert re.search(r"listing +ok +per repo: one request per cycle for each of 1 ", out), out
     assert main(["--config", str(old_bbs.config), "check"]) == 0

@@ -184,6 +184,8 @@ def test_conversation_shows_threads_actors_events_and_jobs(
     assert question["reactions"] == [{"name": "eyes", "user": "livereview",
                                       "source": "reply job"}]
     assert answer["reactions"] == []
+    [commit] = graph["commits"]  # with its whole message and its author
+    assert commit["message"].startswith(commit["title"]) and commit["author"]
 
 
 def test_conversation_of_an_unknown_url_is_a_clear_error(

@@ -25,7 +25,7 @@ def test_a_review_on_bitbucket_data_center(bbs: BitbucketSandbox) -> None:  # no
     bbs.llm.llm.review_findings = FINDINGS
     ask = bbs.comment("@livereview review")
     assert bbs.once() == 0
-    assert bbs.fake.reactions_on(REPO, bbs.pr, ask["id"]) == [("eyes", "livereview")]
+    assert bbs.fake.reactions_on(REPO, bbs.pr, ask["id"]) == [("thinking_face", "livereview")]
     posted = parts(bbs)
     assert Counter(part for part, _ in marked_comments(bbs)) == Counter(
         {"finding=1": 1, "finding=2": 1, "summary": 1, "notify": 1})
@@ -41,3 +41,17 @@ def test_a_review_on_bitbucket_data_center(bbs: BitbucketSandbox) -> None:  # no
     before = len(bbs.fake.comments_by("livereview"))
     assert bbs.once() == 0
     assert len(bbs.fake.comments_by("livereview")) == before
+
+
+def test_a_review_asked_where_the_reaction_is_refused_is_acked_by_a_reply(
+        bbs: BitbucketSandbox) -> None:  # noqa: F811
+    """Data Center answers an emoticon outside its picker with 400: the review's ack is a
+    short reply under the ask (once), and the review goes on."""
+    bbs.config.write_text(bbs.config.read_text() + '\n[bot]\nack_reaction = "eyes"\n')
+    bbs.llm.llm.review_findings = FINDINGS
+    ask = bbs.comment("@livereview review")
+    assert bbs.once() == 0
+    assert bbs.once() == 0
+    assert bbs.fake.reactions_on(REPO, bbs.pr, ask["id"]) == []
+    assert len(bbs.acks_for(ask["id"])) == 1
+    assert Counter(part for part, _ in marked_comments(bbs))["summary"] == 1

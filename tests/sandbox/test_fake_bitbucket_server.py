@@ -117,7 +117,7 @@ def test_reactions_exist_only_on_servers_that_have_them(reactions: bool) -> None
     pr = fake.add_pr("ACME/widgets", title="T", author="bob")
     comment = fake.add_comment("ACME/widgets", pr, author="alice", text="hi")
     path = (f"/rest/comment-likes/latest/projects/ACME/repos/widgets/pull-requests/{pr}"
-            f"/comments/{comment['id']}/reactions/eyes")
+            f"/comments/{comment['id']}/reactions/thinking_face")
     with FakeBitbucketDCServer(fake) as server, httpx2.Client(
             base_url=server.url, headers={"Authorization": f"Bearer {TOKEN}"}) as http:
         version = http.get("/rest/api/1.0/application-properties").json()["version"]
@@ -127,7 +127,7 @@ def test_reactions_exist_only_on_servers_that_have_them(reactions: bool) -> None
     if reactions:
         assert put == [200, 200] and version.startswith("8.")
         [entry] = read["properties"]["reactions"]
-        assert entry["emoticon"]["shortcut"] == "eyes"
+        assert entry["emoticon"]["shortcut"] == "thinking_face"
         assert [u["name"] for u in entry["users"]] == ["livereview"]  # once, not twice
     else:
         assert put == [404, 404] and version.startswith("6.")

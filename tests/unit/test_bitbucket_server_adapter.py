@@ -102,10 +102,10 @@ async def test_a_reactions_endpoint_missing_on_a_new_server_turns_reactions_off(
         await host.fetch_mr(REPO, pr)
         assert host.capabilities.reactions
         with pytest.raises(NotFound):
-            await host.react(key, "999", "eyes")  # no such comment: still unknown
+            await host.react(key, "999", "thinking_face")  # no such comment: still unknown
         assert host.capabilities.reactions
         with pytest.raises(NotFound):
-            await host.react(key, str(comment["id"]), "eyes")
+            await host.react(key, str(comment["id"]), "thinking_face")
         assert not host.capabilities.reactions
     finally:
         await host.close()

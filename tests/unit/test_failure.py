@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 
 import pytest
@@ -52,3 +53,39 @@ def test_configured_secrets_are_masked_in_the_description() -> None:
     logs.configure("json", [SECRET], stream=io.StringIO())
     text = failure.describe(error)
     assert SECRET not in text and text == f"unexpected RuntimeError: Bearer {logs.REDACTED} refused"
+
+
+async def never() -> None:
+    await asyncio.Event().wait()  # a step that hangs: nothing will ever set it
+
+
+async def test_a_hanging_step_is_cut_by_its_limit_and_says_which_step() -> None:
+    with pytest.raises(failure.StepTimedOut) as cut:
+        async with failure.step_limit(0.01, "the model's answer"):
+            await never()
+    assert str(cut.value) == ("the model's answer: no answer within step_timeout_seconds "
+                              "(0.01 s)")
+    assert failure.cause(cut.value) == "timeout"
+
+
+async def test_a_timeout_raised_inside_a_step_is_its_own_not_the_limits() -> None:
+    with pytest.raises(TimeoutError) as raised:
+        async with failure.step_limit(3600, "a request to the host"):
+            raise TimeoutError("the client's own")
+    assert type(raised.value) is TimeoutError and str(raised.value) == "the client's own"
+
+
+async def hang_within(job: float, step: float) -> None:
+    async with failure.job_limit(job), failure.step_limit(step, "a request to the host"):
+        await never()
+
+
+async def test_the_job_limit_cuts_a_step_that_its_own_limit_has_not_yet() -> None:
+    with pytest.raises(failure.JobTimedOut) as cut:
+        await hang_within(job=0.01, step=3600)
+    assert "job_timeout_seconds (0.01 s)" in str(cut.value)
+
+
+async def test_a_step_cut_inside_a_job_stays_a_step_timeout() -> None:
+    with pytest.raises(failure.StepTimedOut):
+        await hang_within(job=3600, step=0.01)

@@ -116,9 +116,9 @@ ROUTES = [
     Route("POST", R + r"/pull-requests/\d+/comments$", SEED.answer(
         "POST", f"{PULL}/comments", {"text": "An answer.", "parent": {"id": SEED.root["id"]}}),
         201),
-    Route("PUT", r"^/rest/comment-likes/latest/.+/reactions/eyes$", SEED.answer(
+    Route("PUT", r"^/rest/comment-likes/latest/.+/reactions/thinking_face$", SEED.answer(
         "PUT", f"/rest/comment-likes/latest/projects/ACME/repos/widgets/pull-requests/{SEED.pr}"
-        f"/comments/{SEED.question['id']}/reactions/eyes")),
+        f"/comments/{SEED.question['id']}/reactions/thinking_face")),
     Route("PUT", R + r"/pull-requests/\d+/comments/\d+$", SEED.answer(
         "PUT", f"{PULL}/comments/{SEED.root['id']}", {"version": 0, "threadResolved": True})),
     Route("PUT", R + r"/pull-requests/\d+/participants/livereview$", SEED.answer(  # 15
@@ -149,7 +149,7 @@ CALLS: dict[str, tuple[list[int], Call, type | tuple[type, ...]]] = {
     "list_files": ([11], lambda h: h.list_files(REPO, "feature", "js"), list),
     "reply": ([12], lambda h: h.reply(KEY, THREAD, "An answer."), Message),
     "comment_on_a_line": ([12], lambda h: h.comment(KEY, "A remark.", ANCHOR), Message),
-    "react": ([13], lambda h: h.react(KEY, str(SEED.question["id"]), "eyes"), type(None)),
+    "react": ([13], lambda h: h.react(KEY, str(SEED.question["id"]), "thinking_face"), type(None)),
     "resolve": ([7, 14], lambda h: h.resolve(KEY, THREAD), type(None)),
     "approve": ([0, 1, 15], lambda h: h.approve(KEY), type(None)),
     "diffstat": ([16, 17], lambda h: h.diffstat(KEY), list),

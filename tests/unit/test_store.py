@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from datetime import timedelta
 
 from alembic.autogenerate import compare_metadata
 from alembic.config import Config
@@ -11,13 +13,13 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import text
 from sqlmodel import SQLModel
 
-from livereview.core.model import JobReason, ReplyRequest
+from livereview.core.model import Actor, Commit, JobReason, Reaction, ReplyRequest
 from livereview.store import jobs, snapshots
 from livereview.store.db import Store
 from livereview.store.engine import MIGRATIONS
 from livereview.sync.diff import diff
 from tests.databases import Postgres
-from tests.factories import ALICE, IDENTITY, KEY, T0, msg, snapshot, thread
+from tests.factories import ALICE, BOT, IDENTITY, KEY, T0, msg, snapshot, thread
 
 
 def test_the_migrations_form_one_line_numbered_in_order() -> None:
@@ -67,6 +69,25 @@ def test_snapshot_round_trips_and_diffs_to_nothing(database_url: str) -> None:
     loaded = store.transaction(snapshots.load, KEY)
     assert loaded == snap
     assert diff(loaded, snap) == []
+    store.close()
+
+
+def test_commit_messages_authors_and_reaction_times_round_trip(database_url: str) -> None:
+    """What the model keeps of the host (migration 0014): a commit's whole message and its
+    author, and when a reaction was made — or that the host did not say (Bitbucket)."""
+    store = Store.open(database_url)
+    bot, alice = Actor(BOT.id, BOT.username), Actor(ALICE.id, ALICE.username)  # kept of them
+    question = replace(msg("1", body="@livereview hi"), reactions=(
+        Reaction("eyes", bot, "r1", T0 + timedelta(seconds=3)), Reaction("heart", alice, "r2")))
+    snap = replace(snapshot(thread("t1", question)), commits=(
+        Commit("c2", "Guard the cache", T0, ("c1",), "Guard the cache\n\nReaders saw torn "
+               "writes.", "Bob Builder"), Commit("c1", "Start", T0)))
+    store.transaction(snapshots.ingest, snap, diff(None, snap), [], IDENTITY, T0)
+    loaded = store.transaction(snapshots.load, KEY)
+    assert loaded == snap
+    assert loaded is not None and loaded.commits[0].author == "Bob Builder"
+    [dated, undated] = loaded.messages()["1"].reactions
+    assert dated.created_at == T0 + timedelta(seconds=3) and undated.created_at is None
     store.close()
 
 

@@ -25,6 +25,7 @@ from livereview.hosts.base import (
     TLSFailed,
 )
 from livereview.hosts.local.git import tracked
+from livereview.hosts.reactions import ack_reaction, offered
 from livereview.jobs.llm import probe
 from livereview.metrics import Metrics
 from livereview.reachability import diagnose
@@ -52,7 +53,8 @@ async def check(settings: Settings) -> list[Row]:
         host = connect(host_settings, metrics, books=RepoBooks(tracked))
         try:
             rows += await _host(f"hosts[{index}] ({host_settings.name})", host, host_settings,
-                                settings.repos_of(host_settings.name))
+                                settings.repos_of(host_settings.name),
+                                settings.bot.ack_reaction)
         finally:
             await host.close()
     return rows
@@ -68,8 +70,8 @@ _REPO_ACCESS = {
 }
 
 
-async def _host(where: str, host: Host, settings: HostSettings, repos: tuple[str, ...]
-                ) -> list[Row]:
+async def _host(where: str, host: Host, settings: HostSettings, repos: tuple[str, ...],
+                configured_reaction: str | None) -> list[Row]:
     try:
         async with asyncio.timeout(IDENTITY_TIMEOUT_SECONDS):
             identity = await host.whoami()
@@ -93,9 +95,7 @@ async def _host(where: str, host: Host, settings: HostSettings, repos: tuple[str
     shown_id = f" (id {identity.user_id})" if identity.user_id else ""
     rows = [Row(where, "identity", True, f"@{identity.username}{shown_id}"),
             # Known once the identity is: some hosts learn it from the server (Bitbucket DC).
-            Row(where, "acks", True, "with a reaction on the comment" if
-                host.capabilities.reactions else "with a short reply: this host has no "
-                "comment reactions")]
+            Row(where, "acks", True, acks(host, configured_reaction))]
     for repo in repos:
         try:
             exists = await host.repo_exists(repo)
@@ -113,6 +113,20 @@ async def _host(where: str, host: Host, settings: HostSettings, repos: tuple[str
         rows += [Row(where, n.subject, n.ok, n.detail) for n in host.access_notes()]
     rows.append(await _listing(where, host, repos))
     return rows
+
+
+def acks(host: Host, configured: str | None) -> str:
+    """What acknowledges a question on this host, checked against the reactions it offers
+    (hosts/reactions.py) without posting anything. An unknown name is no error: the ack is
+    then a comment, and the answer follows as ever."""
+    if not host.capabilities.reactions:
+        return "with a short reply: this host has no comment reactions"
+    emoji, known = ack_reaction(host.type, configured), offered(host.type)
+    if known.offers(emoji) is False:
+        return (f"reaction {emoji!r} is not offered by {known.host} (it offers "
+                f"{', '.join(known.names or ())}): the ack will be a short reply")
+    note = f" ({known.note})" if known.note else ""
+    return f"{emoji!r} as a reaction on the comment{note}"
 
 
 async def _unreachable(settings: HostSettings, exc: Exception) -> str:

@@ -200,7 +200,12 @@ def _overview(result: results.Overview) -> str:
              f"head:     {one_line(result.head_sha)}", f"base:     {one_line(result.base_sha)}",
              f"reviewers: {names(result.reviewers)}",
              f"approved by: {names(result.approved_by)}",
-             f"labels:   {names(result.labels)}", f"url:      {one_line(result.web_url)}", ""]
+             f"labels:   {names(result.labels)}", f"url:      {one_line(result.web_url)}"]
+    if (head := result.head_commit) is not None:
+        subject = one_line(head.message.split("\n", 1)[0])
+        by = f" by {one_line(head.author)}" if head.author else ""
+        lines.append(f"head commit: {one_line(head.sha)[:12]}{by}: {subject}")
+    lines.append("")
     lines += [f"    {line}" for line in clean(result.description).splitlines()]
     return "\n".join(lines) + "\n"
 

@@ -72,6 +72,7 @@ class Reaction:
     name: str
     user: Actor
     id: str = ""
+    created_at: datetime | None = None  # where the host says (GitLab, GitHub; not Bitbucket)
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +107,8 @@ class Commit:
     title: str
     created_at: datetime
     parent_ids: tuple[str, ...] = ()
+    message: str = ""  # the whole message, title included, as the host lists it
+    author: str = ""  # the author's name as the host shows it (never an e-mail address)
 
 
 @dataclass(frozen=True, slots=True)

@@ -52,6 +52,16 @@ class Conflict(HostError):
     pass
 
 
+class BadRequest(HostError):
+    """HTTP 400: the host refused what was asked (a value it does not take)."""
+
+
+class ReactionRefused(HostError):
+    """The host does not offer this reaction (an emoticon Data Center's picker lacks, a
+    name that is not one of GitHub's eight): asking again will not help, an ack must be a
+    comment on this host (docs/DESIGN.md §4, "Ack")."""
+
+
 class Unsupported(HostError):
     """The host has no way to do this (its one-line reason says why): never a silent no-op."""
 

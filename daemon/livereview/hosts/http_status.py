@@ -9,6 +9,7 @@ import httpx2
 
 from livereview.hosts.base import (
     AuthFailed,
+    BadRequest,
     Conflict,
     Forbidden,
     HostError,
@@ -73,6 +74,8 @@ def host_error(method: str, path: str, response: httpx2.Response, wait: float | 
         return Forbidden(f"{what} (the token may not do this)")
     if status == 404:
         return NotFound(what)
+    if status == 400:
+        return BadRequest(what)
     if status in (409, 422):
         return Conflict(what)
     if status >= 500:

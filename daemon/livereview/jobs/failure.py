@@ -9,14 +9,57 @@ as a failed reply. The description is stored (`last_error`, shown by `pending` a
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import traceback
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 
 import structlog
 
 from livereview.hosts.base import AuthFailed, Forbidden, HostError, RateLimited
 from livereview.jobs.llm import LLMError
 from livereview.log_setup import Redactor
+
+
+class StepTimedOut(TimeoutError):
+    """One step of a job (a host request, the model's answer) took longer than
+    `step_timeout_seconds`: the soft limit, after which the job is retried."""
+
+
+class JobTimedOut(TimeoutError):
+    """A whole run of a job took longer than `job_timeout_seconds`: the hard limit, for a
+    run whose steps each kept to theirs (or a step no soft limit covers)."""
+
+
+@contextlib.asynccontextmanager
+async def step_limit(seconds: float, what: str) -> AsyncIterator[None]:
+    """The soft limit of one step: past it, `StepTimedOut` names the step and the key (the
+    job's hard limit firing meanwhile reaches the step as a cancellation, and passes)."""
+    limit = asyncio.timeout(seconds)
+    try:
+        async with limit:
+            yield
+    except TimeoutError:
+        if not limit.expired():  # raised inside the step: its own error, not this limit
+            raise
+        raise StepTimedOut(f"{what}: no answer within step_timeout_seconds "
+                           f"({seconds:g} s)") from None
+
+
+@contextlib.asynccontextmanager
+async def job_limit(seconds: float) -> AsyncIterator[None]:
+    """The hard limit of one run of a job: past it, `JobTimedOut` (a step's own soft limit
+    passes as the `StepTimedOut` it is)."""
+    limit = asyncio.timeout(seconds)
+    try:
+        async with limit:
+            yield
+    except TimeoutError:
+        if not limit.expired():  # a step's own soft limit, or another step error
+            raise
+        raise JobTimedOut(f"the job ran longer than job_timeout_seconds ({seconds:g} s) "
+                          "and was cut") from None
+
 
 Causes = Sequence[tuple[type[BaseException], str]]
 # First match wins: a subclass before its base (RateLimited is a HostError).

@@ -31,6 +31,7 @@ from livereview.core.postable import postable
 from livereview.core.prompt import Reference, RefKind
 from livereview.core.remap import Fate, remap
 from livereview.hosts.base import Forbidden, Host, NotFound
+from livereview.jobs import failure
 from livereview.jobs.knowledge import Knowledge
 from livereview.jobs.llm import Answerer
 from livereview.reply import context, other_threads
@@ -68,8 +69,8 @@ class Composer:
     answers: Callable[[str, str], AnswerSettings] = _default_answers  # (host, repo) → policy
     code: CodeReader = field(default_factory=CodeReader)
 
-    async def _step(self, call: Awaitable[T]) -> T:
-        async with asyncio.timeout(self.step_timeout_seconds):
+    async def _step(self, call: Awaitable[T], what: str = "a request to the host") -> T:
+        async with failure.step_limit(self.step_timeout_seconds, what):
             return await call
 
     async def _where(self, job: ReplyJob, host: Host, stored: Snapshot, thread: Thread,
@@ -225,7 +226,7 @@ class Composer:
                                stat=stat, commits=stored.commits, lessons=used,
                                references=references, surroundings=around, policy=policy,
                                budget_chars=chars_for(answers.context_budget_tokens))
-        answer = await self._step(self.answerer.answer(prompt))
+        answer = await self._step(self.answerer.answer(prompt), "the model's answer")
         structured = parse_answer(answer.text, question.body)
         if answer.structured and not structured.structured:
             # The server was to enforce the answer object and did not: asked once more,

@@ -246,7 +246,9 @@ def build(
                       f"the MR is now at {one_line(mr.head_sha)[:8]}, so the code may have "
                       "changed since)")
     new_commits = commits_since_bot(thread, commits, identity)
-    pushed = "\n".join(f"- {one_line(c.sha)[:8]} {one_line(c.title)}" for c in new_commits[:20])
+    pushed = "\n".join(f"- {one_line(c.sha)[:8]} {one_line(c.title)}"
+                       + (f" (by {one_line(c.author)[:80]})" if c.author else "")
+                       for c in new_commits[:20])
     references_text = [f"{source}\n\n{text}" if text else source
                        for source, text in parts.references]
     fence = fence_id([summary, where, pushed, *references_text, parts.fence(),

@@ -39,10 +39,9 @@ from livereview.core.model import (
     Snapshot,
     Thread,
 )
-from livereview.core.sanitize import outgoing, quote
-from livereview.core.triggers import ack_marker, acked_for, asks_to_resolve, loop_guard, replied_to
+from livereview.core.sanitize import quote
+from livereview.core.triggers import asks_to_resolve, loop_guard, replied_to
 from livereview.hosts.base import (
-    Forbidden,
     Host,
     HostError,
     NotFound,
@@ -57,6 +56,7 @@ from livereview.jobs.llm import Answerer
 from livereview.log_setup import FailureLog
 from livereview.metrics import Metrics
 from livereview.reply import follow_line
+from livereview.reply.ack import Acknowledger
 from livereview.reply.code_reader import CodeReader
 from livereview.reply.compose import Composer, JobSkipped
 from livereview.reply.moved import Moved
@@ -100,6 +100,7 @@ class Worker:
     composer: Composer = field(init=False)
     slots: Slots = field(init=False)
     claims: JobClaims = field(init=False)  # shared with the tools' replies: one answer
+    acks: Acknowledger = field(init=False)
 
     def __post_init__(self) -> None:
         self.claims = JobClaims(self.store, reply_claims.claim_seconds(
@@ -107,6 +108,8 @@ class Worker:
         self.composer = Composer(self.store, self.answerer, self.knowledge,
                                  self.daemon.step_timeout_seconds, self.bot.max_reply_chars,
                                  self.answers, CodeReader(self.daemon.step_timeout_seconds))
+        self.acks = Acknowledger(self.store, self.bot, self.metrics,
+                                 self.daemon.step_timeout_seconds, self._own_message, self.clock)
         self.slots = Slots("reply-job", "worker_error", self.daemon.max_concurrent_jobs,
                            self._trouble, failure.describe, self.idle_wait_seconds)
 
@@ -154,7 +157,7 @@ class Worker:
             host_type = host.type
             if job.mr.host not in self.identities:  # its first poll has not succeeded yet
                 raise HostError(f"the bot's identity on {job.mr.host!r} is not known yet")
-            async with asyncio.timeout(self.daemon.job_timeout_seconds):
+            async with failure.job_limit(self.daemon.job_timeout_seconds):
                 await self._advance(job, host, bound)
         except LeaseLost as exc:  # another replica runs it now: leave it to that one
             bound.info("job_taken_over", reason=str(exc))
@@ -233,8 +236,8 @@ class Worker:
         self.metrics.replies.labels(host_type, "retry").inc()
         self.metrics.job_retries.labels(host_type, cause).inc()
 
-    async def _step(self, call: Awaitable[T]) -> T:
-        async with asyncio.timeout(self.daemon.step_timeout_seconds):
+    async def _step(self, call: Awaitable[T], what: str = "a request to the host") -> T:
+        async with failure.step_limit(self.daemon.step_timeout_seconds, what):
             return await call
 
     async def _advance(self, job: ReplyJob, host: Host, bound: FilteringBoundLogger) -> None:
@@ -250,7 +253,7 @@ class Worker:
             if guard:
                 raise JobSkipped(guard)
             await self._fence(job)
-            await self._ack(job, host, bound)
+            await self.acks.ack(job, host, bound)
             job = await self.store.run(jobs.mark_acked, job.id, self.clock())
         if job.state is JobState.ACKED:
             await self._fence(job)
@@ -264,45 +267,6 @@ class Worker:
             # has surely ended (a replica killed here hands the job over only then).
             await self._fence(job, self.daemon.step_timeout_seconds)
             await self._post(job, host, stored, bound)
-
-    async def _ack(self, job: ReplyJob, host: Host, bound: FilteringBoundLogger) -> None:
-        """👀 on the comment, or — where the host has no reactions — a short reply. Either is
-        a courtesy: when it fails, the answer still goes out."""
-        try:
-            if host.capabilities.reactions:
-                await self._step(host.react(job.mr, job.message_id, self.bot.ack_reaction))
-            else:
-                await self._ack_comment(job, host, bound)
-            outcome = "ok"
-        except Forbidden:
-            outcome = "forbidden"  # may not react or comment here: skip the ack
-        except NotFound:
-            outcome = "not_found"
-        except (HostError, TimeoutError) as exc:
-            outcome = "error"
-            bound.warning("ack_failed", reason=str(exc) or type(exc).__name__)
-        self.metrics.acks.labels(host.type, outcome).inc()
-        if outcome == "ok":
-            seconds = (self.clock() - job.comment_created_at).total_seconds()
-            self.metrics.time_to_ack.labels(host.type).observe(max(0.0, seconds))
-            bound.info("acked", how="reaction" if host.capabilities.reactions else "comment",
-                       seconds=round(seconds, 2))
-        else:
-            bound.info("ack_skipped", outcome=outcome)
-
-    async def _ack_comment(self, job: ReplyJob, host: Host, bound: FilteringBoundLogger
-                           ) -> None:
-        """The acknowledgement as a reply in the thread, posted at most once: bracketed by
-        `ack_started_at` like the answer's POST, and adopted after a lost response. It
-        stays when the answer comes (its own reply, which notifies the asker)."""
-        if job.ack_started:
-            adopted = await self._own_message(job, host, acked_for)
-            if adopted is not None:
-                bound.info("ack_adopted", posted_message_id=adopted)
-                return
-        await self.store.run(jobs.start_ack, job.id, self.clock())
-        body = f"{outgoing(self.bot.ack_comment)}\n\n{ack_marker(job.message_id)}"
-        await self._step(host.reply(job.mr, job.thread_id, body))
 
     async def _own_message(self, job: ReplyJob, host: Host,
                            marker_of: Callable[[str], str | None]) -> str | None:

@@ -29,7 +29,16 @@ from livereview.core.model_runs import ReviewRun, ReviewState, ReviewTrigger, St
 from livereview.core.sanitize import outgoing
 from livereview.core.triggers import ack_marker, acked_for, is_draft
 from livereview.core.verdict import VerdictPolicy, decide
-from livereview.hosts.base import Host, HostError, RateLimited, Unsupported, statement
+from livereview.hosts.base import (
+    Forbidden,
+    Host,
+    HostError,
+    RateLimited,
+    ReactionRefused,
+    Unsupported,
+    statement,
+)
+from livereview.hosts.reactions import ack_reaction
 from livereview.jobs import failure
 from livereview.jobs.job_slots import Slots
 from livereview.jobs.knowledge import Knowledge
@@ -278,11 +287,16 @@ class ReviewRunner:
                    bound: FilteringBoundLogger) -> None:
         """👀 on the asking comment, as for any mention (a short reply where the host has no
         reactions, posted at most once). A courtesy: its failure does not stop the review."""
+        emoji = ack_reaction(host.type, self.bot.ack_reaction)
         try:
             async with asyncio.timeout(self.daemon.step_timeout_seconds):
                 if host.capabilities.reactions:
-                    await host.react(run.mr, run.trigger_message_id, self.bot.ack_reaction)
-                    return
+                    try:
+                        await host.react(run.mr, run.trigger_message_id, emoji)
+                        return
+                    except (ReactionRefused, Forbidden, Unsupported) as exc:
+                        bound.info("ack_reaction_not_placed", reason=str(exc),
+                                   fallback="comment")
                 identity = self.identities[run.mr.host]
                 if run.ack_started and any(
                         identity.is_me(m.author) and acked_for(m.body) == run.trigger_message_id

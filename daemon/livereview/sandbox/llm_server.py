@@ -27,6 +27,7 @@ from typing import Any
 from livereview.sandbox.review_answer import files_of, invented_findings
 
 LABEL = "*(sandbox answer engine — not a real model)*"
+HANG_BACKSTOP_SECONDS = 120.0
 
 
 @dataclass
@@ -36,6 +37,11 @@ class LLMFault:
     content: str | None = None  # answer with this text instead (e.g. "" for empty)
     finish_reason: str = "stop"
     message: str = "injected fault"  # the error's words, for a status >= 400
+    # A model that hangs: the request waits until the test sets this (or the backstop of
+    # HANG_BACKSTOP_SECONDS passes, so a test that forgets cannot hang the suite), then
+    # is answered as usual. `arrived` is set when the request comes.
+    hang: threading.Event | None = None
+    arrived: threading.Event = field(default_factory=threading.Event)
 
 
 @dataclass
@@ -109,6 +115,9 @@ class FakeLLM:
                     "code": None}}
             self.prompts.append(messages)
             fault = self.faults.pop(0) if self.faults else None
+        if fault and fault.hang is not None:
+            fault.arrived.set()
+            fault.hang.wait(HANG_BACKSTOP_SECONDS)
         delay = self.delay_seconds + (fault.delay_seconds if fault else 0.0)
         if delay:
             time.sleep(delay)

@@ -168,12 +168,16 @@ class BotSettings(Section):
     mention_aliases: Annotated[TomlList[str], AfterValidator(_aliases)] = ("@livereview",)
     """The mentions that summon the bot: case-insensitive, word-bounded, only in prose (not
     in code, links or quotes)."""
-    ack_reaction: Annotated[Required, at_most(64)] = "eyes"
-    """The emoji the bot reacts with to acknowledge a comment."""
+    ack_reaction: Annotated[Required, at_most(64)] | None = None
+    """The reaction the bot acknowledges a comment with. Unset, each host's own: `eyes` (👀)
+    on GitLab and GitHub, `thinking_face` (🤔) on Bitbucket Data Center, whose picker has no
+    👀. A name the host does not offer (GitHub's eight, Data Center's five) is acked with
+    `ack_comment` instead; `livereview check` says which it will be."""
     ack_comment: Annotated[Required, at_most(200)] = "👀 Looking into this…"
-    """Where the host has no reactions (Bitbucket Cloud, Bitbucket Data Center before 7),
-    the short reply that acknowledges a comment; it stays, and the answer follows as its
-    own reply (which notifies the asker)."""
+    """The short reply that acknowledges a comment where no reaction can: the host has none
+    (Bitbucket Cloud, Bitbucket Data Center before 7), refuses `ack_reaction`, or the bot
+    may not react there. It stays, and the answer follows as its own reply (which notifies
+    the asker)."""
     ignore_users: Annotated[TomlList[str], AfterValidator(_non_empty)] = (
         "ghost", "*-bot", "*[bot]")
     """Glob patterns of users never answered (their replies are not a human's either)."""

@@ -100,6 +100,8 @@ def _type(annotation: object) -> str:
     names = {bool: "boolean", int: "integer", float: "number", str: "string"}
     if annotation in names:
         return names[annotation]
+    if typing.get_origin(annotation) is typing.Annotated:  # a constrained type, inside `| None`
+        return _type(typing.get_args(annotation)[0])
     args = tuple(a for a in typing.get_args(annotation) if a is not type(None))
     origin = typing.get_origin(annotation)
     if origin in (typing.Union, types.UnionType) and len(args) == 1:

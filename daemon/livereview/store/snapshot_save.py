@@ -63,7 +63,8 @@ def _bulk(session: Session, table: Any, rows: Sequence[dict[str, Any]]) -> None:
 
 def _reaction_rows(cid: int, message: Message) -> list[dict[str, Any]]:
     return [{"conversation_id": cid, "host_message_id": message.id, "host_reaction_id": r.id,
-             "name": r.name, "user_id": r.user.id, "username": r.user.username}
+             "name": r.name, "user_id": r.user.id, "username": r.user.username,
+             "created_at": r.created_at}
             for r in message.reactions]
 
 
@@ -140,7 +141,8 @@ def save_children(session: Session, cid: int, snapshot: Snapshot, stored: Snapsh
         session.exec(delete(MRCommit).where(col(MRCommit.conversation_id) == cid))
         _bulk(session, MRCommit, [
             {"conversation_id": cid, "position": i, "sha": c.sha, "title": c.title,
-             "created_at": c.created_at, "parent_ids": " ".join(c.parent_ids)}
+             "created_at": c.created_at, "parent_ids": " ".join(c.parent_ids),
+             "message": c.message, "author": c.author}
             for i, c in enumerate(snapshot.commits)])
     new_threads = []
     for position, thread in enumerate(snapshot.threads):

@@ -120,7 +120,8 @@ def load(session: Session, key: MRKey) -> Snapshot | None:
     reactions: dict[str, list[Reaction]] = defaultdict(list)
     for r in session.exec(select(MRReaction).where(MRReaction.conversation_id == cid)):
         reactions[r.host_message_id].append(
-            Reaction(r.name, Actor(r.user_id, r.username), r.host_reaction_id))
+            Reaction(r.name, Actor(r.user_id, r.username), r.host_reaction_id,
+                     r.created_at))
     messages: dict[str, list[Message]] = defaultdict(list)
     # Plain rows, not ORM objects: a thread can hold 100 000 notes.
     m = MRMessage
@@ -142,7 +143,7 @@ def load(session: Session, key: MRKey) -> Snapshot | None:
                               .order_by(col(MRThread.position)))
     )
     commits = tuple(
-        Commit(c.sha, c.title, c.created_at, tuple(c.parent_ids.split()))
+        Commit(c.sha, c.title, c.created_at, tuple(c.parent_ids.split()), c.message, c.author)
         for c in session.exec(select(MRCommit).where(MRCommit.conversation_id == cid)
                               .order_by(col(MRCommit.position)))
     )

@@ -55,6 +55,8 @@ class MRCommit(SQLModel, table=True):
     title: str
     created_at: datetime
     parent_ids: str = ""  # space-separated
+    message: str = Field(default="", sa_type=Text)
+    author: str = ""
 
 
 class MRThread(SQLModel, table=True):
@@ -103,6 +105,7 @@ class MRReaction(SQLModel, table=True):
     name: str
     user_id: str
     username: str
+    created_at: datetime | None = None
 
 
 class KnowledgeRef(SQLModel, table=True):

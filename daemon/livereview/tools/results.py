@@ -37,6 +37,16 @@ class Comments:
 
 
 @dataclasses.dataclass(frozen=True)
+class CommitShown:
+    """The head commit, where the host lists the MR's commits."""
+
+    sha: str
+    author: str  # the name the host shows (never an e-mail address)
+    message: str  # the author's text: hostile, shown cleaned on a terminal
+    created_at: str
+
+
+@dataclasses.dataclass(frozen=True)
 class Overview:
     """The MR itself (`show`): what an agent's review session starts from."""
 
@@ -56,6 +66,7 @@ class Overview:
     web_url: str
     created_at: str
     updated_at: str
+    head_commit: CommitShown | None = None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from functools import cached_property
 
 from livereview.core.model import Identity, JobState, Message, MRKey, Snapshot
+from livereview.hosts.reactions import ack_reaction
 from livereview.settings import DaemonSettings, Settings
 from livereview.store import jobs, reviews, snapshots, state
 from livereview.store.db import Store
@@ -89,9 +90,13 @@ class Graph:
     def reactions(self, message: Message) -> list[dict[str, str]]:
         """The message's reactions, plus the bot's ack where its reply job acked: GitLab's
         discussions carry no award emoji, so the snapshot alone shows none."""
-        shown = [{"name": r.name, "user": r.user.username} for r in message.reactions]
+        shown = [{"name": r.name, "user": r.user.username}
+                 | ({"at": r.created_at.isoformat()} if r.created_at else {})
+                 for r in message.reactions]
         bot = self.identity.username if self.identity else "bot"
-        if message.id in self._acked and {"name": self.ack_reaction, "user": bot} not in shown:
+        if self.ack_reaction and message.id in self._acked and not any(
+                r.name == self.ack_reaction and r.user.username == bot
+                for r in message.reactions):
             shown.append({"name": self.ack_reaction, "user": bot, "source": "reply job"})
         return shown
 
@@ -111,6 +116,7 @@ def conversation(settings: Settings, key: MRKey) -> Graph:
     UnknownMR when this MR was not."""
     store = open_reader(settings.daemon)
     try:
-        return load(store, key, settings.bot.ack_reaction)
+        host_type = next((h.type for h in settings.hosts if h.name == key.host), "")
+        return load(store, key, ack_reaction(host_type, settings.bot.ack_reaction))
     finally:
         store.close()

@@ -214,9 +214,22 @@ def merge_request(key: MRKey, pr: JsonObject, commits: list[Commit], accounts: A
 
 
 def commit(c: JsonObject) -> Commit:
-    return Commit(sha=c.token("hash"), title=c.text_or("message").split("\n", 1)[0],
+    message = c.text_or("message")
+    return Commit(sha=c.token("hash"), title=message.split("\n", 1)[0],
                   created_at=c.time("date"),
-                  parent_ids=tuple(p.token("hash") for p in c.objects("parents")))
+                  parent_ids=tuple(p.token("hash") for p in c.objects("parents")),
+                  message=message, author=_commit_author(c.obj_or_none("author")))
+
+
+def _commit_author(author: JsonObject | None) -> str:
+    """The linked account's display name, else the git author (`raw` is "Name <e-mail>":
+    the name only)."""
+    if author is None:
+        return ""
+    user = author.obj_or_none("user")
+    if user is not None and user.text_or("display_name"):
+        return user.text_or("display_name")
+    return author.text_or("raw").split("<", 1)[0].strip()
 
 
 def newest_first(commits: list[Commit], head: str) -> list[Commit]:

@@ -28,11 +28,13 @@ import structlog
 from livereview.core.model import Anchor, ChangedMR, Identity, Message, MRKey, Snapshot, Thread
 from livereview.hosts.base import (
     AuthFailed,
+    BadRequest,
     BadResponse,
     Capabilities,
     Conflict,
     NotFound,
     OverHttp,
+    ReactionRefused,
 )
 from livereview.hosts.bitbucket_server import payloads
 from livereview.hosts.bitbucket_server.review import BitbucketServerReview
@@ -332,6 +334,11 @@ class BitbucketServer(BitbucketServerReview, OverHttp):
             await self.http.request("PUT", path)
         except Conflict:
             return  # "already reacted" on servers that refuse a repeat
+        except BadRequest:
+            # Not an emoticon of the server's picker (hosts/reactions.py): every comment
+            # would be refused alike, so the worker acks by a reply on this host from now on.
+            raise ReactionRefused(f"{emoji!r} is not offered by Bitbucket Data Center "
+                                  "(HTTP 400)") from None
         except NotFound:
             # The plugin's endpoint is missing (an older or trimmed server), or the comment
             # is gone: only the first means "no reactions here" — ack by a reply from now on.

@@ -230,9 +230,12 @@ def target_repo(pr: JsonObject) -> str:
 
 def commit(c: JsonObject) -> Commit:
     key = "committerTimestamp" if c.has("committerTimestamp") else "authorTimestamp"
-    return Commit(sha=c.token("id"), title=c.text_or("message").split("\n", 1)[0],
+    message, author = c.text_or("message"), c.obj_or_none("author")
+    name = (author.text_or("displayName") or author.text_or("name")) if author else ""
+    return Commit(sha=c.token("id"), title=message.split("\n", 1)[0],
                   created_at=stamp(c, key),
-                  parent_ids=tuple(p.token("id") for p in c.objects("parents")))
+                  parent_ids=tuple(p.token("id") for p in c.objects("parents")),
+                  message=message, author=name)
 
 
 def unified_diff(raw: str) -> str:

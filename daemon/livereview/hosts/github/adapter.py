@@ -42,6 +42,7 @@ from livereview.hosts.base import (
     Forbidden,
     NotFound,
     OverHttp,
+    ReactionRefused,
 )
 from livereview.hosts.github.graphql import REACTION_ENUM, GraphQL, ThreadState
 from livereview.hosts.github.payloads import (
@@ -65,6 +66,7 @@ from livereview.hosts.github.poll import Notifications, search_changed
 from livereview.hosts.github.review import GitHubReview
 from livereview.hosts.http import HttpClient
 from livereview.hosts.payload import JsonObject, json_objects
+from livereview.hosts.reactions import GITHUB_CONTENTS
 from livereview.hosts.revalidate import keeping
 
 log = structlog.get_logger("livereview.github")
@@ -74,11 +76,6 @@ def _unreacted(comment: JsonObject) -> bool:
     """Whether a comment's `reactions` rollup says nobody reacted (no list to read)."""
     rollup = comment.obj_or_none("reactions")
     return rollup is not None and rollup.number_or_none("total_count") == 0
-# Award-emoji names people configure (GitLab's) → GitHub's eight reaction contents.
-_REACTIONS = {"thumbsup": "+1", "thumbsdown": "-1", "smile": "laugh", "laughing": "laugh",
-              "tada": "hooray", "heart": "heart", "rocket": "rocket", "eyes": "eyes",
-              "confused": "confused", "+1": "+1", "-1": "-1", "laugh": "laugh",
-              "hooray": "hooray"}
 # Repo-wide comment lists are asked for `since` a time rounded down to this, so the URL
 # stays the same for a while and is revalidated with its ETag: GitHub does not charge a
 # 304 to the rate limit. https://docs.github.com/en/rest/using-the-rest-api/best-practices-for-using-the-rest-api#use-conditional-requests-if-appropriate
@@ -253,7 +250,8 @@ class GitHub(GitHubReview, OverHttp):
                         f"{self._repo(key.repo)}/{where}/comments/{number}/reactions")
                     m = replace(m, reactions=tuple(
                         Reaction(r.text("content"), actor(r.obj_or_none("user")),
-                                 str(r.number("id"))) for r in found))
+                                 str(r.number("id")), r.time_or_none("created_at"))
+                        for r in found))
             messages.append(m)
         return replace(thread, messages=tuple(messages))
 
@@ -360,10 +358,10 @@ class GitHub(GitHubReview, OverHttp):
 
     async def react(self, key: MRKey, message_id: str, emoji: str) -> None:
         """A reaction; GitHub answers 200 instead of 201 when it exists already: success."""
-        content = _REACTIONS.get(emoji)
-        if content is None:
-            raise Forbidden(f"{emoji!r} is not one of GitHub's reactions "
-                            f"({', '.join(REACTION_ENUM)})")
+        content = GITHUB_CONTENTS.get(emoji)
+        if content is None:  # a fixed set: no request could make it one
+            raise ReactionRefused(f"{emoji!r} is not one of GitHub's reactions "
+                                  f"({', '.join(REACTION_ENUM)})")
         kind, number = parse_id(message_id)
         if kind == REVIEW_BODY:  # no REST endpoint for reactions on reviews
             node = self._review_nodes.get(number) or (await self.http.one(

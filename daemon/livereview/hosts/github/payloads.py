@@ -156,9 +156,15 @@ def to_commit(c: JsonObject) -> Commit:
     dated = committer if committer is not None and committer.has("date") else author
     if dated is None:
         raise detail.error("committer", "missing (and no author either)")
-    return Commit(sha=c.token("sha"), title=detail.text_or("message").split("\n", 1)[0],
+    # The account (`author.login`) where GitHub matched one, else the git author's name.
+    account = c.obj_or_none("author")
+    name = (account.text_or("login") if account is not None else "") or (
+        author.text_or("name") if author is not None else "")
+    message = detail.text_or("message")
+    return Commit(sha=c.token("sha"), title=message.split("\n", 1)[0],
                   created_at=dated.time("date"),
-                  parent_ids=tuple(p.token("sha") for p in c.objects("parents")))
+                  parent_ids=tuple(p.token("sha") for p in c.objects("parents")),
+                  message=message, author=name)
 
 
 def unified_diff(files: list[JsonObject]) -> str:

@@ -35,6 +35,7 @@ from livereview.hosts.base import (
     HostError,
     NotFound,
     OverHttp,
+    ReactionRefused,
 )
 from livereview.hosts.gitlab import payloads
 from livereview.hosts.gitlab.review import GitLabReview
@@ -278,13 +279,20 @@ class GitLab(GitLabReview, OverHttp):
         path = f"{self._mr_path(key)}/notes/{message_id}/award_emoji"
         try:
             await self.http.request("POST", path, json={"name": emoji})
-        except (NotFound, Conflict):
+        except (NotFound, Conflict) as exc:
             # GitLab answers an already-awarded emoji with an error (404 "Award Emoji Not
             # Found" on older versions): that is success if our award is there.
             me = self._me or await self.whoami()
             awards = [payloads.reaction(a) async for page in self.http.items(path) for a in page]
-            if not any(a.name == emoji and a.user.id == me.user_id for a in awards):
-                raise
+            if any(a.name == emoji and a.user.id == me.user_id for a in awards):
+                return
+            if isinstance(exc, NotFound):
+                # The note is there (its awards were read) but the award was refused: a
+                # name outside GitLab's emoji set ("Award Emoji Name is not a valid emoji
+                # name", lib/api/award_emoji.rb answers it with not_found!).
+                raise ReactionRefused(f"{emoji!r} is not one of GitLab's emoji names "
+                                      "(HTTP 404)") from None
+            raise
 
     async def resolve(self, key: MRKey, thread_id: str, resolved: bool = True) -> None:
         await self.http.request("PUT", f"{self._mr_path(key)}/discussions/{thread_id}",

@@ -124,11 +124,17 @@ def commit(data: JsonObject) -> Commit:
         title=data.text_or("title"),
         created_at=data.time("created_at" if data.has("created_at") else "committed_date"),
         parent_ids=data.texts("parent_ids"),
+        # `message` and `author_name` (https://docs.gitlab.com/api/merge_requests/
+        # #get-single-merge-request-commits); the e-mail address is left behind.
+        message=data.text_or("message") or data.text_or("title"),
+        author=data.text_or("author_name"),
     )
 
 
 def reaction(award: JsonObject) -> Reaction:
-    return Reaction(award.text("name"), actor(award.obj_or_none("user")), award.token("id"))
+    # `created_at`: when the award was made (https://docs.gitlab.com/api/emoji_reactions/).
+    return Reaction(award.text("name"), actor(award.obj_or_none("user")), award.token("id"),
+                    award.time_or_none("created_at"))
 
 
 def unified(files: list[JsonObject]) -> str:

@@ -33,6 +33,8 @@ from livereview.sandbox.bitbucket_server.model import (
 from livereview.sandbox.bitbucket_server.payloads import BitbucketPayloads
 from livereview.sandbox.loopback import Fault, LoopbackTraffic, locked
 
+EMOTICONS = ("thumbsup", "thumbsdown", "heart", "thinking_face", "laughing")
+
 
 def _sha(*parts: object) -> str:
     return hashlib.sha1(":".join(map(str, parts)).encode(), usedforsecurity=False).hexdigest()
@@ -60,6 +62,9 @@ class FakeBitbucketDC(BitbucketPayloads, LoopbackTraffic):
         # (comment id, emoticon, user name) -> when; Bitbucket shows no reaction times, the
         # benchmarks read time-to-ack from here.
         self.reacted_at: dict[tuple[int, str, str], datetime] = {}
+        # Data Center's reaction picker, the only names its comment-likes API takes (the
+        # enum its clients send); a test may narrow it, as a server would be configured.
+        self.emoticons: tuple[str, ...] = EMOTICONS
         self.add_user(bot_name, "LiveReview Bot")
 
     # ---- helpers (callers hold the lock) -------------------------------------------------
@@ -268,6 +273,11 @@ class FakeBitbucketDC(BitbucketPayloads, LoopbackTraffic):
         """Add a reaction (a second identical one changes nothing)."""
         pr = self.find_pr(self._repo(repo), pr_id)
         c, who = self.find_comment(pr, comment_id), self.user(user)
+        if emoticon not in self.emoticons:
+            # The picker's names only: anything else (another name, an emoji character) is
+            # a 400 (https://stackoverflow.com/q/77370498). The words are the fake's own.
+            raise BitbucketError(400, f"'{emoticon}' is not a supported emoticon.",
+                                 "com.atlassian.bitbucket.validation.ArgumentValidationException")
         users = c.reactions.setdefault(emoticon, [])
         if who not in users:
             users.append(who)
