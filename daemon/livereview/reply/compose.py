@@ -17,7 +17,7 @@ from structlog.typing import FilteringBoundLogger
 from livereview.core.answer import parse as parse_answer
 from livereview.core.answer import render as render_answer
 from livereview.core.lessons import applicable
-from livereview.core.model import Identity, Message, ReplyJob, Snapshot, Thread
+from livereview.core.model import Identity, JobReason, Message, ReplyJob, Snapshot, Thread
 from livereview.core.postable import postable
 from livereview.core.prompt import Reference
 from livereview.hosts.base import Forbidden, Host, NotFound
@@ -36,6 +36,7 @@ from livereview.store import reviews
 from livereview.store.db import Store
 
 T = TypeVar("T")
+EDITED_LEAD = "Answering the edited question:"  # first line of an answer to an edit
 
 
 class JobSkipped(Exception):
@@ -179,6 +180,9 @@ class Composer:
                  prompt_version=context.prompt_version(), mode=structured.mode,
                  structured=structured.structured, concede=structured.concede,
                  lessons_used=[lesson.id for lesson in used])
-        body = postable(render_answer(structured), job.message_id, max_chars)
+        text = render_answer(structured)
+        if job.reason is JobReason.EDITED_QUESTION:  # the thread shows the earlier answer
+            text = f"{EDITED_LEAD}\n\n{text}"
+        body = postable(text, job.target, max_chars)
         return (body, json.dumps(structured.meta()),
                 " ".join(str(lesson.id) for lesson in used))

@@ -298,7 +298,7 @@ class Worker:
                 bound.info("ack_adopted", posted_message_id=adopted)
                 return
         await self.store.run(jobs.start_ack, job.id, self.clock())
-        body = f"{outgoing(self.bot.ack_comment)}\n\n{ack_marker(job.message_id)}"
+        body = f"{outgoing(self.bot.ack_comment)}\n\n{ack_marker(job.target)}"
         await self._step(host.reply(job.mr, job.thread_id, body))
 
     async def _own_message(self, job: ReplyJob, host: Host,
@@ -314,7 +314,7 @@ class Worker:
         else:
             threads = (thread,)
         if found := next((m for t in threads for m in t.messages
-                          if identity.is_me(m.author) and marker_of(m.body) == job.message_id),
+                          if identity.is_me(m.author) and marker_of(m.body) == job.target),
                          None):
             return found.id
         return None
