@@ -4,11 +4,19 @@ cosmetic edit gets none; the cap stops an edit loop."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
 from livereview.core.model import EDIT_SUFFIX
 from livereview.core.triggers import replied_to
+from livereview.hosts.bitbucket_server.payloads import incoming
 from livereview.reply.compose import EDITED_LEAD
 from livereview.sandbox.gitlab.model import JSON
-from tests.e2e.conftest import PROJECT, Sandbox
+from tests.e2e import bitbucket_cloud_sandbox as cloud
+from tests.e2e import test_bitbucket_server_once as dc
+from tests.e2e.conftest import GITHUB_REPO, PROJECT, GitHubSandbox, Sandbox
 
 QUESTION = "@livereview is this lock needed?"
 NEW_QUESTION = "@livereview is this lock needed for writes as well as reads?"
@@ -68,3 +76,73 @@ def test_gitlab_edits_past_max_edit_answers_are_not_answered(sandbox: Sandbox) -
         _edit(sandbox, note, f"@livereview is this lock needed for {topic}?")
         assert sandbox.once() == 0
     assert len(_gitlab_answers(sandbox, note)) == 3  # the question, then two edits
+
+
+# ---- GitHub (issue and review comments), Bitbucket Cloud, Bitbucket Data Center ----------------
+def _lead(body: str) -> str:
+    """The answer's first line after the quote of the question an unthreaded host's reply
+    starts with (GitHub's conversation tab)."""
+    return next(line for line in body.splitlines() if line and not line.startswith(">"))
+
+
+def _bot_answers(bodies: list[str]) -> list[str]:
+    """The bot's answers (not its acknowledgements), oldest first: one question per test."""
+    return [b for b in bodies if replied_to(b)]
+
+
+@pytest.fixture
+def bb(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[cloud.BitbucketSandbox]:
+    yield from cloud.sandbox(tmp_path, monkeypatch, access_token=False)
+
+
+@pytest.fixture
+def bbs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dc.BitbucketSandbox]:
+    yield from dc._sandbox(tmp_path, monkeypatch, reactions=True)
+
+
+def _flow(once: Callable[[], int], answers: Callable[[], list[str]],
+          edit: Callable[[str], None], prompts: Callable[[], str]) -> None:
+    """Answered; a cosmetic edit: nothing; an edit that asks more: one marked answer, once."""
+    assert once() == 0
+    assert len(answers()) == 1
+    edit("@LiveReview, is this lock needed??")
+    assert once() == 0
+    assert len(answers()) == 1
+    edit(NEW_QUESTION)
+    assert once() == 0
+    assert once() == 0
+    first, second = answers()
+    assert _lead(second) == EDITED_LEAD and _lead(first) != EDITED_LEAD
+    assert "for writes as well as reads" in prompts()
+
+
+def test_github_edited_issue_comment_gets_one_answer_to_the_edit(gh: GitHubSandbox) -> None:
+    comment = gh.comment(QUESTION)
+    _flow(gh.once, lambda: _bot_answers([c["body"] for c in gh.github.comments_by("livereview")]),
+          lambda body: gh.github.edit_comment(GITHUB_REPO, "issue", comment["id"], body),
+          lambda: gh.llm.llm.prompts[-1][-1]["content"])
+
+
+def test_github_edited_review_comment_gets_one_answer_to_the_edit(gh: GitHubSandbox) -> None:
+    comment = gh.review_comment(QUESTION)
+    _flow(gh.once, lambda: _bot_answers([c["body"] for c in gh.github.comments_by("livereview")]),
+          lambda body: gh.github.edit_comment(GITHUB_REPO, "review", comment["id"], body),
+          lambda: gh.llm.llm.prompts[-1][-1]["content"])
+
+
+def test_bitbucket_cloud_edited_comment_gets_one_answer_to_the_edit(
+        bb: cloud.BitbucketSandbox) -> None:
+    comment = bb.comment(QUESTION)
+    _flow(bb.once, lambda: _bot_answers([c["content"]["raw"]
+                                         for c in bb.bitbucket.comments_by(bb.bot)]),
+          lambda body: bb.bitbucket.edit_comment(cloud.REPO, bb.number, comment["id"], body),
+          lambda: bb.llm.llm.prompts[-1][-1]["content"])
+
+
+def test_bitbucket_data_center_edited_comment_gets_one_answer_to_the_edit(
+        bbs: dc.BitbucketSandbox) -> None:
+    comment = bbs.comment(QUESTION)
+    _flow(bbs.once, lambda: _bot_answers([incoming(str(c["text"]))
+                                          for c in bbs.fake.comments_by("livereview")]),
+          lambda body: bbs.fake.edit_comment(dc.REPO, bbs.pr, comment["id"], body),
+          lambda: bbs.llm.llm.prompts[-1][-1]["content"])
