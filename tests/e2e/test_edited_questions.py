@@ -101,7 +101,7 @@ def bbs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dc.Bitbucke
 
 
 def _flow(once: Callable[[], int], answers: Callable[[], list[str]],
-          edit: Callable[[str], None], prompts: Callable[[], str]) -> None:
+          edit: Callable[[str], object], prompts: Callable[[], str]) -> None:
     """Answered; a cosmetic edit: nothing; an edit that asks more: one marked answer, once."""
     assert once() == 0
     assert len(answers()) == 1
