@@ -123,6 +123,10 @@ class MergeRequest:
     web_url: str
     created_at: datetime
     updated_at: datetime
+    # Who is asked to review, as the host lists them (GitLab `reviewers`, GitHub
+    # `requested_reviewers`, Bitbucket reviewers): part of the snapshot, so that being added
+    # is an event like any other (core/review_requests.py).
+    reviewers: tuple[Actor, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,6 +176,7 @@ class EventKind(enum.StrEnum):
     RESOLVED = "resolved"
     REOPENED = "reopened"
     MR_STATE_CHANGED = "mr_state_changed"
+    REVIEW_REQUESTED = "review_requested"  # someone was added as a reviewer
 
 
 @dataclass(frozen=True, slots=True)

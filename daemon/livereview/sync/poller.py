@@ -29,6 +29,7 @@ from livereview.core.lessons import turned_down
 from livereview.core.model import (
     ChangedMR,
     Event,
+    EventKind,
     Identity,
     MRKey,
     Policy,
@@ -36,6 +37,7 @@ from livereview.core.model import (
     Snapshot,
 )
 from livereview.core.model_runs import ReviewRequest
+from livereview.core.review_requests import requested_reviews, reviewer_requests
 from livereview.core.triggers import reply_requests, review_requests
 from livereview.hosts.base import (
     AuthFailed,
@@ -202,6 +204,9 @@ class HostPoller:
         self._capped(fresh.mr.key, edits.capped)
         wanted = review_requests(events, fresh, stored is None, requests, self.policy,
                                  self.review_on.get(fresh.mr.key.repo, ()), baseline)
+        if any(e.kind is EventKind.REVIEW_REQUESTED for e in events):
+            wanted += requested_reviews(reviewer_requests(stored, fresh), fresh,
+                                        self.identity, self.policy, baseline)
         asked = {r.detail for r in wanted if r.thread_id}
         requests = [r for r in requests if r.message_id not in asked]
         return events, requests, turned_down(fresh, concessions, self.identity), wanted

@@ -127,6 +127,7 @@ class MergeRequest:
     versions: list[Version] = field(default_factory=list)
     discussions: list[Discussion] = field(default_factory=list)
     approved_by: list[User] = field(default_factory=list)
+    reviewers: list[User] = field(default_factory=list)  # in the order requested
 
     @property
     def head_sha(self) -> str:

@@ -1,0 +1,55 @@
+"""Review requested (core/review_requests.py), through `livereview once` (a fresh process
+each time: a restart between every poll): adding the bot as a reviewer starts one review;
+re-requesting starts another; the bot itself, another bot or a disabled setting start none."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.databases import query
+from tests.e2e.conftest import PROJECT, Sandbox
+
+
+def runs(db: Any) -> list[tuple[Any, ...]]:
+    return query(db, "SELECT trigger, state FROM review_runs ORDER BY id")
+
+
+def test_gitlab_adding_the_bot_as_reviewer_starts_one_review_and_a_rerequest_another(
+        sandbox: Sandbox) -> None:
+    gitlab, iid = sandbox.gitlab, sandbox.iid
+    gitlab.set_reviewers(PROJECT, iid, ["livereview"], by="alice")
+    assert sandbox.once() == 0
+    assert runs(sandbox.db) == [("requested", "done")]
+    assert sandbox.once() == 0  # seen again: nothing more
+    gitlab.set_reviewers(PROJECT, iid, ["livereview", "bob"], by="alice")  # others: no
+    assert sandbox.once() == 0
+    assert len(runs(sandbox.db)) == 1
+    gitlab.set_reviewers(PROJECT, iid, ["bob"], by="alice")
+    assert sandbox.once() == 0
+    gitlab.set_reviewers(PROJECT, iid, ["bob", "livereview"], by="alice")
+    assert sandbox.once() == 0
+    assert runs(sandbox.db) == [("requested", "done")] * 2
+    gitlab.rerequest_review(PROJECT, iid, "livereview", by="alice")  # between two polls
+    assert sandbox.once() == 0
+    assert runs(sandbox.db) == [("requested", "done")] * 3
+    events = query(sandbox.db, "SELECT detail FROM events WHERE kind = 'review_requested' "
+                               "ORDER BY id")
+    assert all(str(d).startswith(("@livereview by @alice at ", "@bob by @alice at "))
+               for (d,) in events), events
+
+
+def test_gitlab_a_request_by_the_bot_or_another_bot_starts_nothing(sandbox: Sandbox) -> None:
+    sandbox.gitlab.add_user("renovate-bot", bot=True)
+    sandbox.gitlab.set_reviewers(PROJECT, sandbox.iid, ["livereview"], by="renovate-bot")
+    assert sandbox.once() == 0
+    sandbox.gitlab.rerequest_review(PROJECT, sandbox.iid, "livereview", by="livereview")
+    assert sandbox.once() == 0
+    assert runs(sandbox.db) == []
+
+
+def test_gitlab_on_review_request_false_starts_nothing(sandbox: Sandbox) -> None:
+    sandbox.config.write_text(sandbox.config.read_text()
+                              + "\n[review]\non_review_request = false\n")
+    sandbox.gitlab.set_reviewers(PROJECT, sandbox.iid, ["livereview"], by="alice")
+    assert sandbox.once() == 0
+    assert runs(sandbox.db) == []
