@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.databases import query
-from tests.e2e.conftest import PROJECT, Sandbox
+from tests.e2e.conftest import GITHUB_REPO, PROJECT, GitHubSandbox, Sandbox
 
 
 def runs(db: Any) -> list[tuple[Any, ...]]:
@@ -53,3 +53,21 @@ def test_gitlab_on_review_request_false_starts_nothing(sandbox: Sandbox) -> None
     sandbox.gitlab.set_reviewers(PROJECT, sandbox.iid, ["livereview"], by="alice")
     assert sandbox.once() == 0
     assert runs(sandbox.db) == []
+
+
+def test_github_requesting_the_bots_review_starts_one_review_and_asking_again_another(
+        gh: GitHubSandbox) -> None:
+    github, number = gh.github, gh.number
+    github.request_review(GITHUB_REPO, number, reviewer="livereview")
+    assert gh.once() == 0
+    assert runs(gh.db) == [("requested", "done")]
+    # GitHub takes a reviewer off `requested_reviewers` once they reviewed: the bot was.
+    assert github.find_issue(GITHUB_REPO, number, pull=True).requested_reviewers == []
+    assert gh.once() == 0
+    assert len(runs(gh.db)) == 1
+    github.request_review(GITHUB_REPO, number, reviewer="livereview")  # re-request
+    assert gh.once() == 0
+    assert runs(gh.db) == [("requested", "done")] * 2
+    github.request_review(GITHUB_REPO, number, reviewer="bob")  # someone else: nothing
+    assert gh.once() == 0
+    assert len(runs(gh.db)) == 2
