@@ -4,9 +4,15 @@ re-requesting starts another; the bot itself, another bot or a disabled setting 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.databases import query
+from tests.e2e import bitbucket_cloud_sandbox as cloud
+from tests.e2e import test_bitbucket_server_once as dc
 from tests.e2e.conftest import GITHUB_REPO, PROJECT, GitHubSandbox, Sandbox
 
 
@@ -71,3 +77,47 @@ def test_github_requesting_the_bots_review_starts_one_review_and_asking_again_an
     github.request_review(GITHUB_REPO, number, reviewer="bob")  # someone else: nothing
     assert gh.once() == 0
     assert len(runs(gh.db)) == 2
+
+
+@pytest.fixture
+def bb(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[cloud.BitbucketSandbox]:
+    yield from cloud.sandbox(tmp_path, monkeypatch, access_token=False)
+
+
+@pytest.fixture
+def bbs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dc.BitbucketSandbox]:
+    yield from dc._sandbox(tmp_path, monkeypatch, reactions=True)
+
+
+def test_bitbucket_cloud_adding_the_bot_to_reviewers_starts_one_review_and_readding_another(
+        bb: cloud.BitbucketSandbox) -> None:
+    fake, number = bb.bitbucket, bb.number
+    fake.set_reviewers(cloud.REPO, number, [bb.bot])
+    assert bb.once() == 0
+    assert runs(bb.db) == [("requested", "done")]
+    assert bb.once() == 0
+    fake.set_reviewers(cloud.REPO, number, [bb.bot, "alice"])  # someone else: nothing
+    assert bb.once() == 0
+    assert len(runs(bb.db)) == 1
+    fake.set_reviewers(cloud.REPO, number, ["alice"])
+    assert bb.once() == 0
+    fake.set_reviewers(cloud.REPO, number, ["alice", bb.bot])
+    assert bb.once() == 0
+    assert runs(bb.db) == [("requested", "done")] * 2
+
+
+def test_bitbucket_data_center_adding_the_bot_as_reviewer_starts_one_review_and_readding_another(
+        bbs: dc.BitbucketSandbox) -> None:
+    fake, pr = bbs.fake, bbs.pr
+    fake.add_reviewer(dc.REPO, pr, "livereview", by="alice")
+    assert bbs.once() == 0
+    assert runs(bbs.db) == [("requested", "done")]
+    assert bbs.once() == 0
+    fake.add_reviewer(dc.REPO, pr, "alice")  # someone else: nothing
+    assert bbs.once() == 0
+    assert len(runs(bbs.db)) == 1
+    fake.remove_reviewer(dc.REPO, pr, "livereview", by="alice")
+    assert bbs.once() == 0
+    fake.add_reviewer(dc.REPO, pr, "livereview", by="alice")
+    assert bbs.once() == 0
+    assert runs(bbs.db) == [("requested", "done")] * 2
