@@ -178,7 +178,7 @@ class Todo:
     user: User
     author: User
     mr: MergeRequest
-    note: Note
+    note: Note | None  # None: a review request's to-do is about the MR, not a note
     action: str
     created_at: datetime
     updated_at: datetime

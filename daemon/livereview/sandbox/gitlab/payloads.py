@@ -303,9 +303,10 @@ class GitLabPayloads:
         return {
             "id": t.id, "project": ident, "author": self.user_json(t.author),
             "action_name": t.action, "target_type": "MergeRequest",
-            "target": self.mr_json(t.mr), "target_url": f"{url}#note_{t.note.id}",
-            "body": t.note.body, "state": t.state, "created_at": iso(t.created_at),
-            "updated_at": iso(t.updated_at),
+            "target": self.mr_json(t.mr),
+            "target_url": f"{url}#note_{t.note.id}" if t.note else url,
+            "body": t.note.body if t.note else t.mr.title, "state": t.state,
+            "created_at": iso(t.created_at), "updated_at": iso(t.updated_at),
         }
 
     # ---- incoming positions (callers hold the lock) ---------------------------------------

@@ -230,6 +230,7 @@ class FakeGitLab(GitLabReviews, LoopbackTraffic):
         if not (added or removed):
             return
         mr.updated_at = max(mr.updated_at, now)
+        self._review_todos(mr, added, self._user(by))
         parts = []
         if added:
             parts.append(f"requested review from {_sentence(added)}")
@@ -247,8 +248,20 @@ class FakeGitLab(GitLabReviews, LoopbackTraffic):
         if user not in mr.reviewers:
             raise GitLabError(404, "404 Reviewer Not Found")
         mr.updated_at = max(mr.updated_at, self.now())
+        self._review_todos(mr, [user], self._user(by))
         self._add_note(mr, self._user(by), f"requested review from @{user.username}",
                        system=True)
+
+    def _review_todos(self, mr: MergeRequest, reviewers: list[User], by: User) -> None:
+        """TodoService#reassigned_reviewable / #create_request_review_todo: a pending
+        `review_requested` to-do for each new reviewer (but the one who asked), about the MR
+        itself (no note); create_todos skips a user with a pending to-do on the MR."""
+        for user in reviewers:
+            pending = any(t.user is user and t.mr is mr and t.state == "pending"
+                          for t in self._todos)
+            if user is not by and not pending:
+                self._todos.append(Todo(self._next("todo"), user, by, mr, None,
+                                        "review_requested", self.now(), self.now()))
 
     # ---- notes ---------------------------------------------------------------------------
     def _add_note(self, mr: MergeRequest, author: User, body: str, *,
