@@ -31,6 +31,7 @@ SLOW_MODULES = frozenset({
     "tests/e2e/test_operations.py", "tests/e2e/test_progress.py",
     "tests/e2e/test_redaction.py", "tests/e2e/test_replicas.py",
     "tests/e2e/test_reply_race.py", "tests/e2e/test_review_crash.py", "tests/e2e/test_sandbox.py",
+    "tests/e2e/test_review_requested_daemon.py",
     "tests/e2e/test_settings_cli.py", "tests/e2e/test_sick_database.py",
     "tests/e2e/test_systemd.py", "tests/e2e/test_tls.py", "tests/e2e/test_tools_daemon.py",
     "tests/contract/test_listing_large.py", "tests/contract/test_tools_large.py",

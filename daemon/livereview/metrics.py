@@ -78,6 +78,10 @@ class Metrics:
             "Reply job runs that will be retried, by cause (auth: a 401/403 a person must "
             "fix; host, rate_limited, llm, timeout; unexpected: a bug, see the log).",
             ["host_type", "cause"], registry=r)
+        self.edit_answers_capped = Counter(
+            "livereview_edit_answers_capped_total",
+            "Edits of an answered question left unanswered: it had max_edit_answers new "
+            "answers already (an edit loop?).", ["host"], registry=r)
         self.acks = Counter(
             "livereview_acks_total", "Acknowledgements, by outcome.",
             ["host_type", "outcome"], registry=r)

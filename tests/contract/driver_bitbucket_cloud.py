@@ -57,6 +57,9 @@ class BitbucketCloudDriver:
     def edit(self, iid: int, message_id: str, body: str) -> None:
         self.fake.edit_comment(REPO, iid, int(message_id), body)
 
+    def set_reviewers(self, iid: int, names: list[str], by: str = "alice") -> None:
+        self.fake.set_reviewers(REPO, iid, names)
+
     def push(self, iid: int, new_text: str) -> str:
         return self.fake.push(REPO, iid, files={PATH: (OLD, new_text)})
 

@@ -45,6 +45,13 @@ class BitbucketServerDriver:
     def edit(self, iid: int, message_id: str, body: str) -> None:
         self.fake.edit_comment(REPO, iid, int(message_id), body)
 
+    def set_reviewers(self, iid: int, names: list[str], by: str = "alice") -> None:
+        pr = self.fake.find_pr(self.fake.find_repo(*REPO.split("/", 1)), iid)
+        for name in [n for n in pr.reviewers if n not in names]:
+            self.fake.remove_reviewer(REPO, iid, name, by=by)
+        for name in names:
+            self.fake.add_reviewer(REPO, iid, name, by=by)
+
     def push(self, iid: int, new_text: str) -> str:
         return self.fake.push(REPO, iid, files={PATH: (OLD, new_text)})
 

@@ -64,6 +64,9 @@ class Driver(Protocol):
 
     def edit(self, iid: int, message_id: str, body: str) -> None: ...
 
+    def set_reviewers(self, iid: int, names: list[str], by: str = "alice") -> None:
+        """Make `names` the MR's reviewers, as `by` would in the host's UI."""
+
     def push(self, iid: int, new_text: str) -> str: ...
 
     def reactions(self, iid: int, message_id: str) -> list[tuple[str, str]]: ...
@@ -126,6 +129,9 @@ class GitLabDriver:
 
     def edit(self, iid: int, message_id: str, body: str) -> None:
         self.fake.edit_note(REPO, iid, int(message_id), body)
+
+    def set_reviewers(self, iid: int, names: list[str], by: str = "alice") -> None:
+        self.fake.set_reviewers(REPO, iid, names, by=by)
 
     def push(self, iid: int, new_text: str) -> str:
         return self.fake.push(REPO, iid, files={PATH: (OLD, new_text)})
@@ -200,6 +206,14 @@ class GitHubDriver:
 
     def edit(self, iid: int, message_id: str, body: str) -> None:
         self.fake.edit_comment(REPO, *self._kind(message_id), body)
+
+    def set_reviewers(self, iid: int, names: list[str], by: str = "alice") -> None:
+        asked = {u.login for u in self.fake.find_issue(REPO, iid, pull=True).requested_reviewers}
+        for name in asked - set(names):
+            self.fake.remove_review_request(REPO, iid, reviewer=name)
+        for name in names:
+            if name not in asked:
+                self.fake.request_review(REPO, iid, reviewer=name)
 
     def push(self, iid: int, new_text: str) -> str:
         return self.fake.push(REPO, iid, files={PATH: (OLD, new_text)})

@@ -49,7 +49,9 @@ def policy(settings: Settings) -> Policy:
                   max_exchange_replies=bot.max_exchange_replies,
                   max_replies_per_thread_per_hour=bot.max_replies_per_thread_per_hour,
                   max_replies_per_mr_per_hour=bot.max_replies_per_mr_per_hour,
-                  automated_reply_seconds=bot.automated_reply_seconds)
+                  automated_reply_seconds=bot.automated_reply_seconds,
+                  max_edit_answers=bot.max_edit_answers,
+                  review_on_request=settings.review.on_review_request)
 
 
 IDENTITY_TIMEOUT_SECONDS = 10.0  # READY must not wait on a host that never answers

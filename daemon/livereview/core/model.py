@@ -126,6 +126,10 @@ class MergeRequest:
     web_url: str
     created_at: datetime
     updated_at: datetime
+    # Who is asked to review, as the host lists them (GitLab `reviewers`, GitHub
+    # `requested_reviewers`, Bitbucket reviewers): part of the snapshot, so that being added
+    # is an event like any other (core/review_requests.py).
+    reviewers: tuple[Actor, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +179,7 @@ class EventKind(enum.StrEnum):
     RESOLVED = "resolved"
     REOPENED = "reopened"
     MR_STATE_CHANGED = "mr_state_changed"
+    REVIEW_REQUESTED = "review_requested"  # someone was added as a reviewer
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,6 +195,10 @@ class JobReason(enum.StrEnum):
     MENTION = "mention"
     THREAD_REPLY = "thread_reply"
     EDIT_MENTION = "edit_mention"
+    EDITED_QUESTION = "edited_question"  # an answered question edited to ask something new
+
+
+EDIT_SUFFIX = ":edit-"  # job key and reply marker of an answer to an edit: …:edit-<digest>
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,10 +210,16 @@ class ReplyRequest:
     message_id: str
     reason: JobReason
     comment_created_at: datetime
+    edit: str = ""  # an edited question: the digest of its new content (core/edits.py)
 
     @property
     def key(self) -> str:
-        return f"{self.mr.host}:{self.mr.repo}:{self.mr.iid}:{self.message_id}"
+        return f"{self.mr.host}:{self.mr.repo}:{self.mr.iid}:{self.target}"
+
+    @property
+    def target(self) -> str:
+        """What the answer's marker names: the message, and the version it answers."""
+        return f"{self.message_id}{EDIT_SUFFIX}{self.edit}" if self.edit else self.message_id
 
 
 class JobState(enum.StrEnum):
@@ -239,6 +254,14 @@ class ReplyJob:
     ack_started: bool = False  # an ack comment may be on the host (hosts without reactions)
     last_error: str = ""
 
+    @property
+    def target(self) -> str:
+        """What the answer's marker names (`ReplyRequest.target`, read back from the key)."""
+        at = self.key.rfind(EDIT_SUFFIX)
+        if self.reason is not JobReason.EDITED_QUESTION or at < 0:
+            return self.message_id
+        return f"{self.message_id}{self.key[at:]}"
+
 
 @dataclass(frozen=True, slots=True)
 class Lesson:
@@ -265,6 +288,8 @@ class Policy:
     max_replies_per_thread_per_hour: int = 12  # whoever asks (bots taking turns look human)
     max_replies_per_mr_per_hour: int = 30
     automated_reply_seconds: float = 5.0  # an answer to the bot faster than this is a bot's
+    max_edit_answers: int = 3  # new answers per question to its edits (core/edits.py)
+    review_on_request: bool = True  # being asked as a reviewer starts a review
 
 
 # ---- reviews (docs/DESIGN.md §11): what a host needs to show a review, independent of the host ---

@@ -17,13 +17,15 @@ class ReviewTrigger(enum.StrEnum):
     OPENED = "opened"  # repo policy review_on = ["opened"]
     PUSH = "push"  # repo policy review_on = ["push"]: a follow-up after new commits
     REPLY = "reply"  # a reply on a review that requested changes: its follow-up, at once
+    REQUESTED = "requested"  # the bot was added as a reviewer (core/review_requests.py)
 
 
 @dataclass(frozen=True, slots=True)
 class ReviewRequest:
     mr: MRKey
     trigger: ReviewTrigger
-    detail: str = ""  # the asking message's id (mention), the head sha (push, cli)
+    detail: str = ""  # the asking message's id (mention), the head sha (push, cli), when
+    # the bot was asked as a reviewer (requested: that request's generation)
     thread_id: str = ""
     explicit: bool = False  # asked by a person: a draft MR is reviewed too
 

@@ -18,6 +18,7 @@ from datetime import datetime, timedelta
 
 from livereview.core.markdown import prose
 from livereview.core.model import (
+    EDIT_SUFFIX,
     Actor,
     Event,
     EventKind,
@@ -138,8 +139,21 @@ def bot_replies(snapshot: Snapshot, identity: Identity) -> dict[str, Message]:
         for message in thread.messages:
             if identity.is_me(message.author):
                 target = replied_to(message.body)
-                if target and target not in found:
-                    found[target] = message
+                if target:
+                    found.setdefault(target.split(EDIT_SUFFIX, 1)[0], message)
+    return found
+
+
+def answered_edits(snapshot: Snapshot, identity: Identity) -> dict[str, set[str]]:
+    """Message id → the digests of its edited versions the host shows the bot answered
+    (their markers end in `EDIT_SUFFIX` + digest, core/edits.py)."""
+    found: dict[str, set[str]] = {}
+    for thread in snapshot.threads:
+        for message in thread.messages:
+            target = replied_to(message.body) if identity.is_me(message.author) else None
+            if target and EDIT_SUFFIX in target:
+                question, version = target.split(EDIT_SUFFIX, 1)
+                found.setdefault(question, set()).add(version)
     return found
 
 

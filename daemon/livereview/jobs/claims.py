@@ -63,14 +63,14 @@ class JobClaims:
 
     async def check(self, job: ReplyJob, now: datetime) -> None:
         """Raise if another claimant answered the comment or is answering it now."""
-        seen = await self.store.run(reply_claims.peek, job.mr, job.message_id, holder(job),
+        seen = await self.store.run(reply_claims.peek, job.mr, job.target, holder(job),
                                     now)
         if seen is not None:
             _refuse(seen, now)
 
     async def take(self, job: ReplyJob, now: datetime) -> Claim:
         """The claim to post the job's answer (raises as `check` when another has it)."""
-        claim = await self.store.run(reply_claims.claim, job.mr, job.message_id,
+        claim = await self.store.run(reply_claims.claim, job.mr, job.target,
                                      reply_claims.DAEMON, holder(job), now, self.seconds)
         _refuse(claim, now)
         return claim

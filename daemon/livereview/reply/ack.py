@@ -107,5 +107,5 @@ class Acknowledger:
                 bound.info("ack_adopted", posted_message_id=adopted)
                 return
         await self.store.run(jobs.start_ack, job.id, self.clock())
-        body = f"{outgoing(self.bot.ack_comment)}\n\n{ack_marker(job.message_id)}"
+        body = f"{outgoing(self.bot.ack_comment)}\n\n{ack_marker(job.target)}"
         await self._step(host.reply(job.mr, job.thread_id, body))

@@ -22,6 +22,7 @@ from livereview.core.model import (
     Anchor,
     FileStatus,
     Identity,
+    JobReason,
     Message,
     ReplyJob,
     Snapshot,
@@ -49,6 +50,7 @@ from livereview.store.db import Store
 
 T = TypeVar("T")
 NOT_AN_ANSWER_OBJECT = "it is not one JSON object with a string `answer`"
+EDITED_LEAD = "Answering the edited question:"  # first line of an answer to an edit
 
 
 class JobSkipped(Exception):
@@ -250,6 +252,8 @@ class Composer:
             meta["moved"] = moved.meta()
             log.info("line_moved", gone=moved.line is None, line=moved.line,
                      in_diff=moved.in_diff)
-        body = postable(text, job.message_id, max_chars)
+        if job.reason is JobReason.EDITED_QUESTION:  # the thread shows the earlier answer
+            text = f"{EDITED_LEAD}\n\n{text}"
+        body = postable(text, job.target, max_chars)
         return (body, json.dumps(meta),
                 " ".join(str(lesson.id) for lesson in used))

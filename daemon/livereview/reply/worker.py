@@ -281,7 +281,7 @@ class Worker:
         else:
             threads = (thread,)
         if found := next((m for t in threads for m in t.messages
-                          if identity.is_me(m.author) and marker_of(m.body) == job.message_id),
+                          if identity.is_me(m.author) and marker_of(m.body) == job.target),
                          None):
             return found.id
         return None

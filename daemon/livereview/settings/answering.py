@@ -159,3 +159,8 @@ class ReviewSettings(Section):
     """Per notifier."""
     max_attempts: Annotated[int, Between(1, 100)] = 8
     """A review run's attempts before it fails (an unusable model answer is one)."""
+    on_review_request: bool = True
+    """Adding the bot as a reviewer of an MR (GitLab and Bitbucket reviewers, GitHub's
+    requested reviewers) starts a review, once per request: removing and adding it again
+    asks again. The requester must be someone a `@livereview review` mention would be
+    answered for (not the bot, not an ignored user or another bot)."""

@@ -197,6 +197,11 @@ class BotSettings(Section):
     """An answer to the bot faster than this is not a human's."""
     answer_closed_mrs: bool = False
     """Still answer when the MR was merged or closed meanwhile."""
+    max_edit_answers: Annotated[int, Between(0, 100)] = 3
+    """New answers one question gets when its author edits it to ask something new after
+    the bot answered (each marked "Answering the edited question:"); cosmetic edits —
+    whitespace, case, punctuation, a typo — get none. 0: edits are never answered again.
+    Edits past the cap are counted in `livereview_edit_answers_capped_total`."""
 
 
 class AISettings(Section):

@@ -52,6 +52,40 @@ def enqueue(session: Session, requests: Iterable[ReplyRequest], now: datetime
     return [(row.id, row.key) for row in rows if row.id is not None]
 
 
+def within_edit_cap(session: Session, requests: list[ReplyRequest], cap: int
+                    ) -> tuple[list[ReplyRequest], list[ReplyRequest]]:
+    """(the requests to keep, the answers to edits over `cap`): an edited question gets at
+    most `cap` new answers, counting the edit jobs already in the store (posted or open,
+    whichever replica made them) as well as those asked now (core/edits.py)."""
+    edits = [r for r in requests if r.reason is JobReason.EDITED_QUESTION]
+    if not edits:
+        return requests, []
+    ids = sorted({r.message_id for r in edits})
+    counted: dict[tuple[MRKey, str], set[str]] = {}
+    for mr in {r.mr for r in edits}:  # one MR per ingest
+        for message_id, key in session.exec(
+                select(ReplyJobRow.host_message_id, ReplyJobRow.key)
+                .where(ReplyJobRow.host == mr.host, ReplyJobRow.repo == mr.repo,
+                       ReplyJobRow.iid == mr.iid,
+                       ReplyJobRow.reason == JobReason.EDITED_QUESTION.value,
+                       col(ReplyJobRow.host_message_id).in_(ids),
+                       col(ReplyJobRow.state).not_in([JobState.SKIPPED.value,
+                                                      JobState.FAILED.value]))):
+            counted.setdefault((mr, message_id), set()).add(key)
+    kept: list[ReplyRequest] = []
+    over: list[ReplyRequest] = []
+    for request in requests:
+        keys = counted.setdefault((request.mr, request.message_id), set())
+        if request.reason is not JobReason.EDITED_QUESTION or request.key in keys:
+            kept.append(request)
+        elif len(keys) >= cap:
+            over.append(request)
+        else:
+            keys.add(request.key)
+            kept.append(request)
+    return kept, over
+
+
 def due(session: Session, now: datetime, limit: int, exclude: Iterable[int] = (),
         only: MRKey | None = None) -> list[ReplyJob]:
     """Open jobs whose next attempt is due (of the MR `only`, when given). A row this

@@ -3,6 +3,7 @@ together with the events derived from it and the reply jobs they triggered."""
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from datetime import datetime
 
@@ -60,6 +61,17 @@ def _last_activity(snapshot: Snapshot, identity: Identity, previous: datetime | 
     return max(candidates, default=snapshot.mr.created_at)
 
 
+def _reviewers_json(reviewers: tuple[Actor, ...]) -> str:
+    return json.dumps([[a.id, a.username] for a in reviewers]) if reviewers else ""
+
+
+def _reviewers(text: str) -> tuple[Actor, ...]:
+    """The stored reviewer list ("" before 0015, or none)."""
+    if not text:
+        return ()
+    return tuple(Actor(str(user_id), str(username)) for user_id, username in json.loads(text))
+
+
 def _upsert_conversation(
     session: Session, snapshot: Snapshot, identity: Identity, now: datetime
 ) -> MRConversation:
@@ -80,6 +92,7 @@ def _upsert_conversation(
     row.source_branch, row.target_branch = mr.source_branch, mr.target_branch
     row.head_sha, row.base_sha, row.start_sha = mr.head_sha, mr.base_sha, mr.start_sha
     row.web_url, row.created_at, row.updated_at = mr.web_url, mr.created_at, mr.updated_at
+    row.reviewers = _reviewers_json(mr.reviewers)
     row.fetched_at = now
     row.last_activity_at = _last_activity(snapshot, identity, previous)
     session.add(row)
@@ -154,6 +167,7 @@ def load(session: Session, key: MRKey) -> Snapshot | None:
         target_branch=row.target_branch, state=row.state, head_sha=row.head_sha,
         base_sha=row.base_sha, start_sha=row.start_sha, web_url=row.web_url,
         created_at=row.created_at, updated_at=row.updated_at,
+        reviewers=_reviewers(row.reviewers),
     )
     return Snapshot(mr=mr, threads=threads, commits=commits)
 

@@ -44,6 +44,7 @@ class MRConversation(SQLModel, table=True):
     updated_at: datetime  # the host's updated_at
     fetched_at: datetime  # when we last fetched it
     last_activity_at: datetime  # newest human message or push we saw (drives hot polling)
+    reviewers: str = Field(default="", sa_type=Text)  # JSON [[id, username], …] (0015)
 
 
 class MRCommit(SQLModel, table=True):

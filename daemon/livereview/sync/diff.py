@@ -8,6 +8,7 @@ snapshots of the same MR yields a well-defined event list.
 from __future__ import annotations
 
 from livereview.core.model import Event, EventKind, Message, MRKey, Snapshot
+from livereview.core.review_requests import request_events
 
 
 def _message_events(key: MRKey, old: dict[str, Message], new: dict[str, Message]) -> list[Event]:
@@ -75,7 +76,7 @@ def diff(stored: Snapshot | None, fresh: Snapshot) -> list[Event]:
     key = fresh.mr.key
     new_messages = fresh.messages()
     if stored is None:
-        return _message_events(key, {}, new_messages)
+        return _message_events(key, {}, new_messages) + request_events(None, fresh)
     old_messages = stored.messages()
     events = _push_events(stored, fresh)
     if stored.mr.state != fresh.mr.state:
@@ -85,4 +86,5 @@ def diff(stored: Snapshot | None, fresh: Snapshot) -> list[Event]:
     events += _message_events(key, old_messages, new_messages)
     events += _reaction_events(key, old_messages, new_messages)
     events += _thread_events(stored, fresh)
+    events += request_events(stored, fresh)
     return events

@@ -24,10 +24,12 @@ from datetime import datetime, timedelta
 import structlog
 from sqlmodel import Session
 
+from livereview.core.edits import edit_requests
 from livereview.core.lessons import turned_down
 from livereview.core.model import (
     ChangedMR,
     Event,
+    EventKind,
     Identity,
     MRKey,
     Policy,
@@ -35,6 +37,7 @@ from livereview.core.model import (
     Snapshot,
 )
 from livereview.core.model_runs import AwaitingReview, ReviewRequest
+from livereview.core.review_requests import requested_reviews, reviewer_requests
 from livereview.core.triggers import reply_follow_ups, reply_requests, review_requests
 from livereview.hosts.base import (
     AuthFailed,
@@ -96,16 +99,23 @@ class Plan:
     failed: set[MRKey] = field(default_factory=set)  # fetches that failed, kept in the store
 
 
+@dataclass(frozen=True)
+class _Ingested:
+    jobs: list[tuple[int, str]]
+    runs: list[tuple[int, str]]
+    capped: list[ReplyRequest]  # answers to edits over max_edit_answers, not made
+
+
 def _ingest(session: Session, fresh: Snapshot, events: list[Event],
             requests: list[ReplyRequest], wanted: list[ReviewRequest], identity: Identity,
-            now: datetime, stored: Snapshot | None
-            ) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
+            now: datetime, stored: Snapshot | None, max_edit_answers: int) -> _Ingested:
     """The snapshot, its reply jobs and its review runs in one transaction: a crash loses
     no trigger (the events are derived once, from the stored snapshot)."""
+    requests, capped = jobs.within_edit_cap(session, requests, max_edit_answers)
     created = snapshots.ingest(session, fresh, events, requests, identity, now, stored)
     if stored is None:  # read at last: the snapshot speaks for it from now on
         sightings.forget(session, fresh.mr.key)
-    return created, reviews.enqueue(session, wanted, now)
+    return _Ingested(created, reviews.enqueue(session, wanted, now), capped)
 
 
 def _count(snapshot: Snapshot) -> int:
@@ -197,6 +207,9 @@ class HostPoller:
         events = diff(stored, fresh)
         requests = [] if _unchanged(stored, fresh, events) else reply_requests(
             events, fresh, self.identity, self.policy, baseline)
+        edits = edit_requests(events, stored, fresh, self.identity, self.policy, baseline)
+        requests += edits.requests
+        self._capped(fresh.mr.key, edits.capped)
         wanted = review_requests(events, fresh, stored is None, requests, self.policy,
                                  self.review_on.get(fresh.mr.key.repo, ()), baseline)
         if awaiting is not None and stored is not None:
@@ -204,9 +217,19 @@ class HostPoller:
             mentioned = {r.detail for r in wanted}
             wanted += [r for r in reply_follow_ups(events, fresh, awaiting, self.identity,
                                                    self.policy) if r.detail not in mentioned]
+        if any(e.kind is EventKind.REVIEW_REQUESTED for e in events):
+            wanted += requested_reviews(reviewer_requests(stored, fresh), fresh,
+                                        self.identity, self.policy, baseline)
         asked = {r.detail for r in wanted if r.thread_id}
         requests = [r for r in requests if r.message_id not in asked]
         return events, requests, turned_down(fresh, concessions, self.identity), wanted
+
+    def _capped(self, key: MRKey, message_ids: Sequence[str]) -> None:
+        """Edits left unanswered by the cap (core/edits.py): counted, and said once each."""
+        for message_id in message_ids:
+            self.metrics.edit_answers_capped.labels(self.host.name).inc()
+            log.warning("edit_answers_capped", host=self.host.name, repo=key.repo, mr=key.iid,
+                        message_id=message_id, max_edit_answers=self.policy.max_edit_answers)
 
     async def sync_mr(self, key: MRKey, baseline: datetime,
                       concessions: frozenset[str] = frozenset()) -> tuple[int, int]:
@@ -241,8 +264,11 @@ class HostPoller:
             await self.store.run(snapshots.touch, key, now)
             created: list[tuple[int, str]] = []
         else:
-            created, runs = await self.store.run(_ingest, fresh, events, requests, wanted,
-                                                 self.identity, now, stored)
+            ingested = await self.store.run(_ingest, fresh, events, requests, wanted,
+                                            self.identity, now, stored,
+                                            self.policy.max_edit_answers)
+            created, runs = ingested.jobs, ingested.runs
+            self._capped(key, tuple(r.message_id for r in ingested.capped))
             for run_id, run_key in runs:
                 log.info("review_run_created", review_run=run_id, run_key=run_key,
                          host=self.host.name, repo=key.repo, mr=key.iid)

@@ -210,7 +210,10 @@ def merge_request(key: MRKey, pr: JsonObject, commits: list[Commit], accounts: A
         state=_STATES.get(pr.text_or("state", "OPEN"), "closed"),
         head_sha=full_hash(short_hash(source), commits), base_sha=base, start_sha=base,
         web_url=html.text_or("href") if html is not None else "",
-        created_at=pr.time("created_on"), updated_at=pr.time("updated_on"))
+        created_at=pr.time("created_on"), updated_at=pr.time("updated_on"),
+        # the pull request's `reviewers` (accounts), as `actor` names them
+        reviewers=tuple(Actor(a.id, a.username) for a in map(accounts.actor,
+                                                              pr.objects("reviewers"))))
 
 
 def commit(c: JsonObject) -> Commit:

@@ -207,7 +207,12 @@ def merge_request(key: MRKey, pr: JsonObject) -> MergeRequest:
         state=_STATES.get(pr.text_or("state", "OPEN"), "closed"),
         head_sha=head, base_sha=base, start_sha=base,
         web_url=web[0].text_or("href") if web else "",
-        created_at=stamp(pr, "createdDate"), updated_at=stamp(pr, "updatedDate"))
+        created_at=stamp(pr, "createdDate"), updated_at=stamp(pr, "updatedDate"),
+        # `reviewers`: participants with role REVIEWER (RestPullRequest, api-group-pull-
+        # requests); those who only commented are `participants`, never asked
+        reviewers=tuple(Actor(a.id, a.username) for a in (
+            actor(r.obj_or_none("user")) for r in pr.objects("reviewers")
+            if r.text_or("role", "REVIEWER") == "REVIEWER")))
 
 
 def changed_mr(repo: str, pr: JsonObject) -> ChangedMR:

@@ -147,7 +147,11 @@ def merge_request(key: MRKey, pr: JsonObject) -> MergeRequest:
         state="opened" if state == "open" else "merged" if pr.has("merged_at") else "closed",
         head_sha=head.text_or("sha") if head else "", base_sha=base_sha, start_sha=base_sha,
         web_url=pr.text_or("html_url"), created_at=pr.time("created_at"),
-        updated_at=pr.time("updated_at"))
+        updated_at=pr.time("updated_at"),
+        # https://docs.github.com/en/rest/pulls/pulls#get-a-pull-request: users asked, and
+        # not yet reviewed since (teams are no account the bot could be)
+        reviewers=tuple(Actor(str(u.number("id")), u.text_or("login"))
+                        for u in pr.objects("requested_reviewers")))
 
 
 def to_commit(c: JsonObject) -> Commit:

@@ -111,6 +111,9 @@ def merge_request(key: MRKey, data: JsonObject) -> MergeRequest:
         web_url=data.text_or("web_url"),
         created_at=data.time("created_at"),
         updated_at=data.time("updated_at"),
+        # https://docs.gitlab.com/api/merge_requests/#get-single-mr: `reviewers`, users
+        reviewers=tuple(Actor(r.token("id"), r.text_or("username"))
+                        for r in data.objects("reviewers")),
     )
 
 

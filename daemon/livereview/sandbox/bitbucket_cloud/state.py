@@ -211,6 +211,29 @@ class FakeBitbucketCloud(BitbucketCloudPayloads, BitbucketCloudTraffic):
             raise BitbucketError(404, f"Repository {repo} not found")
         return self.find_pr(r, number)
 
+    @locked
+    def set_reviewers(self, repo: str, number: int, names: list[str]) -> None:
+        """PUT …/pullrequests/:id with `reviewers` (https://developer.atlassian.com/cloud/
+        bitbucket/rest/api-group-pullrequests/#api-repositories-workspace-repo-slug-
+        pullrequests-pull-request-id-put): the PR's `reviewers` become exactly these, each a
+        participant with role REVIEWER; one taken off stays a PARTICIPANT if they took part
+        (commented, approved), else leaves `participants`; updated_on moves."""
+        pr = self._pr(repo, number)
+        wanted = [self.accounts[name.lower()] for name in names]
+        for p in list(pr.participants):
+            if p.role == "REVIEWER" and p.user not in wanted:
+                if p.participated_on is None and p.state is None:
+                    pr.participants.remove(p)
+                else:
+                    p.role = "PARTICIPANT"
+        for who in wanted:
+            found = next((p for p in pr.participants if p.user is who), None)
+            if found is None:
+                pr.participants.append(Participant(who, "REVIEWER"))
+            else:
+                found.role = "REVIEWER"
+        self._touch(pr, self.now())
+
     def _participate(self, pr: PullRequest, who: Account, when: datetime) -> Participant:
         found = next((p for p in pr.participants if p.user is who), None)
         if found is None:

@@ -320,17 +320,28 @@ class FakeBitbucketDC(BitbucketPayloads, LoopbackTraffic):
                 "lastReviewedCommit": pr.head_sha}
 
     @locked
-    def add_reviewer(self, repo: str, pr_id: int, user: str) -> None:
-        """Ask someone to review: an `UPDATED` activity (its `addedReviewers`), which moves
-        the pull request's `updatedDate`."""
+    def add_reviewer(self, repo: str, pr_id: int, user: str, *, by: str | None = None) -> None:
+        """Ask someone to review (as `by`, the author when None): an `UPDATED` activity (its
+        `addedReviewers`), which moves the pull request's `updatedDate`."""
         pr, who = self.find_pr(self._repo(repo), pr_id), self.user(user)
+        actor = self.user(by) if by is not None else pr.author
         if who is pr.author:
             raise BitbucketError(400, "The author of a pull request cannot review it.",
                                  "com.atlassian.bitbucket.pull.InvalidPullRequestReviewer"
                                  "Exception")
         if who.name not in pr.reviewers:
             pr.reviewers.append(who.name)
-            self._activity(pr, pr.author, "UPDATED")
+            self._activity(pr, actor, "UPDATED")
+
+    @locked
+    def remove_reviewer(self, repo: str, pr_id: int, user: str, *, by: str | None = None
+                        ) -> None:
+        """Take someone off the reviewers: an `UPDATED` activity (its `removedReviewers`),
+        which moves `updatedDate`; who took part stays a PARTICIPANT (`pr_json`)."""
+        pr, who = self.find_pr(self._repo(repo), pr_id), self.user(user)
+        if who.name in pr.reviewers:
+            pr.reviewers.remove(who.name)
+            self._activity(pr, self.user(by) if by is not None else pr.author, "UPDATED")
 
     @locked
     def involving(self, user: User, role: str | None, state: str) -> list[PullRequest]:

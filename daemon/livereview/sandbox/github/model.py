@@ -189,6 +189,7 @@ class PullRequest:
     review_comments: list[ReviewComment] = field(default_factory=list)
     reviews: list[Review] = field(default_factory=list)
     threads: list[ReviewThread] = field(default_factory=list)
+    requested_reviewers: list[User] = field(default_factory=list)  # in the order requested
 
     @property
     def head_sha(self) -> str:

@@ -192,7 +192,8 @@ class GitHubPayloads:
             "closed_at": iso(pr.closed_at) if pr.closed_at else None,
             "merged_at": iso(pr.merged_at) if pr.merged_at else None,
             "merge_commit_sha": None, "assignee": None, "assignees": [],
-            "requested_reviewers": [], "requested_teams": [],
+            "requested_reviewers": [self.user_json(u) for u in pr.requested_reviewers],
+            "requested_teams": [],
             "head": self._ref_json(pr, pr.head_ref, pr.head_sha),
             "base": self._ref_json(pr, pr.base_ref, pr.base_sha),
             "_links": {name: {"href": href} for name, href in (

@@ -61,6 +61,8 @@ def create_review(fake: FakeGitHub, repo: str, number: int, *, user: str,
                         commit)
         pr.reviews.append(review)
         fake._node("PRR", review, review.id)
+        if who in pr.requested_reviewers:  # reviewed: no longer requested (state._review)
+            pr.requested_reviewers.remove(who)
         for c, side, (position, hunk) in placed:
             line = int(c["line"])
             comment = ReviewComment(

@@ -220,15 +220,31 @@ class FakeGitHub(GitHubPayloads, GitHubTraffic, GitHubNotifications):
 
     @locked
     def request_review(self, repo: str, number: int, *, reviewer: str) -> None:
-        """Request `reviewer`'s review: their `review_requested` notification; bumps the PR."""
-        pr, now = self.find_issue(repo, number, pull=True), self.now()
+        """POST …/pulls/:n/requested_reviewers: `reviewer` joins `requested_reviewers` (again,
+        after a review or a removal), gets a `review_requested` notification; bumps the PR."""
+        pr, now, user = self.find_issue(repo, number, pull=True), self.now(), self._user(reviewer)
+        if user not in pr.requested_reviewers:
+            pr.requested_reviewers.append(user)
         pr.updated_at = max(pr.updated_at, now)
-        self._touch(self._user(reviewer), pr, "review_requested", now, None)
+        self._touch(user, pr, "review_requested", now, None)
+
+    @locked
+    def remove_review_request(self, repo: str, number: int, *, reviewer: str) -> None:
+        """DELETE …/pulls/:n/requested_reviewers: `reviewer` leaves the list; bumps the PR."""
+        pr, user = self.find_issue(repo, number, pull=True), self._user(reviewer)
+        if user in pr.requested_reviewers:
+            pr.requested_reviewers.remove(user)
+            pr.updated_at = max(pr.updated_at, self.now())
 
     def _review(self, pr: PullRequest, user: User, body: str, state: str) -> Review:
         review = Review(self._next("review", 70_000), pr, user, body, state, self.now(),
                         pr.head_sha)
         pr.reviews.append(review)
+        # "Once a requested reviewer submits a review, they are no longer considered a
+        # requested reviewer" (https://docs.github.com/en/rest/pulls/review-requests#get-
+        # all-requested-reviewers-for-a-pull-request): asking again is a new request.
+        if state != "PENDING" and user in pr.requested_reviewers:
+            pr.requested_reviewers.remove(user)
         self._node("PRR", review, review.id)
         return review
 

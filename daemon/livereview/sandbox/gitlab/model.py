@@ -127,6 +127,7 @@ class MergeRequest:
     versions: list[Version] = field(default_factory=list)
     discussions: list[Discussion] = field(default_factory=list)
     approved_by: list[User] = field(default_factory=list)
+    reviewers: list[User] = field(default_factory=list)  # in the order requested
 
     @property
     def head_sha(self) -> str:
@@ -177,7 +178,7 @@ class Todo:
     user: User
     author: User
     mr: MergeRequest
-    note: Note
+    note: Note | None  # None: a review request's to-do is about the MR, not a note
     action: str
     created_at: datetime
     updated_at: datetime

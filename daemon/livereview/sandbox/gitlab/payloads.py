@@ -188,7 +188,8 @@ class GitLabPayloads:
             "target_branch": mr.target_branch, "source_branch": mr.source_branch,
             "user_notes_count": sum(not n.system for d in mr.discussions for n in d.notes),
             "upvotes": 0, "downvotes": 0, "author": self.user_json(mr.author), "assignees": [],
-            "assignee": None, "reviewers": [], "source_project_id": p.id,
+            "assignee": None,
+            "reviewers": [self.user_json(u) for u in mr.reviewers], "source_project_id": p.id,
             "target_project_id": p.id, "labels": [], "draft": draft, "work_in_progress": draft,
             "milestone": None, "merge_when_pipeline_succeeds": False,
             "merge_status": "can_be_merged",
@@ -302,9 +303,10 @@ class GitLabPayloads:
         return {
             "id": t.id, "project": ident, "author": self.user_json(t.author),
             "action_name": t.action, "target_type": "MergeRequest",
-            "target": self.mr_json(t.mr), "target_url": f"{url}#note_{t.note.id}",
-            "body": t.note.body, "state": t.state, "created_at": iso(t.created_at),
-            "updated_at": iso(t.updated_at),
+            "target": self.mr_json(t.mr),
+            "target_url": f"{url}#note_{t.note.id}" if t.note else url,
+            "body": t.note.body if t.note else t.mr.title, "state": t.state,
+            "created_at": iso(t.created_at), "updated_at": iso(t.updated_at),
         }
 
     # ---- incoming positions (callers hold the lock) ---------------------------------------

@@ -236,6 +236,52 @@ class FakeGitLab(GitLabReviews, LoopbackTraffic):
         mr.closed_at = now if state == "closed" else None
         mr.updated_at = max(mr.updated_at, now)
 
+    @locked
+    def set_reviewers(self, project: str, iid: int, usernames: list[str], *, by: str) -> None:
+        """PUT …/merge_requests/:iid with `reviewer_ids`, as `by`: MergeRequests::UpdateService
+        bumps updated_at and SystemNotes::IssuablesService#change_issuable_reviewers writes,
+        as `by`, "requested review from @a, @b and @c and removed review request for @d"."""
+        mr, now = self.find_mr(project, iid), self.now()
+        old, new = list(mr.reviewers), [self._user(name) for name in usernames]
+        mr.reviewers = new
+        added = [u for u in new if u not in old]
+        removed = [u for u in old if u not in new]
+        if not (added or removed):
+            return
+        mr.updated_at = max(mr.updated_at, now)
+        self._review_todos(mr, added, self._user(by))
+        parts = []
+        if added:
+            parts.append(f"requested review from {_sentence(added)}")
+        if removed:
+            parts.append(f"removed review request for {_sentence(removed)}")
+        self._add_note(mr, self._user(by), " and ".join(parts), system=True)
+
+    @locked
+    def rerequest_review(self, project: str, iid: int, reviewer: str, *, by: str) -> None:
+        """POST …/merge_requests/:iid/reviewers/:user/… ("Re-request review" in the UI):
+        the reviewer stays; SystemNotes::IssuablesService#request_review writes, as `by`,
+        "requested review from @reviewer"."""
+        mr = self.find_mr(project, iid)
+        user = self._user(reviewer)
+        if user not in mr.reviewers:
+            raise GitLabError(404, "404 Reviewer Not Found")
+        mr.updated_at = max(mr.updated_at, self.now())
+        self._review_todos(mr, [user], self._user(by))
+        self._add_note(mr, self._user(by), f"requested review from @{user.username}",
+                       system=True)
+
+    def _review_todos(self, mr: MergeRequest, reviewers: list[User], by: User) -> None:
+        """TodoService#reassigned_reviewable / #create_request_review_todo: a pending
+        `review_requested` to-do for each new reviewer (but the one who asked), about the MR
+        itself (no note); create_todos skips a user with a pending to-do on the MR."""
+        for user in reviewers:
+            pending = any(t.user is user and t.mr is mr and t.state == "pending"
+                          for t in self._todos)
+            if user is not by and not pending:
+                self._todos.append(Todo(self._next("todo"), user, by, mr, None,
+                                        "review_requested", self.now(), self.now()))
+
     # ---- notes ---------------------------------------------------------------------------
     def _add_note(self, mr: MergeRequest, author: User, body: str, *,
                   discussion: Discussion | None = None, position: JSON | None = None,
@@ -403,3 +449,9 @@ class FakeGitLab(GitLabReviews, LoopbackTraffic):
                 "RateLimit-Remaining": str(max(0, limit - count)),
                 "RateLimit-Reset": str(start + 60),
                 "RateLimit-ResetTime": formatdate(start + 60, usegmt=True)}
+
+
+def _sentence(users: list[User]) -> str:
+    """Array#to_sentence of the users' references: "@a", "@a and @b", "@a, @b and @c"."""
+    names = [f"@{u.username}" for u in users]
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
