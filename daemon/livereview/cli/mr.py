@@ -19,7 +19,7 @@ from typing import TextIO
 from livereview.app.wiring import open_toolbox
 from livereview.core.sanitize import clean, one_line
 from livereview.settings import Settings
-from livereview.tools import comments, diffs, results, show, writing
+from livereview.tools import anchors, comments, diffs, results, show, writing
 from livereview.tools.errors import EXIT_USAGE, BadInput, ToolError
 from livereview.tools.patch import as_patch
 from livereview.tools.toolbox import Toolbox
@@ -59,10 +59,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     file.add_argument("path")
     file.add_argument("--ref", default="head",
                       help="head (default), base, a commit SHA, or a branch or tag name")
-    comment = op("comment", "a general comment, or one on a diff line")
+    comment = op("comment", "a general comment, or one on a diff line, a range of lines "
+                 "or a whole file")
     comment.add_argument("--body", required=True, help="the text (- reads it from stdin)")
-    comment.add_argument("--path", help="file of an inline comment")
-    comment.add_argument("--line", type=int, help="line of an inline comment")
+    comment.add_argument("--path", help="file of an inline comment (alone: the whole file)")
+    comment.add_argument("--line", metavar="N|FIRST-LAST",
+                         help="line of an inline comment, or a range of one hunk (10-14)")
     comment.add_argument("--old", action="store_true",
                          help="--line numbers the old file (a removed line)")
     op("approve", "approve the MR")
@@ -91,14 +93,19 @@ def _call(box: Toolbox, args: argparse.Namespace) -> Awaitable[results.Result]:
         "reply": lambda: writing.reply(box, args.mr, args.comment, _text(args.body)),
         "diffstat": lambda: diffs.diffstat(box, args.mr, args.path),
         "file": lambda: diffs.file(box, args.mr, args.path, args.ref),
-        "comment": lambda: writing.comment(box, args.mr, _text(args.body), args.path,
-                                           args.line, args.old),
+        "comment": lambda: _comment(box, args),
         "approve": lambda: writing.approve(box, args.mr),
         "unapprove": lambda: writing.unapprove(box, args.mr),
         "request-changes": lambda: writing.request_changes(box, args.mr, _text(args.body)),
         "replied": lambda: _replied(box, args),
     }
     return operations[args.operation]()
+
+
+def _comment(box: Toolbox, args: argparse.Namespace) -> Awaitable[results.Result]:
+    first, last = (None, None) if args.line is None else anchors.parse_lines(args.line)
+    return writing.comment(box, args.mr, _text(args.body), args.path, first, args.old,
+                           end_line=last)
 
 
 def _replied(box: Toolbox, args: argparse.Namespace) -> Awaitable[results.Result]:
@@ -170,8 +177,10 @@ def _comments(result: results.Comments) -> str:
              + (f" ({result.left_out_replied} already replied, {result.left_out_own} the "
                 "bot's own: left out; --include-replied shows them)" if left_out else "")]
     for c in result.comments:
-        where = f" on {c.path}:{c.line}" + (" (old)" if c.side == "old" else "") \
-            if c.path else ""
+        span = f"{c.start_line}-{c.line}" if c.start_line is not None else f"{c.line}"
+        where = "" if not c.path else f" on {clean(c.path)} (the whole file)" \
+            if c.whole_file else f" on {clean(c.path)}:{span}" + \
+            (" (old)" if c.side == "old" else "")
         replied = f"  [replied by {c.replied_by}: #{c.reply_id}]" if c.replied else ""
         lines.append(f"#{c.id} @{clean(c.author)} ({c.author_kind}){where} "
                      f"thread {c.thread_id} {c.created_at}{replied}")

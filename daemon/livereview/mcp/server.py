@@ -134,15 +134,23 @@ class Tools:
 
     async def comment(self, mr: MR, body: Annotated[str, Field(description="Markdown text")],
                       path: Annotated[str | None, Field(description=(
-                          "For an inline comment: the file (with line)"))] = None,
+                          "For an inline comment: the file; without line, the comment is "
+                          "on the whole file"))] = None,
                       line: Annotated[int | None, Field(ge=1, description=(
-                          "For an inline comment: the line, in the new file unless old"))
-                      ] = None,
+                          "For an inline comment: the line (a range's first line), in the "
+                          "new file unless old"))] = None,
+                      end_line: Annotated[int | None, Field(ge=1, description=(
+                          "For a comment on a range of lines: its last line, in the same "
+                          "hunk of the diff as line"))] = None,
                       old: Annotated[bool, Field(description=(
                           "line numbers the old file: a removed line"))] = False
                       ) -> results.Posted:
-        """A new comment on the MR: general, or on one diff line (path and line)."""
-        return await self._call(writing.comment(self.box, mr, body, path, line, old))
+        """A new comment on the MR: general; on one diff line (path and line); on a range
+        of lines of one hunk (path, line and end_line: where the host has no ranges,
+        Bitbucket Cloud, it sits on the last line and its text names the lines); or on a
+        whole file (path alone)."""
+        return await self._call(writing.comment(self.box, mr, body, path, line, old,
+                                                end_line=end_line))
 
     async def approve(self, mr: MR) -> results.Verdict:
         """Approve the MR as the bot's account (where the host counts approvals, this one

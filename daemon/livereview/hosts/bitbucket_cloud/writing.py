@@ -3,7 +3,10 @@ adapter).
 
 Docs: https://developer.atlassian.com/cloud/bitbucket/rest/api-group-pullrequests/
 #api-repositories-workspace-repo-slug-pullrequests-pull-request-id-comments-post: an inline
-comment's `inline` is `{path, from, to}` — `to` a line of the new file, `from` of the old.
+comment's `inline` is `{path, from, to}` — `to` a line of the new file, `from` of the old
+one, and neither: a comment on the whole file. A comment has one line: a range is no
+Bitbucket Cloud concept, so a range's comment sits on its last line and its text begins by
+naming the lines it covers (docs/agent-tools.md).
 """
 
 from __future__ import annotations
@@ -18,6 +21,25 @@ from livereview.hosts.payload import JsonObject
 
 if TYPE_CHECKING:
     import httpx2
+
+
+def inline(anchor: Anchor) -> dict[str, Any]:
+    """`inline` of a comment on `anchor`: its line, or no line for the whole file."""
+    where: dict[str, Any] = {"path": anchor.new_path or anchor.old_path}
+    if anchor.new_line is not None:
+        where["to"] = anchor.new_line
+    elif anchor.old_line is not None:
+        where["from"] = anchor.old_line
+    return where
+
+
+def ranged(body: str, anchor: Anchor | None) -> str:
+    """The text of a comment on a range, which Cloud anchors at the range's last line:
+    it says first which lines it is about (the side's numbers, as the diff shows them)."""
+    if anchor is None or anchor.start_line is None:
+        return body
+    side = "" if anchor.new_line is not None else " (old file)"
+    return f"**Lines {anchor.start_line}–{anchor.line}{side}:**\n\n{body}"
 
 
 class BitbucketCloudWrites:
@@ -53,11 +75,9 @@ class BitbucketCloudWrites:
         return payloads.message(posted, thread_id, self._accounts())
 
     async def comment(self, key: MRKey, body: str, anchor: Anchor | None = None) -> Message:
-        payload: dict[str, Any] = {"content": {"raw": body}}
+        payload: dict[str, Any] = {"content": {"raw": ranged(body, anchor)}}
         if anchor is not None:
-            line = ({"to": anchor.new_line} if anchor.new_line is not None
-                    else {"from": anchor.old_line})
-            payload["inline"] = {"path": anchor.new_path or anchor.old_path, **line}
+            payload["inline"] = inline(anchor)
         posted = await self._post_comment(key, payload)
         return payloads.message(posted, payloads.comment_id(posted), self._accounts())
 
