@@ -27,6 +27,7 @@ from livereview.core.model import (
     Thread,
     Verdict,
 )
+from livereview.hosts.diffs import EVERY_FILE, PathFilter
 
 if TYPE_CHECKING:  # http.py imports the errors below
     from livereview.hosts.http import HttpClient
@@ -165,12 +166,17 @@ class Host(Protocol):
     async def react(self, key: MRKey, message_id: str, emoji: str) -> None: ...
 
     # ---- reviews (docs/DESIGN.md §11) ------------------------------------------------------------
-    async def diffstat(self, key: MRKey) -> list[FileChange]: ...
+    async def diffstat(self, key: MRKey, paths: PathFilter = EVERY_FILE) -> list[FileChange]:
+        """The files `paths` wants, each with its counts: asked of the host alone where its
+        API takes paths (Bitbucket Cloud), else read until every plain path is met."""
+        ...
 
-    def diff_files(self, key: MRKey, max_file_bytes: int = 1_000_000
-                   ) -> AsyncIterator[FileDiff]:
+    def diff_files(self, key: MRKey, max_file_bytes: int = 1_000_000,
+                   paths: PathFilter = EVERY_FILE) -> AsyncIterator[FileDiff]:
         """The MR's diff one file at a time; memory bounded by one file (pages of the host's
-        per-file/paginated endpoints, never the whole diff at once)."""
+        per-file/paginated endpoints, never the whole diff at once). Only the files `paths`
+        wants are read where the host reads per file, and paging stops once every plain
+        path wanted has been met."""
         ...
 
     async def post_review(self, key: MRKey, refs: DiffRefs, comments: Sequence[InlineComment],

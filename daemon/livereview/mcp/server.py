@@ -107,20 +107,6 @@ class Tools:
         answered_by, and the other reply's id when known."""
         return await self._call(writing.reply(self.box, mr, comment_id, body))
 
-    async def diffstat(self, mr: MR, paths: PATHS | None = None) -> results.Diffstat:
-        """Files the MR changes: path, status (added, modified, removed, renamed), lines
-        added and removed, binary or not. Cheap: start here before reading the diff."""
-        return await self._call(diffs.diffstat(self.box, mr, paths or []))
-
-    async def diff(self, mr: MR, paths: PATHS | None = None,
-                   context: Annotated[int | None, Field(ge=0, le=diffs.MAX_CONTEXT, description=(
-                       "Lines of context around each change (default: the host's diff, "
-                       "usually 3)"))] = None) -> results.Diff:
-        """The MR's unified diff, per file. Binary and oversized files carry a note instead
-        of a diff; files past the answer's size budget are listed in `omitted`: ask for
-        them again with `paths`."""
-        return await self._call(diffs.diff(self.box, mr, paths or [], context))
-
     async def file(self, mr: MR,
                    path: Annotated[str, Field(description="The file's path in the repository")],
                    ref: Annotated[str, Field(description=(
@@ -198,10 +184,13 @@ def build(box: Toolbox | None) -> MCPServer:
         "livereview", version=__version__, log_level="WARNING",
         instructions=INSTRUCTIONS if box is not None else LOCAL_INSTRUCTIONS)
     if box is not None:
+        from livereview.mcp.streaming import StreamingTools
         tools = Tools(box)
-        for name in ("show", "comments", "diffstat", "diff", "file", "replied",
-                     "comment_replied"):
+        for name in ("show", "comments", "file", "replied", "comment_replied"):
             server.add_tool(getattr(tools, name), name=name, annotations=read)
+        streaming = StreamingTools(tools)  # the diff's files, reported as they are read
+        for name in ("diffstat", "diff"):
+            server.add_tool(getattr(streaming, name), name=name, annotations=read)
         for name in ("reply", "comment", "approve", "unapprove", "request_changes"):
             server.add_tool(getattr(tools, name), name=name, annotations=write)
     # Local reviews of git ranges (docs/DESIGN.md §14)

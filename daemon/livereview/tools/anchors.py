@@ -12,10 +12,12 @@ host's web page selects across one.
 
 from __future__ import annotations
 
+import glob
 import re
 
 from livereview.core.model import Anchor, FileChange, MRKey
 from livereview.core.placement import LineMap
+from livereview.hosts.diffs import PathFilter
 from livereview.tools.diffs import MAX_FILE_BYTES
 from livereview.tools.errors import BadInput
 from livereview.tools.toolbox import Toolbox
@@ -48,7 +50,8 @@ def check_lines(line: int | None, end_line: int | None) -> int | None:
 async def file_change(box: Toolbox, key: MRKey, path: str) -> FileChange:
     """The MR's change of `path` (a whole-file comment needs only that: no diff is read,
     and a binary or oversized file may be commented on too)."""
-    changes = await box.call(key, "diffstat", box.host(key).diffstat(key))
+    only = PathFilter((glob.escape(path),))
+    changes = await box.call(key, "diffstat", box.host(key).diffstat(key, only))
     for change in changes:
         if path in (change.new_path, change.old_path):
             return change
@@ -102,7 +105,7 @@ async def lines_anchor(box: Toolbox, key: MRKey, path: str, line: int, old: bool
 async def _file_diff(box: Toolbox, key: MRKey, path: str) -> tuple[FileChange, str]:
     """The file's change and hunks; BadInput when the MR does not change it, or shows no
     text diff of it (binary, too large)."""
-    files = box.host(key).diff_files(key, MAX_FILE_BYTES)
+    files = box.host(key).diff_files(key, MAX_FILE_BYTES, PathFilter((glob.escape(path),)))
     while (item := await box.call(key, "diff", anext(files, None))) is not None:
         if path not in (item.change.new_path, item.change.old_path):
             continue

@@ -9,7 +9,8 @@ pull request"), …#dismiss-a-review-for-a-pull-request, …#list-comments-for-a
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
 import structlog
@@ -29,7 +30,7 @@ from livereview.core.model import (
     Verdict,
 )
 from livereview.hosts.base import Conflict
-from livereview.hosts.diffs import too_large
+from livereview.hosts.diffs import EVERY_FILE, PathFilter, too_large
 from livereview.hosts.github.payloads import (
     REVIEW_BODY,
     actor,
@@ -98,15 +99,28 @@ class GitHubReview:
 
         async def whoami(self) -> Identity: ...
 
-    async def diffstat(self, key: MRKey) -> list[FileChange]:
-        return [change(f) async for page in self.http.items(f"{self._pull(key)}/files")
-                for f in page]
+    async def _files(self, key: MRKey, paths: PathFilter
+                     ) -> AsyncGenerator[tuple[FileChange, JsonObject], None]:
+        """/pulls/{n}/files takes no path: pages are read until every plain path wanted
+        is met (100 files a page, each patch already truncated by GitHub)."""
+        seen: set[str] = set()
+        async with aclosing(self.http.items(f"{self._pull(key)}/files")) as pages:
+            async for page in pages:
+                for f in page:
+                    row = change(f)
+                    if paths.wants(row):
+                        seen |= {row.new_path, row.old_path}
+                        yield row, f
+                if paths.done(seen):
+                    return
 
-    async def diff_files(self, key: MRKey, max_file_bytes: int = 1_000_000
-                         ) -> AsyncIterator[FileDiff]:
-        # 100 files a page: one page holds at most 100 patches GitHub already truncated.
-        async for page in self.http.items(f"{self._pull(key)}/files"):
-            for f in page:
+    async def diffstat(self, key: MRKey, paths: PathFilter = EVERY_FILE) -> list[FileChange]:
+        return [row async for row, _ in self._files(key, paths)]
+
+    async def diff_files(self, key: MRKey, max_file_bytes: int = 1_000_000,
+                         paths: PathFilter = EVERY_FILE) -> AsyncIterator[FileDiff]:
+        async with aclosing(self._files(key, paths)) as files:
+            async for _, f in files:
                 yield file_diff(f, max_file_bytes)
 
     async def _review(self, key: MRKey, event: str, body: str,
