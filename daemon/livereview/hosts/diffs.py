@@ -115,8 +115,14 @@ class PathFilter:
             return None
         return frozenset(self.globs)
 
+    def met(self, seen: set[str], change: FileChange) -> None:
+        """Adds to `seen` the plain paths wanted that `change` is (memory: those alone)."""
+        literal = self.literal
+        if literal is not None:
+            seen.update(p for p in (change.new_path, change.old_path) if p in literal)
+
     def done(self, seen: set[str]) -> bool:
-        """Every plain path wanted has been met (`seen`: paths of the files met so far)."""
+        """Every plain path wanted has been met (`seen`: filled by `met`)."""
         literal = self.literal
         return literal is not None and literal <= seen
 

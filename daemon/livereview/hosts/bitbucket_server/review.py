@@ -138,7 +138,7 @@ class BitbucketServerReview:
                 for c in page:
                     row = change(c)
                     if paths.wants(row):
-                        seen |= {row.new_path, row.old_path}
+                        paths.met(seen, row)
                         yield await self._file(key, row, max_file_bytes)
                 if paths.done(seen):
                     return

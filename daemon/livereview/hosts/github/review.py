@@ -109,7 +109,7 @@ class GitHubReview:
                 for f in page:
                     row = change(f)
                     if paths.wants(row):
-                        seen |= {row.new_path, row.old_path}
+                        paths.met(seen, row)
                         yield row, f
                 if paths.done(seen):
                     return

@@ -124,7 +124,7 @@ class GitLabReview:
                 for entry in page:
                     item = file_diff(entry, max_file_bytes)
                     if paths.wants(item.change):
-                        seen |= {item.change.new_path, item.change.old_path}
+                        paths.met(seen, item.change)
                         yield item
                 if paths.done(seen):
                     return
