@@ -57,7 +57,23 @@ def test_each_file_of_the_diff_is_a_progress_notification(side: ToolSide) -> Non
     assert [done for done, _, _ in heard] == list(range(1, 31))
     assert heard[-1][2] == "30 files read"
     stat, listed = _call(side, "diffstat", side.mr, paths=[PATH])
-    assert [f["path"] for f in stat["files"]] == [PATH] and listed == [(1, 1, "files listed")]
+    assert [f["path"] for f in stat["files"]] == [PATH]
+    assert listed == [(1, None, "1 files listed")]
+    stat, listed = _call(side, "diffstat", mr)  # a page at a time, as the host pages
+    counts = [done for done, _, _ in listed]
+    assert stat["files_total"] == 30 and counts[-1] == 30 and counts == sorted(set(counts))
+
+
+def test_the_cli_prints_the_diffstat_and_its_totals(side: ToolSide) -> None:
+    iid = open_large(side.driver, 30)
+    mr = f"{side.driver.name}:{side.driver.repo}!{iid}"
+    run = side.cli("diffstat", mr)
+    lines = run.out.splitlines()
+    assert run.code == 0 and len(lines) == 31, run.err
+    assert lines[0].startswith("A ") and "pkg/f0000.py" in lines[0]
+    assert lines[-1] == "30 of 30 files, +1230 -0"
+    as_json = side.cli("diffstat", mr, "--json").json()
+    assert as_json["files_total"] == 30 and len(as_json["files"]) == 30
 
 
 def test_a_diff_stops_reading_at_its_budget(side: ToolSide) -> None:

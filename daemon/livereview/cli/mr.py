@@ -13,7 +13,7 @@ import argparse
 import asyncio
 import json
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TextIO
 
 from livereview.app.wiring import open_toolbox
@@ -136,11 +136,34 @@ async def _diff(box: Toolbox, args: argparse.Namespace, out: TextIO) -> None:
     out.write('], "omitted": [], "note": ""}\n')
 
 
+async def _diffstat_live(box: Toolbox, args: argparse.Namespace, out: TextIO) -> None:
+    """On a terminal each page of rows is printed as the host serves it, the totals
+    last; `--json` is the one document, written when the list is complete."""
+    if args.json:
+        result = await diffs.diffstat(box, args.mr, args.path)
+        out.write(json.dumps(results.as_json(result), indent=2) + "\n")
+        return
+    key = await box.reached(args.mr)
+    shown: list[results.FileStat] = []
+    total = 0
+    async for read, rows in diffs.diffstat_pages(box, key, args.path):
+        total, page = read, [diffs.stat_row(c) for c in rows]
+        if page:
+            out.write(_stat_lines(page))
+            out.flush()
+        shown += page
+    out.write(f"{len(shown)} of {total} files, +{sum(f.additions for f in shown)} "
+              f"-{sum(f.deletions for f in shown)}\n")
+
+
 async def _main(settings: Settings, args: argparse.Namespace, out: TextIO) -> int:
     box = open_toolbox(settings, log_failures=False)  # the one line on stderr says it
     try:
         if args.operation == "diff":
             await _diff(box, args, out)
+            return EXIT_OK
+        if args.operation == "diffstat":
+            await _diffstat_live(box, args, out)
             return EXIT_OK
         result = await _call(box, args)
         if args.json:
@@ -188,14 +211,18 @@ def _comments(result: results.Comments) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _diffstat(result: results.Diffstat) -> str:
+def _stat_lines(files: Sequence[results.FileStat]) -> str:
     marks = {"added": "A", "modified": "M", "removed": "D", "renamed": "R"}
-    lines = [f"{marks.get(f.status, '?')} {f'+{f.additions}':>7} {f'-{f.deletions}':>7}  "
-             + clean(f.path) + (f" (from {clean(f.old_path)})" if f.status == "renamed" else "")
-             + (" (binary)" if f.binary else "") for f in result.files]
-    lines.append(f"{len(result.files)} of {result.files_total} files, +{result.additions} "
-                 f"-{result.deletions}")
-    return "\n".join(lines) + "\n"
+    return "".join(f"{marks.get(f.status, '?')} {f'+{f.additions}':>7} {f'-{f.deletions}':>7}  "
+                   + clean(f.path)
+                   + (f" (from {clean(f.old_path)})" if f.status == "renamed" else "")
+                   + (" (binary)" if f.binary else "") + "\n" for f in files)
+
+
+def _diffstat(result: results.Diffstat) -> str:
+    return _stat_lines(result.files) + (
+        f"{len(result.files)} of {result.files_total} files, +{result.additions} "
+        f"-{result.deletions}\n")
 
 
 def _overview(result: results.Overview) -> str:

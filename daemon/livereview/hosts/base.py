@@ -225,6 +225,15 @@ class OverHttp:
 
 
 @runtime_checkable
+class PagedDiffstat(Protocol):
+    """A host whose diffstat comes in pages: each page's rows as it arrives, for callers
+    that show them at once (`mr diffstat` on a terminal, MCP progress)."""
+
+    def diffstat_pages(self, key: MRKey, paths: PathFilter = EVERY_FILE
+                       ) -> AsyncIterator[list[FileChange]]: ...
+
+
+@runtime_checkable
 class PostsNotes(Protocol):
     """A host with two kinds of general comment (GitLab): a thread, which someone must
     resolve before a strict project merges, and a note, which asks nothing of anyone."""

@@ -24,9 +24,10 @@ class StreamingTools:
         """Files the MR changes: path, status (added, modified, removed, renamed), lines
         added and removed, binary or not. Cheap: start here before reading the diff. Plain
         paths (no * ? [) are looked up alone where the host allows it."""
-        stat = await self.tools._call(diffs.diffstat(self.tools.box, mr, paths or []))
-        await ctx.report_progress(len(stat.files), len(stat.files), "files listed")
-        return stat
+        async def progress(files: int) -> None:
+            await ctx.report_progress(files, None, f"{files} files listed")
+        return await self.tools._call(diffs.diffstat(self.tools.box, mr, paths or [],
+                                                     progress=progress))
 
     async def diff(self, mr: MR, ctx: Context[Any, Any], paths: PATHS | None = None,
                    context: Annotated[int | None, Field(ge=0, le=diffs.MAX_CONTEXT, description=(

@@ -15,6 +15,7 @@ from contextlib import aclosing
 
 from livereview.core.model import FileChange, FileStatus, MRKey
 from livereview.core.model import FileDiff as HostFileDiff
+from livereview.hosts.base import PagedDiffstat
 from livereview.hosts.diffs import EVERY_FILE, PathFilter
 from livereview.tools import results
 from livereview.tools.errors import BadInput
@@ -37,20 +38,48 @@ def _stat(change: FileChange) -> results.FileStat:
                             deletions=change.deletions, binary=change.binary)
 
 
-async def diffstat(box: Toolbox, mr: str, paths: Sequence[str] = ()) -> results.Diffstat:
+async def diffstat_pages(box: Toolbox, key: MRKey, paths: Sequence[str] = ()
+                         ) -> AsyncGenerator[tuple[int, list[FileChange]], None]:
+    """(files read so far, the rows `paths` wants) a page at a time, as the host serves
+    them (one page holding the whole list where the host has no pages)."""
+    wants = PathFilter(tuple(paths))
+    asked = wants if wants.literal is not None else EVERY_FILE
+    host, read = box.host(key), 0
+    if not isinstance(host, PagedDiffstat):
+        changes = await box.call(key, "diffstat", host.diffstat(key, asked))
+        yield len(changes), [c for c in changes if wants.wants(c)]
+        return
+    pages = host.diffstat_pages(key, asked)
+    while (page := await box.call(key, "diffstat", anext(pages, None))) is not None:
+        read += len(page)
+        yield read, [c for c in page if wants.wants(c)]
+
+
+async def diffstat(box: Toolbox, mr: str, paths: Sequence[str] = (),
+                   progress: Callable[[int], Awaitable[None]] | None = None
+                   ) -> results.Diffstat:
     """The files `paths` wants; `files_total` counts the MR's files when every file was
     read (no filter, or a glob), else the files found (a host stops reading, or is asked
-    for those files alone, once it has every plain path: hosts/diffs.py PathFilter)."""
+    for those files alone, once it has every plain path: hosts/diffs.py PathFilter).
+    `progress` hears the count of files listed after each page."""
     key = await box.reached(mr)
-    wants = PathFilter(tuple(paths))
-    every = wants.literal is None
-    changes = await box.call(key, "diffstat", box.host(key).diffstat(
-        key, wants if not every else EVERY_FILE))
-    shown = [c for c in changes if wants.wants(c)]
-    return results.Diffstat(mr=str(key), files_total=len(changes),
+    shown: list[FileChange] = []
+    total = 0
+    stream = diffstat_pages(box, key, paths)
+    async with aclosing(stream):
+        async for read, rows in stream:
+            total = read
+            shown.extend(rows)
+            if progress is not None:
+                await progress(len(shown))
+    return results.Diffstat(mr=str(key), files_total=total,
                             additions=sum(c.additions for c in shown),
                             deletions=sum(c.deletions for c in shown),
                             files=tuple(_stat(c) for c in shown))
+
+
+def stat_row(change: FileChange) -> results.FileStat:
+    return _stat(change)
 
 
 def _note(skipped: str, change: FileChange) -> str:

@@ -126,8 +126,14 @@ class BitbucketCloudReview:
                 yield [row for row in (change(entry) for entry in page) if wanted.wants(row)]
 
     async def diffstat(self, key: MRKey, paths: PathFilter = EVERY_FILE) -> list[FileChange]:
+        return [row async for page in self.diffstat_pages(key, paths) for row in page]
+
+    async def diffstat_pages(self, key: MRKey, paths: PathFilter = EVERY_FILE
+                             ) -> AsyncIterator[list[FileChange]]:
         spec = await self._spec(key)
-        return [row async for page in self._stat_pages(key, spec, paths) for row in page]
+        async with aclosing(self._stat_pages(key, spec, paths)) as pages:
+            async for page in pages:
+                yield page
 
     async def diff_files(self, key: MRKey, max_file_bytes: int = 1_000_000,
                          paths: PathFilter = EVERY_FILE) -> AsyncIterator[FileDiff]:

@@ -128,7 +128,7 @@ class BitbucketServerReview:
         return FileDiff(counted, text)
 
     async def diff_files(self, key: MRKey, max_file_bytes: int = 1_000_000,
-                         paths: PathFilter = EVERY_FILE) -> AsyncIterator[FileDiff]:
+                         paths: PathFilter = EVERY_FILE) -> AsyncGenerator[FileDiff, None]:
         """A page of /changes, then the diff of each file wanted: memory holds one page and
         one file. /changes takes no path: its pages are read until every plain path
         wanted is met, and only those files' diffs are asked for."""
@@ -147,6 +147,14 @@ class BitbucketServerReview:
         """Data Center's /changes has no line counts: they are read from each file's diff
         (one request per file wanted; a review reads those diffs anyway)."""
         return [f.change async for f in self.diff_files(key, 2**62, paths)]
+
+    async def diffstat_pages(self, key: MRKey, paths: PathFilter = EVERY_FILE
+                             ) -> AsyncIterator[list[FileChange]]:
+        """A row at a time: each costs its file's diff (a request), so each is shown when
+        it has its counts."""
+        async with aclosing(self.diff_files(key, 2**62, paths)) as files:
+            async for f in files:
+                yield [f.change]
 
     async def _own_pull(self, key: MRKey) -> bool:
         me = self._me or await self.whoami()

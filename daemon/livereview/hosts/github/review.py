@@ -99,29 +99,36 @@ class GitHubReview:
 
         async def whoami(self) -> Identity: ...
 
-    async def _files(self, key: MRKey, paths: PathFilter
-                     ) -> AsyncGenerator[tuple[FileChange, JsonObject], None]:
+    async def _file_pages(self, key: MRKey, paths: PathFilter
+                          ) -> AsyncGenerator[list[tuple[FileChange, JsonObject]], None]:
         """/pulls/{n}/files takes no path: pages are read until every plain path wanted
         is met (100 files a page, each patch already truncated by GitHub)."""
         seen: set[str] = set()
         async with aclosing(self.http.items(f"{self._pull(key)}/files")) as pages:
             async for page in pages:
-                for f in page:
-                    row = change(f)
-                    if paths.wants(row):
-                        paths.met(seen, row)
-                        yield row, f
+                rows = [(row, f) for row, f in ((change(f), f) for f in page)
+                        if paths.wants(row)]
+                for row, _ in rows:
+                    paths.met(seen, row)
+                yield rows
                 if paths.done(seen):
                     return
 
     async def diffstat(self, key: MRKey, paths: PathFilter = EVERY_FILE) -> list[FileChange]:
-        return [row async for row, _ in self._files(key, paths)]
+        return [row async for page in self.diffstat_pages(key, paths) for row in page]
+
+    async def diffstat_pages(self, key: MRKey, paths: PathFilter = EVERY_FILE
+                             ) -> AsyncIterator[list[FileChange]]:
+        async with aclosing(self._file_pages(key, paths)) as pages:
+            async for page in pages:
+                yield [row for row, _ in page]
 
     async def diff_files(self, key: MRKey, max_file_bytes: int = 1_000_000,
                          paths: PathFilter = EVERY_FILE) -> AsyncIterator[FileDiff]:
-        async with aclosing(self._files(key, paths)) as files:
-            async for _, f in files:
-                yield file_diff(f, max_file_bytes)
+        async with aclosing(self._file_pages(key, paths)) as pages:
+            async for page in pages:
+                for _, f in page:
+                    yield file_diff(f, max_file_bytes)
 
     async def _review(self, key: MRKey, event: str, body: str,
                       comments: Sequence[InlineComment] = (), commit: str = "") -> JsonObject:

@@ -113,7 +113,20 @@ class GitLabReview:
                 yield json_objects(page, f"GET {path}")
 
     async def diffstat(self, key: MRKey, paths: PathFilter = EVERY_FILE) -> list[FileChange]:
-        return [f.change async for f in self.diff_files(key, 2**62, paths)]
+        return [row async for page in self.diffstat_pages(key, paths) for row in page]
+
+    async def diffstat_pages(self, key: MRKey, paths: PathFilter = EVERY_FILE
+                             ) -> AsyncIterator[list[FileChange]]:
+        """One page of /diffs at a time (its rows' counts come from its hunks)."""
+        seen: set[str] = set()
+        async with aclosing(self._pages(key)) as pages:
+            async for page in pages:
+                rows = [row for row in (change(entry) for entry in page) if paths.wants(row)]
+                for row in rows:
+                    paths.met(seen, row)
+                yield rows
+                if paths.done(seen):
+                    return
 
     async def diff_files(self, key: MRKey, max_file_bytes: int = 1_000_000,
                          paths: PathFilter = EVERY_FILE) -> AsyncIterator[FileDiff]:
