@@ -28,6 +28,7 @@ print figures, never assert. All traffic stays on 127.0.0.1.
 17 CLI start-up per command        (fig_startup)           fresh processes, beside python -c pass
 18 `livereview web` page timings   (fig_web)               10 / 3 000-file local reviews
 19 the peer, side by side          (fig_peer)              PR-Agent's GitHub poller, same fake
+20 one file of a 3 000-file MR     (fig_onefile)           each host, before / after path filters
 
 Every registered figure is written to results.md with its target and verdict (a figure that
 cannot run says why in its row); the plots go to docs/img/ (bench/plots.py).
@@ -63,6 +64,7 @@ import fig_idle_hosts
 import fig_live
 import fig_longthread
 import fig_memory
+import fig_onefile
 import fig_peer
 import fig_pure
 import fig_replicas
@@ -207,6 +209,7 @@ def main(argv: list[str] | None = None) -> int:
             ({17}, "17 CLI start-up", lambda: fig_startup.run(quick=args.quick)),
             ({18}, "18 web pages", lambda: fig_web.run(state, quick=args.quick)),
             ({19}, "19 the peer", lambda: fig_peer.run(state, quick=args.quick)),
+            ({20}, "20 one file", lambda: fig_onefile.run(state, quick=args.quick)),
         ]
         for numbers, name, section in sections:
             if only and not numbers & only:

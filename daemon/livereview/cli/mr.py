@@ -13,13 +13,13 @@ import argparse
 import asyncio
 import json
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TextIO
 
 from livereview.app.wiring import open_toolbox
 from livereview.core.sanitize import clean, one_line
 from livereview.settings import Settings
-from livereview.tools import comments, diffs, results, show, writing
+from livereview.tools import anchors, comments, diffs, results, show, writing
 from livereview.tools.errors import EXIT_USAGE, BadInput, ToolError
 from livereview.tools.patch import as_patch
 from livereview.tools.toolbox import Toolbox
@@ -59,10 +59,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     file.add_argument("path")
     file.add_argument("--ref", default="head",
                       help="head (default), base, a commit SHA, or a branch or tag name")
-    comment = op("comment", "a general comment, or one on a diff line")
+    comment = op("comment", "a general comment, or one on a diff line, a range of lines "
+                 "or a whole file")
     comment.add_argument("--body", required=True, help="the text (- reads it from stdin)")
-    comment.add_argument("--path", help="file of an inline comment")
-    comment.add_argument("--line", type=int, help="line of an inline comment")
+    comment.add_argument("--path", help="file of an inline comment (alone: the whole file)")
+    comment.add_argument("--line", metavar="N|FIRST-LAST",
+                         help="line of an inline comment, or a range of one hunk (10-14)")
     comment.add_argument("--old", action="store_true",
                          help="--line numbers the old file (a removed line)")
     op("approve", "approve the MR")
@@ -91,14 +93,19 @@ def _call(box: Toolbox, args: argparse.Namespace) -> Awaitable[results.Result]:
         "reply": lambda: writing.reply(box, args.mr, args.comment, _text(args.body)),
         "diffstat": lambda: diffs.diffstat(box, args.mr, args.path),
         "file": lambda: diffs.file(box, args.mr, args.path, args.ref),
-        "comment": lambda: writing.comment(box, args.mr, _text(args.body), args.path,
-                                           args.line, args.old),
+        "comment": lambda: _comment(box, args),
         "approve": lambda: writing.approve(box, args.mr),
         "unapprove": lambda: writing.unapprove(box, args.mr),
         "request-changes": lambda: writing.request_changes(box, args.mr, _text(args.body)),
         "replied": lambda: _replied(box, args),
     }
     return operations[args.operation]()
+
+
+def _comment(box: Toolbox, args: argparse.Namespace) -> Awaitable[results.Result]:
+    first, last = (None, None) if args.line is None else anchors.parse_lines(args.line)
+    return writing.comment(box, args.mr, _text(args.body), args.path, first, args.old,
+                           end_line=last)
 
 
 def _replied(box: Toolbox, args: argparse.Namespace) -> Awaitable[results.Result]:
@@ -129,11 +136,34 @@ async def _diff(box: Toolbox, args: argparse.Namespace, out: TextIO) -> None:
     out.write('], "omitted": [], "note": ""}\n')
 
 
+async def _diffstat_live(box: Toolbox, args: argparse.Namespace, out: TextIO) -> None:
+    """On a terminal each page of rows is printed as the host serves it, the totals
+    last; `--json` is the one document, written when the list is complete."""
+    if args.json:
+        result = await diffs.diffstat(box, args.mr, args.path)
+        out.write(json.dumps(results.as_json(result), indent=2) + "\n")
+        return
+    key = await box.reached(args.mr)
+    shown: list[results.FileStat] = []
+    total = 0
+    async for read, rows in diffs.diffstat_pages(box, key, args.path):
+        total, page = read, [diffs.stat_row(c) for c in rows]
+        if page:
+            out.write(_stat_lines(page))
+            out.flush()
+        shown += page
+    out.write(f"{len(shown)} of {total} files, +{sum(f.additions for f in shown)} "
+              f"-{sum(f.deletions for f in shown)}\n")
+
+
 async def _main(settings: Settings, args: argparse.Namespace, out: TextIO) -> int:
     box = open_toolbox(settings, log_failures=False)  # the one line on stderr says it
     try:
         if args.operation == "diff":
             await _diff(box, args, out)
+            return EXIT_OK
+        if args.operation == "diffstat":
+            await _diffstat_live(box, args, out)
             return EXIT_OK
         result = await _call(box, args)
         if args.json:
@@ -170,8 +200,10 @@ def _comments(result: results.Comments) -> str:
              + (f" ({result.left_out_replied} already replied, {result.left_out_own} the "
                 "bot's own: left out; --include-replied shows them)" if left_out else "")]
     for c in result.comments:
-        where = f" on {c.path}:{c.line}" + (" (old)" if c.side == "old" else "") \
-            if c.path else ""
+        span = f"{c.start_line}-{c.line}" if c.start_line is not None else f"{c.line}"
+        where = "" if not c.path else f" on {clean(c.path)} (the whole file)" \
+            if c.whole_file else f" on {clean(c.path)}:{span}" + \
+            (" (old)" if c.side == "old" else "")
         replied = f"  [replied by {c.replied_by}: #{c.reply_id}]" if c.replied else ""
         lines.append(f"#{c.id} @{clean(c.author)} ({c.author_kind}){where} "
                      f"thread {c.thread_id} {c.created_at}{replied}")
@@ -179,14 +211,18 @@ def _comments(result: results.Comments) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _diffstat(result: results.Diffstat) -> str:
+def _stat_lines(files: Sequence[results.FileStat]) -> str:
     marks = {"added": "A", "modified": "M", "removed": "D", "renamed": "R"}
-    lines = [f"{marks.get(f.status, '?')} {f'+{f.additions}':>7} {f'-{f.deletions}':>7}  "
-             + clean(f.path) + (f" (from {clean(f.old_path)})" if f.status == "renamed" else "")
-             + (" (binary)" if f.binary else "") for f in result.files]
-    lines.append(f"{len(result.files)} of {result.files_total} files, +{result.additions} "
-                 f"-{result.deletions}")
-    return "\n".join(lines) + "\n"
+    return "".join(f"{marks.get(f.status, '?')} {f'+{f.additions}':>7} {f'-{f.deletions}':>7}  "
+                   + clean(f.path)
+                   + (f" (from {clean(f.old_path)})" if f.status == "renamed" else "")
+                   + (" (binary)" if f.binary else "") + "\n" for f in files)
+
+
+def _diffstat(result: results.Diffstat) -> str:
+    return _stat_lines(result.files) + (
+        f"{len(result.files)} of {result.files_total} files, +{result.additions} "
+        f"-{result.deletions}\n")
 
 
 def _overview(result: results.Overview) -> str:

@@ -7,7 +7,7 @@ the pure core (sync.diff, triggers, reply.context) reasons only about them.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 
@@ -52,7 +52,12 @@ class MRKey:
 
 @dataclass(frozen=True, slots=True)
 class Anchor:
-    """Where a diff thread points: a line of a file at a given diff version."""
+    """Where a diff thread points: a line of a file at a given diff version, a range of
+    lines ending at that line (`start_*`: its first line, numbered as the host numbers the
+    end), or the whole file (no line at all).
+
+    The range's start is what the host shows, not what the thread is: two reads of one
+    thread compare equal whether or not a host (or the store) kept the start."""
 
     new_path: str
     old_path: str
@@ -61,10 +66,22 @@ class Anchor:
     base_sha: str
     start_sha: str
     head_sha: str
+    start_new_line: int | None = field(default=None, compare=False)
+    start_old_line: int | None = field(default=None, compare=False)
 
     @property
     def line(self) -> int | None:
         return self.new_line if self.new_line is not None else self.old_line
+
+    @property
+    def start_line(self) -> int | None:
+        """The range's first line on the side `line` numbers (None: one line, or the file)."""
+        start = self.start_new_line if self.new_line is not None else self.start_old_line
+        return start if start is not None and start != self.line else None
+
+    @property
+    def whole_file(self) -> bool:
+        return self.new_line is None and self.old_line is None
 
 
 @dataclass(frozen=True, slots=True)

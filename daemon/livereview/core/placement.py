@@ -26,6 +26,8 @@ class LineMap:
     new: dict[int, int | None] = field(default_factory=dict)
     removed: set[int] = field(default_factory=set)
     old_context: dict[int, int] = field(default_factory=dict)  # old number → new number
+    # Each hunk's old-file and new-file line numbers (a range may not leave its hunk).
+    hunks: list[tuple[range, range]] = field(default_factory=list)
 
     @classmethod
     def of(cls, diff: str) -> LineMap:
@@ -38,6 +40,8 @@ class LineMap:
                     old, new = int(match.group(1)), int(match.group(3))
                     old_left = int(match.group(2) or "1")
                     new_left = int(match.group(4) or "1")
+                    lines.hunks.append((range(old, old + old_left),
+                                        range(new, new + new_left)))
                 continue  # a header line between hunks ("diff --git", "+++ b/x")
             marker = text[:1]
             if marker == "+" and new_left > 0:
@@ -52,6 +56,11 @@ class LineMap:
                 old, new, old_left, new_left = old + 1, new + 1, old_left - 1, new_left - 1
             # "\ No newline at end of file" and anything else: shown, not numbered
         return lines
+
+    def hunk(self, line: int, *, old: bool) -> int | None:
+        """The index of the hunk showing `line` (numbered in the old file if `old`)."""
+        return next((i for i, (olds, news) in enumerate(self.hunks)
+                     if line in (olds if old else news)), None)
 
 
 def place(finding: Finding, change: FileChange, lines: LineMap) -> InlineComment | None:

@@ -27,6 +27,7 @@ from livereview.core.model import (
     Thread,
     Verdict,
 )
+from livereview.hosts.diffs import EVERY_FILE, PathFilter
 
 if TYPE_CHECKING:  # http.py imports the errors below
     from livereview.hosts.http import HttpClient
@@ -175,12 +176,17 @@ class Host(Protocol):
     async def react(self, key: MRKey, message_id: str, emoji: str) -> None: ...
 
     # ---- reviews (docs/DESIGN.md §11) ------------------------------------------------------------
-    async def diffstat(self, key: MRKey) -> list[FileChange]: ...
+    async def diffstat(self, key: MRKey, paths: PathFilter = EVERY_FILE) -> list[FileChange]:
+        """The files `paths` wants, each with its counts: asked of the host alone where its
+        API takes paths (Bitbucket Cloud), else read until every plain path is met."""
+        ...
 
-    def diff_files(self, key: MRKey, max_file_bytes: int = 1_000_000
-                   ) -> AsyncIterator[FileDiff]:
+    def diff_files(self, key: MRKey, max_file_bytes: int = 1_000_000,
+                   paths: PathFilter = EVERY_FILE) -> AsyncIterator[FileDiff]:
         """The MR's diff one file at a time; memory bounded by one file (pages of the host's
-        per-file/paginated endpoints, never the whole diff at once)."""
+        per-file/paginated endpoints, never the whole diff at once). Only the files `paths`
+        wants are read where the host reads per file, and paging stops once every plain
+        path wanted has been met."""
         ...
 
     async def post_review(self, key: MRKey, refs: DiffRefs, comments: Sequence[InlineComment],
@@ -226,6 +232,15 @@ class OverHttp:
 
     async def close(self) -> None:
         await self.http.close()
+
+
+@runtime_checkable
+class PagedDiffstat(Protocol):
+    """A host whose diffstat comes in pages: each page's rows as it arrives, for callers
+    that show them at once (`mr diffstat` on a terminal, MCP progress)."""
+
+    def diffstat_pages(self, key: MRKey, paths: PathFilter = EVERY_FILE
+                       ) -> AsyncIterator[list[FileChange]]: ...
 
 
 @runtime_checkable

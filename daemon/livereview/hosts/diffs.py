@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import fnmatch
 import re
+from dataclasses import dataclass
 
 from livereview.core.model import (
     Anchor,
     DiffRefs,
+    FileChange,
     Identity,
     InlineComment,
     Message,
@@ -90,3 +93,38 @@ def split_git_diff(diff: str) -> dict[tuple[str, str], str]:
             if header.startswith("a/") and header[at:at + 3] == " b/":
                 parts.setdefault((header[2:at], header[at + 3:]), body)
     return parts
+
+
+@dataclass(frozen=True)
+class PathFilter:
+    """Which files of an MR a caller wants: shell globs (`*` crosses `/`) matched against
+    the new and the old path; none: every file. When every pattern is a plain path, the
+    set of them is `literal`, and a host reading pages of files may stop once it has met
+    them all (GitLab's /diffs, GitHub's /files take no path) or ask for them alone
+    (Bitbucket Cloud's diffstat and diff take `path`, repeated)."""
+
+    globs: tuple[str, ...] = ()
+
+    def wants(self, change: FileChange) -> bool:
+        return not self.globs or any(fnmatch.fnmatchcase(p, glob) for glob in self.globs
+                                     for p in (change.new_path, change.old_path) if p)
+
+    @property
+    def literal(self) -> frozenset[str] | None:
+        if not self.globs or any(c in glob for glob in self.globs for c in "*?["):
+            return None
+        return frozenset(self.globs)
+
+    def met(self, seen: set[str], change: FileChange) -> None:
+        """Adds to `seen` the plain paths wanted that `change` is (memory: those alone)."""
+        literal = self.literal
+        if literal is not None:
+            seen.update(p for p in (change.new_path, change.old_path) if p in literal)
+
+    def done(self, seen: set[str]) -> bool:
+        """Every plain path wanted has been met (`seen`: filled by `met`)."""
+        literal = self.literal
+        return literal is not None and literal <= seen
+
+
+EVERY_FILE = PathFilter()

@@ -107,20 +107,6 @@ class Tools:
         answered_by, and the other reply's id when known."""
         return await self._call(writing.reply(self.box, mr, comment_id, body))
 
-    async def diffstat(self, mr: MR, paths: PATHS | None = None) -> results.Diffstat:
-        """Files the MR changes: path, status (added, modified, removed, renamed), lines
-        added and removed, binary or not. Cheap: start here before reading the diff."""
-        return await self._call(diffs.diffstat(self.box, mr, paths or []))
-
-    async def diff(self, mr: MR, paths: PATHS | None = None,
-                   context: Annotated[int | None, Field(ge=0, le=diffs.MAX_CONTEXT, description=(
-                       "Lines of context around each change (default: the host's diff, "
-                       "usually 3)"))] = None) -> results.Diff:
-        """The MR's unified diff, per file. Binary and oversized files carry a note instead
-        of a diff; files past the answer's size budget are listed in `omitted`: ask for
-        them again with `paths`."""
-        return await self._call(diffs.diff(self.box, mr, paths or [], context))
-
     async def file(self, mr: MR,
                    path: Annotated[str, Field(description="The file's path in the repository")],
                    ref: Annotated[str, Field(description=(
@@ -134,15 +120,23 @@ class Tools:
 
     async def comment(self, mr: MR, body: Annotated[str, Field(description="Markdown text")],
                       path: Annotated[str | None, Field(description=(
-                          "For an inline comment: the file (with line)"))] = None,
+                          "For an inline comment: the file; without line, the comment is "
+                          "on the whole file"))] = None,
                       line: Annotated[int | None, Field(ge=1, description=(
-                          "For an inline comment: the line, in the new file unless old"))
-                      ] = None,
+                          "For an inline comment: the line (a range's first line), in the "
+                          "new file unless old"))] = None,
+                      end_line: Annotated[int | None, Field(ge=1, description=(
+                          "For a comment on a range of lines: its last line, in the same "
+                          "hunk of the diff as line"))] = None,
                       old: Annotated[bool, Field(description=(
                           "line numbers the old file: a removed line"))] = False
                       ) -> results.Posted:
-        """A new comment on the MR: general, or on one diff line (path and line)."""
-        return await self._call(writing.comment(self.box, mr, body, path, line, old))
+        """A new comment on the MR: general; on one diff line (path and line); on a range
+        of lines of one hunk (path, line and end_line: where the host has no ranges,
+        Bitbucket Cloud, it sits on the last line and its text names the lines); or on a
+        whole file (path alone)."""
+        return await self._call(writing.comment(self.box, mr, body, path, line, old,
+                                                end_line=end_line))
 
     async def approve(self, mr: MR) -> results.Verdict:
         """Approve the MR as the bot's account (where the host counts approvals, this one
@@ -190,10 +184,13 @@ def build(box: Toolbox | None) -> MCPServer:
         "livereview", version=__version__, log_level="WARNING",
         instructions=INSTRUCTIONS if box is not None else LOCAL_INSTRUCTIONS)
     if box is not None:
+        from livereview.mcp.streaming import StreamingTools
         tools = Tools(box)
-        for name in ("show", "comments", "diffstat", "diff", "file", "replied",
-                     "comment_replied"):
+        for name in ("show", "comments", "file", "replied", "comment_replied"):
             server.add_tool(getattr(tools, name), name=name, annotations=read)
+        streaming = StreamingTools(tools)  # the diff's files, reported as they are read
+        for name in ("diffstat", "diff"):
+            server.add_tool(getattr(streaming, name), name=name, annotations=read)
         for name in ("reply", "comment", "approve", "unapprove", "request_changes"):
             server.add_tool(getattr(tools, name), name=name, annotations=write)
     # Local reviews of git ranges (docs/DESIGN.md §14)

@@ -240,7 +240,10 @@ def build(
                f"state: {one_line(mr.state, 20)}\n\n{parts.description}")
     where = ""
     if thread.anchor is not None:
-        where = f"file: {shown_path(thread.anchor.new_path)}, line {thread.anchor.line}"
+        at = thread.anchor
+        where = f"file: {shown_path(at.new_path)}, " + (
+            "the whole file" if at.whole_file else f"lines {at.start_line}-{at.line}"
+            if at.start_line is not None else f"line {at.line}")
         if thread.anchor.head_sha not in ("", mr.head_sha):
             where += (f", of an earlier version (head {one_line(thread.anchor.head_sha)[:8]}; "
                       f"the MR is now at {one_line(mr.head_sha)[:8]}, so the code may have "

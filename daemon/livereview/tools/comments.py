@@ -30,14 +30,17 @@ def _kind(message: Message, identity: Identity) -> str:
 def _comment(thread: Thread, message: Message, identity: Identity,
              mark: replied_rows.Replied | None) -> results.Comment:
     anchor = thread.anchor
-    side = None if anchor is None else ("new" if anchor.new_line is not None else "old")
+    side = None if anchor is None or anchor.whole_file else (
+        "new" if anchor.new_line is not None else "old")
     return results.Comment(
         id=message.id, thread_id=thread.id, author=message.author.username,
         author_kind=_kind(message, identity), created_at=message.created_at.isoformat(),
         body=message.body, path=None if anchor is None else anchor.new_path or anchor.old_path,
         line=None if anchor is None else anchor.line, side=side, resolved=thread.resolved,
         replied=mark is not None, reply_id=mark.reply_id if mark else "",
-        replied_by=mark.source if mark else "")
+        replied_by=mark.source if mark else "",
+        start_line=None if anchor is None else anchor.start_line,
+        whole_file=anchor is not None and anchor.whole_file)
 
 
 def select_comments(snapshot: Snapshot, identity: Identity,

@@ -9,12 +9,14 @@ context), so it costs two file reads per file.
 from __future__ import annotations
 
 import difflib
-import fnmatch
 import mimetypes
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from contextlib import aclosing
 
 from livereview.core.model import FileChange, FileStatus, MRKey
 from livereview.core.model import FileDiff as HostFileDiff
+from livereview.hosts.base import PagedDiffstat
+from livereview.hosts.diffs import EVERY_FILE, PathFilter
 from livereview.tools import results
 from livereview.tools.errors import BadInput
 from livereview.tools.refs import check_name, is_sha
@@ -27,8 +29,7 @@ DEFAULT_BUDGET = 200_000  # characters of diff one collected answer holds (an ag
 
 def wanted(change: FileChange, paths: Sequence[str]) -> bool:
     """Shell-style globs (`*` crosses `/`), matched against the new and the old path."""
-    return not paths or any(fnmatch.fnmatchcase(p, glob) for glob in paths
-                            for p in (change.new_path, change.old_path) if p)
+    return PathFilter(tuple(paths)).wants(change)
 
 
 def _stat(change: FileChange) -> results.FileStat:
@@ -37,14 +38,48 @@ def _stat(change: FileChange) -> results.FileStat:
                             deletions=change.deletions, binary=change.binary)
 
 
-async def diffstat(box: Toolbox, mr: str, paths: Sequence[str] = ()) -> results.Diffstat:
+async def diffstat_pages(box: Toolbox, key: MRKey, paths: Sequence[str] = ()
+                         ) -> AsyncGenerator[tuple[int, list[FileChange]], None]:
+    """(files read so far, the rows `paths` wants) a page at a time, as the host serves
+    them (one page holding the whole list where the host has no pages)."""
+    wants = PathFilter(tuple(paths))
+    asked = wants if wants.literal is not None else EVERY_FILE
+    host, read = box.host(key), 0
+    if not isinstance(host, PagedDiffstat):
+        changes = await box.call(key, "diffstat", host.diffstat(key, asked))
+        yield len(changes), [c for c in changes if wants.wants(c)]
+        return
+    pages = host.diffstat_pages(key, asked)
+    while (page := await box.call(key, "diffstat", anext(pages, None))) is not None:
+        read += len(page)
+        yield read, [c for c in page if wants.wants(c)]
+
+
+async def diffstat(box: Toolbox, mr: str, paths: Sequence[str] = (),
+                   progress: Callable[[int], Awaitable[None]] | None = None
+                   ) -> results.Diffstat:
+    """The files `paths` wants; `files_total` counts the MR's files when every file was
+    read (no filter, or a glob), else the files found (a host stops reading, or is asked
+    for those files alone, once it has every plain path: hosts/diffs.py PathFilter).
+    `progress` hears the count of files listed after each page."""
     key = await box.reached(mr)
-    changes = await box.call(key, "diffstat", box.host(key).diffstat(key))
-    shown = [c for c in changes if wanted(c, paths)]
-    return results.Diffstat(mr=str(key), files_total=len(changes),
+    shown: list[FileChange] = []
+    total = 0
+    stream = diffstat_pages(box, key, paths)
+    async with aclosing(stream):
+        async for read, rows in stream:
+            total = read
+            shown.extend(rows)
+            if progress is not None:
+                await progress(len(shown))
+    return results.Diffstat(mr=str(key), files_total=total,
                             additions=sum(c.additions for c in shown),
                             deletions=sum(c.deletions for c in shown),
                             files=tuple(_stat(c) for c in shown))
+
+
+def stat_row(change: FileChange) -> results.FileStat:
+    return _stat(change)
 
 
 def _note(skipped: str, change: FileChange) -> str:
@@ -90,7 +125,7 @@ async def _with_context(box: Toolbox, key: MRKey, shas: tuple[str, str], item: H
 
 
 async def diff_stream(box: Toolbox, mr: str, paths: Sequence[str] = (),
-                      context: int | None = None) -> AsyncIterator[results.FileDiff]:
+                      context: int | None = None) -> AsyncGenerator[results.FileDiff, None]:
     """The MR's diff, one file at a time, as the host serves it."""
     key = await box.reached(mr)
     check_context(context)
@@ -98,13 +133,11 @@ async def diff_stream(box: Toolbox, mr: str, paths: Sequence[str] = (),
     if context is not None:
         mr_now = (await box.snapshot(key)).mr
         shas = (mr_now.base_sha, mr_now.head_sha)
-    files = box.host(key).diff_files(key, MAX_FILE_BYTES)
+    files = box.host(key).diff_files(key, MAX_FILE_BYTES, PathFilter(tuple(paths)))
     while True:
         item = await box.call(key, "diff", anext(files, None))
         if item is None:
             return
-        if not wanted(item.change, paths):
-            continue
         if item.skipped or item.change.binary:
             yield _file(item.change, "", _note(item.skipped, item.change))
         elif shas is not None and context is not None:
@@ -114,20 +147,28 @@ async def diff_stream(box: Toolbox, mr: str, paths: Sequence[str] = (),
 
 
 async def diff(box: Toolbox, mr: str, paths: Sequence[str] = (), context: int | None = None,
-               budget: int = DEFAULT_BUDGET) -> results.Diff:
-    """The diff in one answer (the MCP tool): files past `budget` characters are named in
-    `omitted`, to be asked for with a path filter."""
+               budget: int = DEFAULT_BUDGET,
+               progress: Callable[[int], Awaitable[None]] | None = None) -> results.Diff:
+    """The diff in one answer (the MCP tool), read until `budget` characters: the first
+    file past it is named in `omitted` and reading stops there — the rest of the MR is not
+    read (`diffstat` lists every file; ask for more with a path filter). `progress` hears
+    the count of files read after each one."""
     files: list[results.FileDiff] = []
     omitted: list[str] = []
     used = 0
-    async for item in diff_stream(box, mr, paths, context):
-        if omitted or (files and used + len(item.diff) > budget):
-            omitted.append(item.path)
-            continue
-        files.append(item)
-        used += len(item.diff)
-    note = (f"{len(omitted)} files left out past {budget} characters of diff: ask for them "
-            "with a path filter" if omitted else "")
+    stream = diff_stream(box, mr, paths, context)
+    async with aclosing(stream):
+        async for item in stream:
+            if files and used + len(item.diff) > budget:
+                omitted.append(item.path)
+                break
+            files.append(item)
+            used += len(item.diff)
+            if progress is not None:
+                await progress(len(files))
+    note = (f"stopped at {budget} characters of diff: {omitted[0]} and any files after it "
+            "were not read; `diffstat` lists them, ask for them with a path filter"
+            if omitted else "")
     return results.Diff(mr=str(box.mr(mr)), context=context, files=tuple(files),
                         omitted=tuple(omitted), note=note)
 

@@ -24,6 +24,8 @@ class Comment:
     replied: bool
     reply_id: str  # "" when not replied
     replied_by: str  # "daemon" | "tool" | "host" (a marked reply no store row records) | ""
+    start_line: int | None = None  # a range's first line (`line` is its last), same side
+    whole_file: bool = False  # on `path` as a whole: no line
 
 
 @dataclasses.dataclass(frozen=True)

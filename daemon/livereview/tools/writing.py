@@ -14,20 +14,17 @@ from __future__ import annotations
 import asyncio
 import hashlib
 
-from livereview.core.model import Anchor, FileChange, Identity, Message, MRKey, Snapshot, Thread
-from livereview.core.placement import LineMap
+from livereview.core.model import Identity, Message, MRKey, Snapshot, Thread
 from livereview.core.postable import postable
 from livereview.core.sanitize import outgoing
 from livereview.core.triggers import bot_replies
 from livereview.store import replied as replied_rows
 from livereview.store import reply_claims
-from livereview.tools import results
-from livereview.tools.diffs import MAX_FILE_BYTES
+from livereview.tools import anchors, results
 from livereview.tools.errors import BadInput
 from livereview.tools.toolbox import Toolbox
 
 MAX_BODY_CHARS = 60_000  # under GitHub's 65 536 with the marker
-MAX_LINE = 10_000_000  # past any file a host shows a diff of (and 64-bit ids)
 
 
 def _body(body: str) -> str:
@@ -129,64 +126,32 @@ async def _adopt(box: Toolbox, key: MRKey, comment_id: str, thread_id: str, dige
 
 
 async def comment(box: Toolbox, mr: str, body: str, path: str | None = None,
-                  line: int | None = None, old: bool = False) -> results.Posted:
-    """A general comment, or one on a diff line (`old`: the line as numbered in the old file,
-    a removed line)."""
+                  line: int | None = None, old: bool = False,
+                  end_line: int | None = None) -> results.Posted:
+    """A general comment; one on a diff line (`old`: the line as numbered in the old file,
+    a removed line); on the lines `line`..`end_line` of one hunk; or, with a path and no
+    line, on the whole file. A host with no ranges (Bitbucket Cloud) anchors one at its
+    last line, and the body says which lines it covers."""
     key = await box.reached(mr)
     box.require_writes(key, "comment")
     text = outgoing(_body(body))
+    end_line = anchors.check_lines(line, end_line)
     anchor = None
-    if (path is None) != (line is None):
-        raise BadInput("comment: --path and --line go together (an inline comment)")
-    if path is not None and line is not None:
-        if not 1 <= line <= MAX_LINE:
-            raise BadInput(f"--line {line}: expected a line number from 1 to {MAX_LINE}")
-        anchor = await _anchor(box, key, path.strip().lstrip("/"), line, old)
-    elif old:
-        raise BadInput("comment: --old needs --path and --line")
+    if path is not None and path.strip().strip("/"):
+        where = path.strip().lstrip("/")
+        anchor = (await anchors.whole_file(box, key, where) if line is None else
+                  await anchors.lines_anchor(box, key, where, line, old, end_line))
+    elif path is not None:
+        raise BadInput("--path: expected a file the MR changes")
+    elif line is not None or old:
+        raise BadInput("comment: --line and --old need --path (the file they are in)")
+    if anchor is not None and anchor.whole_file and old:
+        raise BadInput("comment: --old numbers a line: give --line too, or leave --old out "
+                       "for a comment on the whole file")
     message = await box.call(key, "comment", box.host(key).comment(key, text, anchor))
     box.wrote(key, "comment", message.id)
     return results.Posted(mr=str(key), id=message.id, thread_id=message.thread_id,
                           adopted=False, note="")
-
-
-async def _anchor(box: Toolbox, key: MRKey, path: str, line: int, old: bool) -> Anchor:
-    """The position of `line` in the file's diff, checked before anything is posted: every
-    host refuses a line its diff does not show (GitLab 400, GitHub 422, Bitbucket 400), and
-    says so in words that do not name the line. The rule is the review's own
-    (review/placement.py): an added or context line by its new number, a removed or
-    context line by its old one; a context line carries both numbers, as GitLab requires."""
-    mr_now = (await box.snapshot(key)).mr
-    change, diff = await _file_diff(box, key, path)
-    lines = LineMap.of(diff)
-    if not old and line in lines.new:
-        new_line, old_line = line, lines.new[line]
-    elif old and line in lines.removed:
-        new_line, old_line = None, line
-    elif old and line in lines.old_context:
-        new_line, old_line = lines.old_context[line], line
-    else:
-        side = "old" if old else "new"
-        raise BadInput(f"line {line} is not in the diff of {path} (numbered in the {side} "
-                       f"file; `mr diff --path {path}` shows the lines a comment can go on"
-                       + (")" if old else "; --old numbers removed lines)"))
-    return Anchor(new_path=change.new_path or path, old_path=change.old_path or path,
-                  new_line=new_line, old_line=old_line, base_sha=mr_now.base_sha,
-                  start_sha=mr_now.start_sha, head_sha=mr_now.head_sha)
-
-
-async def _file_diff(box: Toolbox, key: MRKey, path: str) -> tuple[FileChange, str]:
-    """The file's change and hunks; BadInput when the MR does not change it, or shows no
-    text diff of it (binary, too large)."""
-    files = box.host(key).diff_files(key, MAX_FILE_BYTES)
-    while (item := await box.call(key, "diff", anext(files, None))) is not None:
-        if path not in (item.change.new_path, item.change.old_path):
-            continue
-        if item.skipped or item.change.binary:
-            raise BadInput(f"{path} on {key}: {item.skipped or 'binary'} file: the diff "
-                           "shows no line of it to comment on")
-        return item.change, item.diff
-    raise BadInput(f"{path} is not a file {key} changes (`mr diffstat` lists them)")
 
 
 async def approve(box: Toolbox, mr: str) -> results.Verdict:

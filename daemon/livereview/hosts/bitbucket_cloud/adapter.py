@@ -24,13 +24,11 @@ from urllib.parse import quote
 import httpx2
 import structlog
 
-from livereview.core.model import Anchor, ChangedMR, Identity, Message, MRKey, Snapshot, Thread
+from livereview.core.model import ChangedMR, Identity, MRKey, Snapshot, Thread
 from livereview.hosts.base import (
     AccessNote,
     BadResponse,
     Capabilities,
-    Conflict,
-    Forbidden,
     NotFound,
     OverHttp,
     Unsupported,
@@ -39,6 +37,7 @@ from livereview.hosts.bitbucket_cloud import payloads
 from livereview.hosts.bitbucket_cloud.access import Credential, notes, quota
 from livereview.hosts.bitbucket_cloud.budget import Budget, Use
 from livereview.hosts.bitbucket_cloud.review import BitbucketCloudReview
+from livereview.hosts.bitbucket_cloud.writing import BitbucketCloudWrites
 from livereview.hosts.http import HttpClient
 from livereview.hosts.payload import JsonObject, json_object
 from livereview.hosts.revalidate import Keep, Revalidate, keeping, revalidated
@@ -63,7 +62,7 @@ class _Seen:
         self.activity = activity
 
 
-class BitbucketCloud(BitbucketCloudReview, OverHttp):
+class BitbucketCloud(BitbucketCloudWrites, BitbucketCloudReview, OverHttp):
     type = "bitbucket-cloud"
     capabilities = Capabilities(reactions=False, resolve=True, threaded_general_comments=True,
                                 instance_wide_listing=False, mention_inbox=False)
@@ -351,50 +350,6 @@ class BitbucketCloud(BitbucketCloudReview, OverHttp):
         if first.text_or("next"):
             entries = [e async for page in self._pages(path) for e in page]
         return [e.text("path") for e in entries if e.text_or("type") == "commit_file"]
-
-    # ---- writing -----------------------------------------------------------------------------
-    async def _post_comment(self, key: MRKey, payload: dict[str, Any]) -> JsonObject:
-        self._seen.pop(key, None)  # before the POST: its answer may be lost
-        posted = await self._one("POST", f"{self._pr(key)}/comments", Use.WRITE, json=payload)
-        self._learn(posted)
-        return posted
-
-    async def reply(self, key: MRKey, thread_id: str, body: str) -> Message:
-        """A reply under the thread's first comment (`parent.id`)."""
-        if not thread_id.isdigit():
-            raise NotFound(f"{thread_id}: not a Bitbucket comment id")
-        posted = await self._post_comment(key, {"content": {"raw": body},
-                                                "parent": {"id": int(thread_id)}})
-        return payloads.message(posted, thread_id, self._accounts())
-
-    async def comment(self, key: MRKey, body: str, anchor: Anchor | None = None) -> Message:
-        payload: dict[str, Any] = {"content": {"raw": body}}
-        if anchor is not None:
-            line = ({"to": anchor.new_line} if anchor.new_line is not None
-                    else {"from": anchor.old_line})
-            payload["inline"] = {"path": anchor.new_path or anchor.old_path, **line}
-        posted = await self._post_comment(key, payload)
-        return payloads.message(posted, payloads.comment_id(posted), self._accounts())
-
-    async def react(self, key: MRKey, message_id: str, emoji: str) -> None:
-        raise Forbidden("Bitbucket Cloud has no reactions API (acknowledged by a reply instead)")
-
-    async def resolve(self, key: MRKey, thread_id: str, resolved: bool = True) -> None:
-        """Resolve or reopen a thread on the code (Bitbucket answers 403 for others). Already
-        so is success: resolving twice is a 409, reopening an open thread a 404."""
-        self._seen.pop(key, None)
-        path = f"{self._pr(key)}/comments/{thread_id}/resolve"
-        try:
-            await self._request("POST" if resolved else "DELETE", path, Use.WRITE)
-        except Conflict:
-            if not resolved:
-                raise
-        except NotFound:
-            if resolved:
-                raise
-            comment = await self._one("GET", f"{self._pr(key)}/comments/{thread_id}")
-            if comment.has("resolution"):
-                raise
 
     def _forget(self, key: MRKey) -> None:
         """Drop what was read of the MR: a write changes it (and its answer may be lost)."""

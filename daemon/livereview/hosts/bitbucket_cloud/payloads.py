@@ -139,13 +139,11 @@ class Heads:
 
 def anchor(comment: JsonObject, heads: Heads) -> Anchor | None:
     """Where an inline comment points: `to` is a line of the new file, `from` of the old
-    one; a comment on a whole file has neither (no anchor)."""
+    one; a comment on a whole file has neither (an anchor with no line)."""
     inline = comment.obj_or_none("inline")
     if inline is None:
         return None
     new, old = inline.number_or_none("to"), inline.number_or_none("from")
-    if new is None and old is None:
-        return None
     path = inline.text("path")
     head = (heads.of(comment_id(comment), comment.time("created_on"))
             if inline.flag("outdated") else heads.current)

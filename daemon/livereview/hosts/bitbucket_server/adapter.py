@@ -314,14 +314,7 @@ class BitbucketServer(BitbucketServerReview, OverHttp):
     async def comment(self, key: MRKey, body: str, anchor: Anchor | None = None) -> Message:
         payload: dict[str, Any] = {"text": payloads.outgoing(body)}
         if anchor is not None:
-            old_side = anchor.new_line is None
-            payload["anchor"] = {
-                "diffType": "EFFECTIVE", "path": anchor.new_path,
-                "srcPath": anchor.old_path or anchor.new_path,
-                "fromHash": anchor.base_sha, "toHash": anchor.head_sha,
-                "line": anchor.line, "fileType": "FROM" if old_side else "TO",
-                "lineType": "REMOVED" if old_side else
-                "CONTEXT" if anchor.old_line is not None else "ADDED"}
+            payload["anchor"] = payloads.comment_anchor(anchor)
         c = await self.http.one("POST", f"{self._pull(key)}/comments", json=payload)
         return payloads.message(c, str(c.number("id")))  # a new root: its own thread
 

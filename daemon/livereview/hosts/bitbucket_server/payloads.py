@@ -89,10 +89,41 @@ def anchor(data: JsonObject | None, head_fallback: str = "") -> Anchor | None:
     line = data.number_or_none("line")
     old_side = data.text_or("fileType") == "FROM" or data.text_or("lineType") == "REMOVED"
     base = data.text_or("fromHash")
+    marker = data.obj_or_none("multilineMarker") if line is not None else None
+    start = marker.number_or_none("startLine") if marker is not None else None
     return Anchor(new_path=path, old_path=old_path,
                   new_line=None if old_side else line, old_line=line if old_side else None,
                   base_sha=base, start_sha=base,
-                  head_sha=data.text_or("toHash") or head_fallback)
+                  head_sha=data.text_or("toHash") or head_fallback,
+                  start_new_line=None if old_side else start,
+                  start_old_line=start if old_side else None)
+
+
+def _line_type(new_line: int | None, old_line: int | None) -> str:
+    return "CONTEXT" if new_line is not None and old_line is not None else (
+        "ADDED" if new_line is not None else "REMOVED")
+
+
+def comment_anchor(anchor: Anchor) -> dict[str, object]:
+    """A new comment's `anchor` (REST "Add pull request comment", RestCommentThreadDiffAnchor):
+    `path` alone is the whole file; `line` with `lineType` (ADDED, REMOVED, CONTEXT) and
+    `fileType` (FROM: the old file's numbers, TO: the new file's) a line; a range adds
+    `multilineMarker {startLine, startLineType}`, its first line in the same numbering
+    (Data Center's multi-line comments; a server without them shows the last line)."""
+    where: dict[str, object] = {
+        "diffType": "EFFECTIVE", "path": anchor.new_path,
+        "srcPath": anchor.old_path or anchor.new_path,
+        "fromHash": anchor.base_sha, "toHash": anchor.head_sha}
+    if anchor.whole_file:
+        return where
+    old_side = anchor.new_line is None
+    where.update(line=anchor.line, fileType="FROM" if old_side else "TO",
+                 lineType=_line_type(anchor.new_line, anchor.old_line))
+    if anchor.start_line is not None:
+        where["multilineMarker"] = {
+            "startLine": anchor.start_line,
+            "startLineType": _line_type(anchor.start_new_line, anchor.start_old_line)}
+    return where
 
 
 def reactions(comment: JsonObject) -> tuple[Reaction, ...]:

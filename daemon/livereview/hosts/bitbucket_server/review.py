@@ -35,7 +35,13 @@ from livereview.core.model import (
 )
 from livereview.hosts.base import AuthFailed, HostError, Transient
 from livereview.hosts.bitbucket_server import payloads
-from livereview.hosts.diffs import anchor_of, own_general_comments, too_large
+from livereview.hosts.diffs import (
+    EVERY_FILE,
+    PathFilter,
+    anchor_of,
+    own_general_comments,
+    too_large,
+)
 from livereview.hosts.payload import JsonObject
 
 if TYPE_CHECKING:
@@ -121,18 +127,34 @@ class BitbucketServerReview:
             return FileDiff(counted, "", too_large(len(text.encode())))
         return FileDiff(counted, text)
 
-    async def diff_files(self, key: MRKey, max_file_bytes: int = 1_000_000
-                         ) -> AsyncIterator[FileDiff]:
-        """A page of /changes, then each file's diff: memory holds one page and one file."""
+    async def diff_files(self, key: MRKey, max_file_bytes: int = 1_000_000,
+                         paths: PathFilter = EVERY_FILE) -> AsyncGenerator[FileDiff, None]:
+        """A page of /changes, then the diff of each file wanted: memory holds one page and
+        one file. /changes takes no path: its pages are read until every plain path
+        wanted is met, and only those files' diffs are asked for."""
+        seen: set[str] = set()
         async with aclosing(self._pages(f"{self._pull(key)}/changes")) as pages:
             async for page in pages:
                 for c in page:
-                    yield await self._file(key, change(c), max_file_bytes)
+                    row = change(c)
+                    if paths.wants(row):
+                        paths.met(seen, row)
+                        yield await self._file(key, row, max_file_bytes)
+                if paths.done(seen):
+                    return
 
-    async def diffstat(self, key: MRKey) -> list[FileChange]:
+    async def diffstat(self, key: MRKey, paths: PathFilter = EVERY_FILE) -> list[FileChange]:
         """Data Center's /changes has no line counts: they are read from each file's diff
-        (one request per file; a review reads those diffs anyway)."""
-        return [f.change async for f in self.diff_files(key, max_file_bytes=2**62)]
+        (one request per file wanted; a review reads those diffs anyway)."""
+        return [f.change async for f in self.diff_files(key, 2**62, paths)]
+
+    async def diffstat_pages(self, key: MRKey, paths: PathFilter = EVERY_FILE
+                             ) -> AsyncIterator[list[FileChange]]:
+        """A row at a time: each costs its file's diff (a request), so each is shown when
+        it has its counts."""
+        async with aclosing(self.diff_files(key, 2**62, paths)) as files:
+            async for f in files:
+                yield [f.change]
 
     async def _own_pull(self, key: MRKey) -> bool:
         me = self._me or await self.whoami()

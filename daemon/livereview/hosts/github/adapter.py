@@ -57,6 +57,7 @@ from livereview.hosts.github.payloads import (
     number_in_url,
     parse_id,
     review_body_thread,
+    review_comment_place,
     review_message,
     review_threads,
     to_commit,
@@ -351,9 +352,8 @@ class GitHub(GitHubReview, OverHttp):
             c = await self.http.one(
                 "POST", f"{self._repo(key.repo)}/issues/{key.iid}/comments", json={"body": body})
             return issue_message(c)
-        c = await self.http.one("POST", f"{self._pull(key)}/comments", json={
-            "body": body, "commit_id": anchor.head_sha, "path": anchor.new_path,
-            "line": anchor.line, "side": "LEFT" if anchor.new_line is None else "RIGHT"})
+        c = await self.http.one("POST", f"{self._pull(key)}/comments",
+                                json={"body": body, **review_comment_place(anchor)})
         return review_message(c)
 
     async def react(self, key: MRKey, message_id: str, emoji: str) -> None:

@@ -49,20 +49,43 @@ def number_in_url(data: JsonObject, key: str) -> int:
     return int(match.group(1))
 
 
+def review_comment_place(anchor: Anchor) -> dict[str, object]:
+    """Where a new review comment goes (https://docs.github.com/rest/pulls/comments#create-
+    a-review-comment-for-a-pull-request): `line` and `side` (RIGHT: the head's lines, LEFT:
+    the base's), a range's first line as `start_line` and `start_side`, or the whole file
+    as `subject_type: file` with no line."""
+    where: dict[str, object] = {"commit_id": anchor.head_sha, "path": anchor.new_path}
+    if anchor.whole_file:
+        return {**where, "subject_type": "file"}
+    side = "LEFT" if anchor.new_line is None else "RIGHT"
+    where.update(line=anchor.line, side=side)
+    if anchor.start_line is not None:
+        where.update(start_line=anchor.start_line, start_side=side)
+    return where
+
+
 def review_anchor(c: JsonObject) -> Anchor | None:
     """Where a review comment points. A current comment (`line` set) is at `line` in the
     diff at `commit_id`; an outdated one only at `original_line` of `original_commit_id`,
     so the worker, seeing a head that is not the PR's, reads the diff of that version.
-    A comment on a whole file (`subject_type: file`) has no line: no anchor."""
+    A multi-line comment starts at `start_line` (`original_start_line`); a comment on a
+    whole file (`subject_type: file`) has no line."""
+    path = c.text_or("path")
     current = c.has("line")
+    head = c.text_or("commit_id" if current else "original_commit_id")
+    if c.text_or("subject_type", "line") == "file":
+        return Anchor(new_path=path, old_path=path, new_line=None, old_line=None,
+                      base_sha="", start_sha="", head_sha=c.text_or("commit_id"))
     line = c.number_or_none("line" if current else "original_line")
     if line is None:
         return None
-    head = c.text_or("commit_id" if current else "original_commit_id")
     left = c.text_or("side", "RIGHT") == "LEFT"
-    path = c.text_or("path")
+    start = c.number_or_none("start_line" if current else "original_start_line")
+    start_left = c.text_or("start_side", "LEFT" if left else "RIGHT") == "LEFT"
     return Anchor(new_path=path, old_path=path, new_line=None if left else line,
-                  old_line=line if left else None, base_sha="", start_sha="", head_sha=head)
+                  old_line=line if left else None, base_sha="", start_sha="", head_sha=head,
+                  start_new_line=None if start_left else start,
+                  start_old_line=start if start_left else None)
 
 
 def to_message(mid: str, thread_id: str, data: JsonObject, at: str = "created_at"

@@ -9,7 +9,8 @@ pull request"), …#dismiss-a-review-for-a-pull-request, …#list-comments-for-a
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
 import structlog
@@ -29,7 +30,7 @@ from livereview.core.model import (
     Verdict,
 )
 from livereview.hosts.base import Conflict
-from livereview.hosts.diffs import too_large
+from livereview.hosts.diffs import EVERY_FILE, PathFilter, too_large
 from livereview.hosts.github.payloads import (
     REVIEW_BODY,
     actor,
@@ -98,16 +99,36 @@ class GitHubReview:
 
         async def whoami(self) -> Identity: ...
 
-    async def diffstat(self, key: MRKey) -> list[FileChange]:
-        return [change(f) async for page in self.http.items(f"{self._pull(key)}/files")
-                for f in page]
+    async def _file_pages(self, key: MRKey, paths: PathFilter
+                          ) -> AsyncGenerator[list[tuple[FileChange, JsonObject]], None]:
+        """/pulls/{n}/files takes no path: pages are read until every plain path wanted
+        is met (100 files a page, each patch already truncated by GitHub)."""
+        seen: set[str] = set()
+        async with aclosing(self.http.items(f"{self._pull(key)}/files")) as pages:
+            async for page in pages:
+                rows = [(row, f) for row, f in ((change(f), f) for f in page)
+                        if paths.wants(row)]
+                for row, _ in rows:
+                    paths.met(seen, row)
+                yield rows
+                if paths.done(seen):
+                    return
 
-    async def diff_files(self, key: MRKey, max_file_bytes: int = 1_000_000
-                         ) -> AsyncIterator[FileDiff]:
-        # 100 files a page: one page holds at most 100 patches GitHub already truncated.
-        async for page in self.http.items(f"{self._pull(key)}/files"):
-            for f in page:
-                yield file_diff(f, max_file_bytes)
+    async def diffstat(self, key: MRKey, paths: PathFilter = EVERY_FILE) -> list[FileChange]:
+        return [row async for page in self.diffstat_pages(key, paths) for row in page]
+
+    async def diffstat_pages(self, key: MRKey, paths: PathFilter = EVERY_FILE
+                             ) -> AsyncIterator[list[FileChange]]:
+        async with aclosing(self._file_pages(key, paths)) as pages:
+            async for page in pages:
+                yield [row for row, _ in page]
+
+    async def diff_files(self, key: MRKey, max_file_bytes: int = 1_000_000,
+                         paths: PathFilter = EVERY_FILE) -> AsyncIterator[FileDiff]:
+        async with aclosing(self._file_pages(key, paths)) as pages:
+            async for page in pages:
+                for _, f in page:
+                    yield file_diff(f, max_file_bytes)
 
     async def _review(self, key: MRKey, event: str, body: str,
                       comments: Sequence[InlineComment] = (), commit: str = "") -> JsonObject:

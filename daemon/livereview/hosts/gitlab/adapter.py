@@ -37,7 +37,7 @@ from livereview.hosts.base import (
     OverHttp,
     ReactionRefused,
 )
-from livereview.hosts.gitlab import payloads
+from livereview.hosts.gitlab import payloads, positions
 from livereview.hosts.gitlab.review import GitLabReview
 from livereview.hosts.http import HttpClient, decoded
 from livereview.hosts.payload import json_object
@@ -260,20 +260,25 @@ class GitLab(GitLabReview, OverHttp):
         return payloads.message(note, thread_id)
 
     async def comment(self, key: MRKey, body: str, anchor: Anchor | None = None) -> Message:
+        """A thread: general, or on a line, a range (its line codes come from the file's
+        diff, one more read) or a whole file (hosts/gitlab/positions.py)."""
         payload: dict[str, Any] = {"body": inert_commands(body)}
         if anchor is not None:
-            payload["position"] = {
-                "position_type": "text", "base_sha": anchor.base_sha,
-                "start_sha": anchor.start_sha, "head_sha": anchor.head_sha,
-                "new_path": anchor.new_path, "old_path": anchor.old_path,
-                "new_line": anchor.new_line, "old_line": anchor.old_line,
-            }
+            diff = "" if anchor.start_line is None else await self._file_hunks(key, anchor)
+            payload["position"] = positions.position(anchor, diff)
         discussion = await self.http.one("POST", f"{self._mr_path(key)}/discussions",
                                             json=payload)
         posted = payloads.thread(discussion).root
         if posted is None:
             raise discussion.error("notes", "empty")
         return posted
+
+    async def _file_hunks(self, key: MRKey, anchor: Anchor) -> str:
+        """The anchored file's diff, read until it is found (the line codes of a range)."""
+        async for item in self.diff_files(key):
+            if anchor.new_path in (item.change.new_path, item.change.old_path):
+                return item.diff
+        raise NotFound(f"{anchor.new_path} is not in the diff of {key}")
 
     async def react(self, key: MRKey, message_id: str, emoji: str) -> None:
         path = f"{self._mr_path(key)}/notes/{message_id}/award_emoji"

@@ -49,20 +49,27 @@ def actor(user: JsonObject | None) -> Actor:
 
 
 def anchor(position: JsonObject | None) -> Anchor | None:
-    """Where a diff note points; image and file positions have no line: no anchor."""
-    if position is None or position.text_or("position_type", "text") != "text":
+    """Where a diff note points: a line, a range (`line_range`: its start is the range's
+    first line, the position's own lines its last), or a whole file (`position_type:
+    file`, no line). An image position is on no line of text: no anchor."""
+    kind = "text" if position is None else position.text_or("position_type", "text")
+    if position is None or kind not in ("text", "file"):
         return None
     new_path = position.text_or("new_path") or position.text_or("old_path")
     if not new_path:
         return None
+    line_range = position.obj_or_none("line_range") if kind == "text" else None
+    start = line_range.obj_or_none("start") if line_range is not None else None
     return Anchor(
         new_path=new_path,
         old_path=position.text_or("old_path") or new_path,
-        new_line=position.number_or_none("new_line"),
-        old_line=position.number_or_none("old_line"),
+        new_line=position.number_or_none("new_line") if kind == "text" else None,
+        old_line=position.number_or_none("old_line") if kind == "text" else None,
         base_sha=position.text_or("base_sha"),
         start_sha=position.text_or("start_sha"),
         head_sha=position.text_or("head_sha"),
+        start_new_line=start.number_or_none("new_line") if start is not None else None,
+        start_old_line=start.number_or_none("old_line") if start is not None else None,
     )
 
 

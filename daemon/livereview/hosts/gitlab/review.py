@@ -42,7 +42,7 @@ from livereview.core.model import (
 )
 from livereview.core.sanitize import inert_commands
 from livereview.hosts.base import AuthFailed, Forbidden, NotFound
-from livereview.hosts.diffs import count_lines, looks_binary, too_large
+from livereview.hosts.diffs import EVERY_FILE, PathFilter, count_lines, looks_binary, too_large
 from livereview.hosts.gitlab import payloads
 from livereview.hosts.payload import JsonObject, json_objects
 
@@ -112,15 +112,35 @@ class GitLabReview:
             async for page in pages:
                 yield json_objects(page, f"GET {path}")
 
-    async def diffstat(self, key: MRKey) -> list[FileChange]:
-        return [change(entry) async for page in self._pages(key) for entry in page]
+    async def diffstat(self, key: MRKey, paths: PathFilter = EVERY_FILE) -> list[FileChange]:
+        return [row async for page in self.diffstat_pages(key, paths) for row in page]
 
-    async def diff_files(self, key: MRKey, max_file_bytes: int = 1_000_000
-                         ) -> AsyncIterator[FileDiff]:
+    async def diffstat_pages(self, key: MRKey, paths: PathFilter = EVERY_FILE
+                             ) -> AsyncIterator[list[FileChange]]:
+        """One page of /diffs at a time (its rows' counts come from its hunks)."""
+        seen: set[str] = set()
+        async with aclosing(self._pages(key)) as pages:
+            async for page in pages:
+                rows = [row for row in (change(entry) for entry in page) if paths.wants(row)]
+                for row in rows:
+                    paths.met(seen, row)
+                yield rows
+                if paths.done(seen):
+                    return
+
+    async def diff_files(self, key: MRKey, max_file_bytes: int = 1_000_000,
+                         paths: PathFilter = EVERY_FILE) -> AsyncIterator[FileDiff]:
+        """/diffs takes no path: pages are read until every plain path wanted is met."""
+        seen: set[str] = set()
         async with aclosing(self._pages(key)) as pages:
             async for page in pages:
                 for entry in page:
-                    yield file_diff(entry, max_file_bytes)
+                    item = file_diff(entry, max_file_bytes)
+                    if paths.wants(item.change):
+                        paths.met(seen, item.change)
+                        yield item
+                if paths.done(seen):
+                    return
 
     async def note(self, key: MRKey, body: str) -> Message:
         """A general note that asks nothing of anyone (a review's summary, a notice): not

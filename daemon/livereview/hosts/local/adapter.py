@@ -48,6 +48,7 @@ from livereview.core.model import (
     Verdict,
 )
 from livereview.hosts.base import Capabilities, Forbidden, NotFound, Unsupported
+from livereview.hosts.diffs import EVERY_FILE, PathFilter
 from livereview.hosts.local.git import Git, GitError
 from livereview.hosts.local.view import (
     BOT,
@@ -219,23 +220,26 @@ class LocalHost:
         review = await self._review(key)
         return await asyncio.to_thread(self.git(key.repo).diff, git_range(review))
 
-    async def diffstat(self, key: MRKey) -> list[FileChange]:
+    async def diffstat(self, key: MRKey, paths: PathFilter = EVERY_FILE) -> list[FileChange]:
         review = await self._review(key)
-        return [file_change(f.path, f.old_path, f.status, f.additions, f.deletions, f.binary)
-                for f in review.files]
+        return [c for c in (file_change(f.path, f.old_path, f.status, f.additions,
+                                        f.deletions, f.binary) for f in review.files)
+                if paths.wants(c)]
 
-    async def diff_files(self, key: MRKey, max_file_bytes: int = 1_000_000
-                         ) -> AsyncIterator[FileDiff]:
+    async def diff_files(self, key: MRKey, max_file_bytes: int = 1_000_000,
+                         paths: PathFilter = EVERY_FILE) -> AsyncIterator[FileDiff]:
         review = await self._review(key)
         git, at = self.git(key.repo), git_range(review)
         for f in review.files:
             change = file_change(f.path, f.old_path, f.status, f.additions, f.deletions,
                                  f.binary)
+            if not paths.wants(change):
+                continue
             if f.binary:
                 yield FileDiff(change, "", skipped="binary")
                 continue
-            paths = (f.old_path, f.path) if f.old_path != f.path else (f.path,)
-            text = await asyncio.to_thread(git.diff, at, paths)
+            names = (f.old_path, f.path) if f.old_path != f.path else (f.path,)
+            text = await asyncio.to_thread(git.diff, at, names)
             size = len(text.encode())
             yield (FileDiff(change, "", skipped=f"too large ({size} bytes)")
                    if size > max_file_bytes else FileDiff(change, text))

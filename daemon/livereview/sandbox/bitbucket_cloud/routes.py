@@ -191,7 +191,12 @@ def _diff(fake: FakeBitbucketCloud, req: Request) -> Raw:
 
 
 def _diffstat(fake: FakeBitbucketCloud, req: Request) -> list[JSON]:
+    """`path` (it may repeat) limits the diffstat to those files, as it does the diff."""
     old, new = _spec(fake, req)
+    q = req.query
+    paths = set(q.every("path") if isinstance(q, Query) else [q["path"]] if "path" in q else [])
+    if paths:
+        old, new = ({p: t[p] for p in paths if p in t} for t in (old, new))
     out = []
     for path in sorted(set(old) | set(new)):
         if old.get(path) == new.get(path):

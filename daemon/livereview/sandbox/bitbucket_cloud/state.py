@@ -190,7 +190,8 @@ class FakeBitbucketCloud(BitbucketCloudPayloads, BitbucketCloudTraffic):
         self._touch(pr, now)
         new, old = r.commits[sha].tree, r.commits[pr.destination].tree
         for c in pr.comments:
-            if c.inline is not None and not c.inline.outdated:
+            if c.inline is not None and not c.inline.outdated and (
+                    c.inline.to, c.inline.from_) != (None, None):  # a file comment stays
                 now_reads = line_of(new, c.inline.path, c.inline.to, c.inline.from_, old)
                 c.inline.outdated = now_reads != c.inline.line_text
         return sha

@@ -117,7 +117,8 @@ def _create_comment(fake: FakeBitbucketDC, req: Request) -> JSON:
                             parent=int(parent["id"]) if parent.get("id") is not None else None,
                             path=anchor.get("path"), line=int(line) if line else None,
                             line_type=str(anchor.get("lineType") or "CONTEXT"),
-                            file_type=str(anchor.get("fileType") or "TO"))
+                            file_type=str(anchor.get("fileType") or "TO"),
+                            multiline=anchor.get("multilineMarker"))
 
 
 def _update_comment(fake: FakeBitbucketDC, req: Request) -> JSON:

@@ -202,9 +202,11 @@ class FakeBitbucketDC(BitbucketPayloads, LoopbackTraffic):
     def add_comment(self, repo: str, pr_id: int, *, author: str, text: str,
                     parent: int | None = None, path: str | None = None, line: int | None = None,
                     line_type: str = "ADDED", file_type: str = "TO",
-                    created_at: datetime | None = None) -> JSON:
+                    created_at: datetime | None = None, multiline: object = None) -> JSON:
         """A general comment, a reply (`parent`), or an inline comment on `path`/`line` of
-        the pull request's current diff (`lineType`/`fileType` as Bitbucket's anchors)."""
+        the pull request's current diff (`lineType`/`fileType` as Bitbucket's anchors),
+        on the lines from `multiline` (`multilineMarker {startLine, startLineType}`) to
+        `line`, or on the whole file (`path` and no line)."""
         pr = self.find_pr(self._repo(repo), pr_id)
         user, at = self.user(author), self.now(created_at)
         if not text.strip():
@@ -217,6 +219,8 @@ class FakeBitbucketDC(BitbucketPayloads, LoopbackTraffic):
                       "srcPath": path, "diffType": "EFFECTIVE", "orphaned": False}
             if line is not None:
                 anchor.update({"line": line, "lineType": line_type, "fileType": file_type})
+            if multiline is not None:
+                anchor["multilineMarker"] = _marker(multiline, line)
         c = Comment(self._next("comment", 1), pr, user, text, at, at, above, anchor)
         (above.replies if above is not None else pr.comments).append(c)
         self._activity(pr, user, "COMMENTED", c, "REPLIED" if above else "ADDED", at)
@@ -385,3 +389,17 @@ class FakeBitbucketDC(BitbucketPayloads, LoopbackTraffic):
                 'wait before making further requests.","exceptionName":null}]}')
         self.inject_fault(method, path_regex, status=429, body=body, times=times,
                           headers={"Retry-After": str(retry_after)})
+
+
+def _marker(raw: object, line: int | None) -> JSON:
+    """A range's first line: before `line` (the anchor's own, its last), of a known type."""
+    bad = BitbucketError(400, "anchor.multilineMarker: the start must be a line before the "
+                         "anchor's line", "com.atlassian.bitbucket.validation."
+                         "ArgumentValidationException")
+    if not isinstance(raw, dict) or line is None:
+        raise bad
+    start, kind = raw.get("startLine"), raw.get("startLineType")
+    if isinstance(start, bool) or not isinstance(start, int) or not 1 <= start < line or \
+            kind not in ("ADDED", "REMOVED", "CONTEXT"):
+        raise bad
+    return {"startLine": start, "startLineType": kind}

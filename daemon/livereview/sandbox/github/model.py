@@ -130,6 +130,12 @@ class ReviewComment:
     created_at: datetime
     updated_at: datetime
     reactions: list[Reaction] = field(default_factory=list)
+    # A multi-line comment's first line (`line` is its last; None once outdated), and a
+    # comment on a whole file (`subject_type: file`, no line at all).
+    start_line: int | None = None
+    original_start_line: int | None = None
+    start_side: str | None = None
+    subject_type: str = "line"
 
     @property
     def root(self) -> ReviewComment:
@@ -244,3 +250,25 @@ def locate(patch: str, line: int, side: str) -> tuple[int, str] | None:
         old += kind != "+"
         new += kind != "-"
     return None
+
+
+def check_start(patch: str, start: int, start_side: str, line: int, side: str,
+                hunk: str) -> None:
+    """GitHub's 422s for a multi-line comment: a start off the diff, not before the end,
+    or in another hunk than the end's (`hunk`: the end's, from `locate`)."""
+    docs = "https://docs.github.com/rest/pulls/comments#create-a-review-comment-for-a-pull-request"
+    name = "pull_request_review_thread.start_line"
+    if start_side not in ("LEFT", "RIGHT"):
+        raise invalid("PullRequestReviewComment", "start_side",
+                      "start_side is not LEFT or RIGHT", docs)
+    begun = locate(patch, start, start_side)
+    if begun is None:
+        raise invalid("PullRequestReviewComment", name, f"{name} must be part of the diff",
+                      docs)
+    ended = locate(patch, line, side)
+    if ended is None or begun[0] >= ended[0]:
+        raise invalid("PullRequestReviewComment", name, f"{name} must precede the end line",
+                      docs)
+    if not hunk.startswith(begun[1]):
+        raise invalid("PullRequestReviewComment", name,
+                      f"{name} must be part of the same hunk as the line", docs)

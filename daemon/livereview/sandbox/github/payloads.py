@@ -251,9 +251,10 @@ class GitHubPayloads:
             "_links": {"self": {"href": f"{api}/pulls/comments/{c.id}"}, "html": {"href": html},
                        "pull_request": {"href": f"{api}/pulls/{c.pr.number}"}},
             "reactions": _rollup(f"{api}/pulls/comments/{c.id}/reactions", c.reactions),
-            "start_line": None, "original_start_line": None, "start_side": None,
-            "line": c.line, "original_line": c.original_line, "side": c.side,
-            "subject_type": "line",
+            "start_line": c.start_line, "original_start_line": c.original_start_line,
+            "start_side": c.start_side, "line": c.line,
+            "original_line": c.original_line if c.subject_type == "line" else None,
+            "side": c.side, "subject_type": c.subject_type,
         }
         if c.in_reply_to is not None:  # the key is absent on a thread's first comment
             out["in_reply_to_id"] = c.in_reply_to.id

@@ -163,12 +163,22 @@ def _create_review_comment(fake: FakeGitHub, req: Request) -> JSON:
     if b.get("in_reply_to"):
         return fake.reply_review_comment(req.repo, req.num("number"), int(b["in_reply_to"]),
                                          author=req.user, body=str(req.need("body")))
+    if b.get("subject_type") == "file":  # on the whole file: no line
+        for name in ("commit_id", "path"):
+            req.need(name)
+        return fake.add_file_comment(req.repo, req.num("number"), author=req.user,
+                                     body=str(req.need("body")), path=str(b["path"]),
+                                     commit_id=str(b["commit_id"]))
     for name in ("commit_id", "path", "line"):
         req.need(name)
+    start = b.get("start_line")
     return fake.add_review_comment(req.repo, req.num("number"), author=req.user,
                                    body=str(req.need("body")), path=str(b["path"]),
                                    line=int(b["line"]), side=str(b.get("side") or "RIGHT"),
-                                   commit_id=str(b["commit_id"]))
+                                   commit_id=str(b["commit_id"]),
+                                   start_line=None if start is None else int(start),
+                                   start_side=str(b.get("start_side") or b.get("side")
+                                                  or "RIGHT"))
 
 
 def _comment(fake: FakeGitHub, req: Request, kind: str) -> IssueComment | ReviewComment:

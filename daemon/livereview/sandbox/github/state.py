@@ -12,6 +12,7 @@ import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
 
+from livereview.sandbox.github.file_comments import file_comment
 from livereview.sandbox.github.model import (
     JSON,
     REACTIONS,
@@ -26,6 +27,7 @@ from livereview.sandbox.github.model import (
     ReviewComment,
     ReviewThread,
     User,
+    check_start,
     invalid,
     locate,
     node_id,
@@ -175,13 +177,16 @@ class FakeGitHub(GitHubPayloads, GitHubTraffic, GitHubNotifications):
         patches = {f.filename: f.patch for f in self.compare(pr.repo, pr.base_sha,
                                                              pr.head_sha)[1]}
         for c in pr.review_comments:
+            if c.subject_type == "file" and c.path in patches:
+                c.commit_id = pr.head_sha  # a file comment stays while its file is changed
+                continue
             if c.line is None:
                 continue
             found = locate(patches.get(c.path, ""), c.line, c.side)
             if found is not None and found[1] == c.diff_hunk:
                 c.commit_id, c.position = pr.head_sha, found[0]
             else:
-                c.line = c.position = None
+                c.line = c.position = c.start_line = None
 
     @locked
     def set_state(self, repo: str, number: int, state: str) -> None:
@@ -266,9 +271,15 @@ class FakeGitHub(GitHubPayloads, GitHubTraffic, GitHubNotifications):
     def add_review_comment(self, repo: str, number: int, *, author: str, body: str,
                            path: str, line: int, side: str = "RIGHT",
                            commit_id: str | None = None,
-                           created_at: datetime | None = None) -> JSON:
+                           created_at: datetime | None = None,
+                           start_line: int | None = None,
+                           start_side: str | None = None) -> JSON:
         """A comment on a line of the diff (a single-comment review, as the REST API and
-        "Add single comment" make it); 422 when the line is not part of the diff."""
+        "Add single comment" make it), or on the lines `start_line`..`line`; 422 when a
+        line is not part of the diff, or a range's start is not before its end in the
+        same hunk (https://docs.github.com/rest/pulls/comments#create-a-review-comment-
+        for-a-pull-request: "start_line … the first line in the pull request diff that
+        your multi-line comment applies to")."""
         pr = self.find_issue(repo, number, pull=True)
         commit = commit_id or pr.head_sha
         if commit not in pr.commits:
@@ -283,13 +294,26 @@ class FakeGitHub(GitHubPayloads, GitHubTraffic, GitHubNotifications):
             raise invalid("PullRequestReviewComment", "pull_request_review_thread.line",
                           "pull_request_review_thread.line must be part of the diff",
                           _REVIEW_COMMENT_DOCS)
+        if start_line is not None:
+            check_start(patches.get(path, ""), start_line, start_side or side, line, side,
+                        found[1])
         user, when = self._user(author), self.now(created_at)
         review = self._review(pr, user, "", "COMMENTED")
         current = commit == pr.head_sha  # a comment on an older commit starts outdated
         c = ReviewComment(self._next("comment", 1_000_000), pr, review, user, body, path, side,
                           line if current else None, line, commit, commit, found[1],
-                          found[0] if current else None, found[0], None, when, when)
+                          found[0] if current else None, found[0], None, when, when,
+                          start_line=start_line if current else None,
+                          original_start_line=start_line,
+                          start_side=(start_side or side) if start_line is not None else None)
         return self._file_comment(pr, c)
+
+    @locked
+    def add_file_comment(self, repo: str, number: int, *, author: str, body: str, path: str,
+                         commit_id: str | None = None) -> JSON:
+        """A comment on a whole file (`subject_type: file`); 422 off the diff."""
+        return file_comment(self, self.find_issue(repo, number, pull=True), author, body,
+                            path, commit_id)
 
     def _file_comment(self, pr: PullRequest, c: ReviewComment) -> JSON:
         participants = self._participants(pr)

@@ -329,15 +329,52 @@ class GitLabPayloads:
                        None)
         diff = next((d["diff"] for d in self._diffs(mr.project, version.base, version.head)
                      if d["new_path"] == new_path), None) if version else None
+        where = {"base_sha": base, "start_sha": start, "head_sha": head, "old_path": old_path,
+                 "new_path": new_path}
+        if raw.get("position_type") == "file" and api:
+            # A comment on a whole file (GitLab 16.4+): no line, a file of the diff.
+            if diff is None:
+                raise GitLabError(400, "400 Bad request - Note {:base=>[\"Position is "
+                                  "invalid\"]}")
+            return {**where, "position_type": "file", "old_line": None, "new_line": None,
+                    "line_range": None}
         codes = diff_lines(str(new_path), diff) if diff is not None else {}
         code = codes.get((old_line, new_line))
         if raw.get("position_type", "text") != "text" or code is None:
             raise GitLabError(400, _LINE_CODE_ERROR)
         line_range = raw.get("line_range")
+        if line_range is not None:
+            _check_range(line_range, codes, code)
         if line_range is None and not api:  # the web UI always sends a line_range
             kind = None if old_line and new_line else ("new" if new_line else "old")
             end = {"line_code": code, "type": kind, "old_line": old_line, "new_line": new_line}
             line_range = {"start": dict(end), "end": end}
-        return {"base_sha": base, "start_sha": start, "head_sha": head, "old_path": old_path,
-                "new_path": new_path, "position_type": "text", "old_line": old_line,
+        return {**where, "position_type": "text", "old_line": old_line,
                 "new_line": new_line, "line_range": line_range}
+
+
+def _check_range(line_range: object, codes: dict[tuple[int | None, int | None], str],
+                 end_code: str) -> None:
+    """`line_range` as gitlabhq app/validators/json_schemas/position.json stores it (start
+    and end objects of line_code, type, integer-or-null old_line/new_line: anything else
+    is "must be a valid json schema", gitlab-org/gitlab#520794), its end the position's
+    own line. Stricter than GitLab, which renders whatever codes it is given: each code
+    must name the line its numbers name in the diff, so a wrong one fails here first."""
+    invalid = GitLabError(400, '400 Bad request - Note {:position=>["must be a valid json '
+                          'schema"]}')
+    if not isinstance(line_range, dict) or set(line_range) - {"start", "end"}:
+        raise invalid
+    for end in ("start", "end"):
+        point = line_range.get(end)
+        if not isinstance(point, dict) or set(point) - {"line_code", "type", "old_line",
+                                                         "new_line"}:
+            raise invalid
+        lines = (point.get("old_line"), point.get("new_line"))
+        if not isinstance(point.get("line_code"), str) or any(
+                n is not None and (isinstance(n, bool) or not isinstance(n, int))
+                for n in lines):
+            raise invalid
+        if codes.get(lines) != point["line_code"]:
+            raise GitLabError(400, _LINE_CODE_ERROR)
+    if line_range["end"]["line_code"] != end_code:
+        raise GitLabError(400, _LINE_CODE_ERROR)
