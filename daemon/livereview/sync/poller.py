@@ -7,6 +7,7 @@ arrive "in the past" of the watermark. Re-fetching is harmless — the diff dedu
 MRs with recent activity or open jobs are fetched every cycle anyway (hot). A host whose
 listing costs a request per repo and that has no change feed (Bitbucket) lists only the
 repos with a hot MR every cycle, and every repo once per quiet interval (sync/quiet.py).
+What a cycle reads is decided in sync/plan.py; this module reads, stores and triggers.
 """
 
 from __future__ import annotations
@@ -17,16 +18,14 @@ import logging
 import operator
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 import structlog
 from sqlmodel import Session
 
-from livereview.core.lessons import turned_down
 from livereview.core.model import (
-    ChangedMR,
     Event,
     Identity,
     MRKey,
@@ -35,27 +34,18 @@ from livereview.core.model import (
     Snapshot,
 )
 from livereview.core.model_runs import ReviewRequest
-from livereview.core.triggers import reply_requests, review_requests
-from livereview.hosts.base import (
-    AuthFailed,
-    Forbidden,
-    Host,
-    HostError,
-    NotFound,
-    PacedInbox,
-)
-from livereview.hosts.per_repo import ListsEachRepo
+from livereview.hosts.base import AuthFailed, Forbidden, Host, HostError, NotFound
 from livereview.log_setup import FailureLog
 from livereview.metrics import Metrics
 from livereview.settings import DaemonSettings
-from livereview.store import jobs, reviews, sightings, snapshots, state, sync_failures
 from livereview.store import lessons as lesson_rows
+from livereview.store import reviews, sightings, snapshots, state, sync_failures
 from livereview.store.db import Store
 from livereview.store.engine import StoreError
 from livereview.store.leases import INSTANCE, Leases
-from livereview.sync.diff import diff
-from livereview.sync.first_sight import by_recency, to_read
-from livereview.sync.quiet import QuietSchedule
+from livereview.sync.decide import decide, unchanged
+from livereview.sync.first_sight import by_recency
+from livereview.sync.plan import Plan, Planner
 
 log = structlog.get_logger("livereview.poller")
 MR_CONCURRENCY = 4  # MRs fetched at once per host (each is 3+ sequential requests)
@@ -81,18 +71,6 @@ class CycleReport:
     store_error: str = ""
 
 
-@dataclass
-class Plan:
-    """What one cycle fetches, and why."""
-
-    targets: set[MRKey] = field(default_factory=set)
-    recency: dict[MRKey, datetime] = field(default_factory=dict)  # the listing's updated_at
-    listed: int | None = None  # None: the listing did not run this cycle
-    inbox: dict[MRKey, list[str]] = field(default_factory=dict)  # mention items to clear
-    concessions: dict[MRKey, frozenset[str]] = field(default_factory=dict)  # 👎 to watch
-    failed: set[MRKey] = field(default_factory=set)  # fetches that failed, kept in the store
-
-
 def _ingest(session: Session, fresh: Snapshot, events: list[Event],
             requests: list[ReplyRequest], wanted: list[ReviewRequest], identity: Identity,
             now: datetime, stored: Snapshot | None
@@ -103,10 +81,6 @@ def _ingest(session: Session, fresh: Snapshot, events: list[Event],
     if stored is None:  # read at last: the snapshot speaks for it from now on
         sightings.forget(session, fresh.mr.key)
     return created, reviews.enqueue(session, wanted, now)
-
-
-def _unchanged(stored: Snapshot | None, fresh: Snapshot, events: Sequence[object]) -> bool:
-    return stored is not None and not events and stored.mr == fresh.mr
 
 
 @dataclass
@@ -136,8 +110,11 @@ class HostPoller:
     _ingested: OrderedDict[MRKey, Snapshot] = field(default_factory=OrderedDict)
     _limit: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(MR_CONCURRENCY))
     review_on: dict[str, tuple[str, ...]] = field(default_factory=dict)  # repo → events
-    _quiet: QuietSchedule | None = None  # hosts that list each repo (sync/quiet.py)
     on_new_reviews: Callable[[], None] = lambda: None
+    _planner: Planner = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._planner = Planner(self.host, self.store, self.settings)
 
     async def _baselines(self, now: datetime) -> dict[str, datetime]:
         """Per repo: comments created before this are history, never answered."""
@@ -181,20 +158,6 @@ class HostPoller:
             log.warning("repo_check_failed", host=self.host.name, repo=repo, error=str(exc))
             return False, None
 
-    def _decide(self, stored: Snapshot | None, fresh: Snapshot, baseline: datetime,
-                concessions: frozenset[str]
-                ) -> tuple[list[Event], list[ReplyRequest], set[str], list[ReviewRequest]]:
-        """The pure part of a sync: events, reply requests, turned-down concessions, and the
-        reviews asked for (a `@livereview review` comment gets a review, not an answer)."""
-        events = diff(stored, fresh)
-        requests = [] if _unchanged(stored, fresh, events) else reply_requests(
-            events, fresh, self.identity, self.policy, baseline)
-        wanted = review_requests(events, fresh, stored is None, requests, self.policy,
-                                 self.review_on.get(fresh.mr.key.repo, ()), baseline)
-        asked = {r.detail for r in wanted if r.thread_id}
-        requests = [r for r in requests if r.message_id not in asked]
-        return events, requests, turned_down(fresh, concessions, self.identity), wanted
-
     async def sync_mr(self, key: MRKey, baseline: datetime,
                       concessions: frozenset[str] = frozenset()) -> tuple[int, int]:
         """Fetch one MR, persist what changed; returns (events, new jobs)."""
@@ -210,17 +173,21 @@ class HostPoller:
             return 0, 0
         self._ingested.pop(key, None)
         stored = await self.store.run(snapshots.load, key)
+        review_on = self.review_on.get(key.repo, ())
         if big:  # keep the event loop free for the other MRs
-            events, requests, down, wanted = await asyncio.to_thread(
-                self._decide, stored, fresh, baseline, concessions)
+            decided = await asyncio.to_thread(decide, stored, fresh, baseline, concessions,
+                                              self.identity, self.policy, review_on)
         else:
-            events, requests, down, wanted = self._decide(stored, fresh, baseline, concessions)
+            decided = decide(stored, fresh, baseline, concessions, self.identity, self.policy,
+                             review_on)
+        events, requests, down, wanted = (decided.events, decided.requests,
+                                          decided.turned_down, decided.reviews)
         now = self.clock()
         if down:
             for lesson in await self.store.run(lesson_rows.archive_from, down, now):
                 log.info("lesson_archived", lesson_id=lesson.id, reason="a human gave the "
                          "concession a thumbs down", repo=key.repo, mr=key.iid)
-        if _unchanged(stored, fresh, events):
+        if unchanged(stored, fresh, events):
             await self.store.run(snapshots.touch, key, now)
             created: list[tuple[int, str]] = []
         else:
@@ -241,96 +208,6 @@ class HostPoller:
         if created:
             self.on_new_jobs()
         return len(events), len(created)
-
-    async def _changed(self, watched: set[str], since: datetime | None,
-                       baselines: dict[str, datetime], now: datetime
-                       ) -> tuple[dict[MRKey, datetime], int]:
-        """MRs the listing says changed (→ the listing's updated_at), minus those already
-        fetched after the change and those idle since before their repo's baseline."""
-        changed = await self.host.list_changed_mrs(tuple(sorted(watched)), since)
-        return await self._unseen(changed, baselines, now), len(changed)
-
-    async def _unseen(self, changed: list[ChangedMR], baselines: dict[str, datetime],
-                      now: datetime) -> dict[MRKey, datetime]:
-        """The listed MRs, minus those already fetched after their change and those idle
-        since before their repo's baseline (kept as sightings, not read)."""
-        if not changed:
-            return {}
-        marks = await self.store.run(snapshots.fetch_marks, self.host.name)
-        sighted = await self.store.run(sightings.marks, self.host.name)
-        overlap = timedelta(seconds=self.settings.watermark_overlap_seconds)
-        targets, idle = to_read(self.host.name, changed, marks, sighted, baselines, overlap)
-        if idle:
-            await self.store.run(sightings.record, idle, now)
-        return targets
-
-    async def _plan(self, now: datetime, since: datetime | None, cold: bool,
-                    repos: tuple[str, ...], baselines: dict[str, datetime]) -> Plan:
-        watched = set(repos) - set(self.unhealthy)
-        plan = Plan()
-        hot_since = now - timedelta(seconds=self.settings.hot_window_seconds)
-        hot = await self.store.run(snapshots.active_mrs, self.host.name, hot_since)
-        hot |= await self.store.run(jobs.open_mrs, self.host.name)
-        if isinstance(self.host, ListsEachRepo):
-            await self._list_each_repo(self.host, plan, now, since, watched,
-                                       {key.repo for key in hot} & watched, baselines)
-        else:
-            await self._list(plan, now, since, cold, watched, baselines)
-        plan.targets |= hot
-        plan.concessions = await self.store.run(lesson_rows.watched_concessions,
-                                                self.host.name)
-        if cold:  # a 👎 on a concession does not bump the MR: look on the cold cycle
-            plan.targets |= set(plan.concessions)
-        plan.failed = await self.store.run(sync_failures.pending, self.host.name)
-        plan.targets |= plan.failed
-        waiting = time.monotonic()
-        plan.targets |= {key for key, (_, at) in self._failures.items() if at <= waiting}
-        plan.targets -= {key for key, (_, at) in self._failures.items() if at > waiting}
-        plan.targets = {t for t in plan.targets if t.repo in watched}
-        return plan
-
-    async def _list(self, plan: Plan, now: datetime, since: datetime | None, cold: bool,
-                    watched: set[str], baselines: dict[str, datetime]) -> None:
-        # A listing that costs a request per repo runs on the cold cycle only, and the host's
-        # mention inbox keeps mentions fast in between. A cheap listing runs every cycle and
-        # already sees every mention (the overlap covers GitLab's throttled updated_at), so
-        # the inbox would only double the idle cost.
-        inbox = self.host.capabilities.mention_inbox and not self.host.listing_is_cheap
-        listing = self.host.listing_is_cheap or cold or not inbox
-        if isinstance(self.host, PacedInbox):  # the host says which signal this cycle reads
-            inbox = self.host.capabilities.mention_inbox and self.host.inbox_due()
-            listing = since is None or not inbox or not self.host.listing_is_cheap
-        if listing:
-            plan.recency, plan.listed = await self._changed(watched, since, baselines, now)
-            plan.targets = set(plan.recency)
-        if inbox:
-            plan.inbox = await self.host.mention_inbox(tuple(sorted(watched)))
-            plan.targets |= set(plan.inbox)
-
-    async def _list_each_repo(self, host: ListsEachRepo, plan: Plan, now: datetime,
-                              since: datetime | None, watched: set[str], hot: set[str],
-                              baselines: dict[str, datetime]) -> None:
-        """A host whose listing is a request per repo (sync/quiet.py): the repos with a hot
-        MR every cycle, all of them in a sweep per quiet interval, the bot's dashboard in
-        between."""
-        if self._quiet is None:
-            self._quiet = QuietSchedule(
-                quiet=timedelta(seconds=self.settings.quiet_repo_interval_seconds),
-                hot=timedelta(seconds=self.settings.hot_poll_interval_seconds))
-        if self._quiet.sweep_due(now):
-            plan.recency, plan.listed = await self._changed(watched, since, baselines, now)
-            plan.targets = set(plan.recency)
-            self._quiet.swept(now)
-            return
-        if hot:  # from the watermark, which only a sweep moves: nothing is skipped
-            plan.recency, _ = await self._changed(hot, since, baselines, now)
-            plan.targets = set(plan.recency)
-        if host.involvement_feed and self._quiet.feed_due(now, len(watched)):
-            involved = await self._unseen(await host.involved_mrs(
-                tuple(sorted(watched)), since), baselines, now)
-            plan.recency.update(involved)
-            plan.targets |= set(involved)
-            self._quiet.fed(now)
 
     async def _first_mentions(self, repos: tuple[str, ...], baselines: dict[str, datetime],
                               report: CycleReport
@@ -469,7 +346,9 @@ class HostPoller:
                 early, checked = await self._first_mentions(repos, baselines, report)
             if not self._repos_checked or (cold and self.unhealthy):
                 await self.check_repos(done=checked)
-            plan = await self._plan(started_clock, since, cold, repos, baselines)
+            plan = await self._planner.plan(started_clock, since, cold,
+                                            set(repos) - set(self.unhealthy), baselines,
+                                            self._failures)
         except HostError as exc:
             self._trouble("listing", "host_listing_failed", exc)
             if isinstance(exc, NotFound | Forbidden):  # a repo may have gone: look again
