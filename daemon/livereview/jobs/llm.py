@@ -10,16 +10,16 @@ from dataclasses import dataclass
 from typing import Protocol
 
 import httpx2
-import openai
-from openai import AsyncOpenAI
-from openai.types.chat import (
-    ChatCompletionMessageParam,
-    ChatCompletionSystemMessageParam,
-    ChatCompletionUserMessageParam,
-)
 
 from livereview.core.prompt import Prompt
 from livereview.hosts.http import ssl_context
+from livereview.jobs.chat import (
+    ChatClient,
+    ChatError,
+    ChatStatus,
+    ChatTimeout,
+    ChatUnreachable,
+)
 from livereview.metrics import Metrics
 from livereview.reachability import PROBE_TIMEOUT_SECONDS, cause
 from livereview.settings import AISettings
@@ -43,10 +43,9 @@ class Answerer(Protocol):
     async def close(self) -> None: ...
 
 
-def _messages(prompt: Prompt) -> list[ChatCompletionMessageParam]:
-    system: ChatCompletionSystemMessageParam = {"role": "system", "content": prompt.system}
-    user: ChatCompletionUserMessageParam = {"role": "user", "content": prompt.user}
-    return [system, user]
+def _messages(prompt: Prompt) -> list[dict[str, str]]:
+    return [{"role": "system", "content": prompt.system},
+            {"role": "user", "content": prompt.user}]
 
 
 def _excerpt(text: str, limit: int = 160) -> str:
@@ -63,14 +62,14 @@ def _said(settings: AISettings, text: str) -> str:
     return _excerpt(text.replace(key, "***") if len(key) >= 6 else text)
 
 
-def failure(settings: AISettings, exc: openai.APIError) -> str:
+def failure(settings: AISettings, exc: ChatError) -> str:
     """One line naming the endpoint and the cause, for the job's last_error and the logs."""
     where = f"LLM endpoint {settings.base_url}"
-    if isinstance(exc, openai.APITimeoutError):
+    if isinstance(exc, ChatTimeout):
         return f"{where}: no answer within {settings.timeout_seconds:g}s (ai.timeout_seconds)"
-    if isinstance(exc, openai.APIConnectionError):
+    if isinstance(exc, ChatUnreachable):
         return f"{where} unreachable: {cause(exc)}"
-    if isinstance(exc, openai.APIStatusError):
+    if isinstance(exc, ChatStatus):
         hint = {401: " (the API key was rejected: ai.api_key_env or ai.api_key_file)",
                 403: " (the API key may not use this model)",
                 404: f" (no model {settings.model!r} there, or base_url lacks /v1)"
@@ -110,13 +109,11 @@ class OpenAIAnswerer:
             verify=ssl_context(None) if transport is None else True,
             transport=transport,
         )
-        self._client = AsyncOpenAI(
-            base_url=settings.base_url,
-            # Local servers need no key; the client insists on a non-empty one.
+        self._client = ChatClient(
+            base_url=str(settings.base_url),
+            # Local servers need no key; some proxies insist on a non-empty one.
             api_key=settings.api_key.reveal() or "no-key",
-            timeout=settings.timeout_seconds,
-            max_retries=2,
-            http_client=http,
+            http=http,
         )
 
     async def close(self) -> None:
@@ -124,30 +121,28 @@ class OpenAIAnswerer:
 
     async def answer(self, prompt: Prompt) -> Answer:
         try:
-            completion = await self._client.chat.completions.create(
-                model=self.settings.model,
-                messages=_messages(prompt),
-                max_tokens=self.settings.max_output_tokens,
-                temperature=self.settings.temperature,
-            )
-        except openai.APIError as exc:
+            completion = await self._client.create({
+                "model": self.settings.model,
+                "messages": _messages(prompt),
+                "max_tokens": self.settings.max_output_tokens,
+                "temperature": self.settings.temperature,
+            })
+        except ChatError as exc:
             raise LLMError(failure(self.settings, exc)) from None
-        if completion.usage:
-            self.metrics.llm_tokens.labels("prompt").inc(completion.usage.prompt_tokens)
-            self.metrics.llm_tokens.labels("completion").inc(completion.usage.completion_tokens)
+        if completion.prompt_tokens is not None:
+            self.metrics.llm_tokens.labels("prompt").inc(completion.prompt_tokens)
+            self.metrics.llm_tokens.labels("completion").inc(completion.completion_tokens)
         if not completion.choices:
             raise LLMError("LLM returned no choices")
-        choice = completion.choices[0]
-        text = (choice.message.content or "").strip()
-        if getattr(choice.message, "refusal", None):
+        text = completion.content.strip()
+        if completion.refusal:
             raise LLMError("LLM refused to answer")
-        if choice.finish_reason == "length":
+        if completion.finish_reason == "length":
             raise LLMError("LLM answer was cut by the token limit")
-        if choice.finish_reason == "content_filter":
+        if completion.finish_reason == "content_filter":
             raise LLMError("LLM answer was filtered")
         if not text:
             raise LLMError("LLM returned an empty answer")
-        usage = completion.usage
         return Answer(text=text, model=completion.model or self.settings.model,
-                      prompt_tokens=usage.prompt_tokens if usage else 0,
-                      completion_tokens=usage.completion_tokens if usage else 0)
+                      prompt_tokens=completion.prompt_tokens or 0,
+                      completion_tokens=completion.completion_tokens)
