@@ -46,6 +46,7 @@ from livereview.store.leases import INSTANCE, Leases
 from livereview.sync.decide import decide, unchanged
 from livereview.sync.first_sight import by_recency
 from livereview.sync.plan import Plan, Planner
+from livereview.sync.sweep import feed
 
 log = structlog.get_logger("livereview.poller")
 MR_CONCURRENCY = 4  # MRs fetched at once per host (each is 3+ sequential requests)
@@ -102,6 +103,8 @@ class HostPoller:
     _failures_log: FailureLog = field(default_factory=lambda: FailureLog(log))
     _syncing: dict[MRKey, asyncio.Task[None]] = field(default_factory=dict)
     _reading: set[MRKey] = field(default_factory=set)  # syncs past the concurrency limit
+    _queued: set[MRKey] = field(default_factory=set)  # a sweep's MRs not begun (sweep.py)
+    _feeders: set[asyncio.Task[None]] = field(default_factory=set)
     _halted: bool = False  # stopping: syncs not yet begun were dropped, never to begin
     planning: bool = False  # listing and deciding what to read (no sync begun by it yet)
     _failures: dict[MRKey, tuple[int, float]] = field(default_factory=dict)  # count, retry at
@@ -297,14 +300,16 @@ class HostPoller:
         stays put and the next start lists them again. Returns how many were dropped."""
         self._halted = True
         queued = [task for key, task in self._syncing.items() if key not in self._reading]
-        for task in queued:
+        for task in [*queued, *self._feeders]:
             task.cancel()
-        return len(queued)
+        return len(queued) + len(self._queued)
 
     async def settle(self, grace: float | None = None) -> bool:
         """Stopping: drop the syncs not begun, wait for those being read (up to `grace`
         seconds), cancel the rest. True if none being read had to be cancelled."""
         self.halt()
+        if self._feeders:  # cancelled by halt: they start nothing more
+            await asyncio.wait(self._feeders)
         if not self._syncing:
             return True
         _, pending = await asyncio.wait(list(self._syncing.values()), timeout=grace)
@@ -360,21 +365,31 @@ class HostPoller:
         self._trouble("listing", "host_listing_failed", None)
         # Stopping: nothing new begins (the watermark stays, the next start lists it again).
         keys = [] if self._halted else by_recency(
-            plan.targets - set(self._syncing) - set(early), plan.recency)
+            plan.targets - set(self._syncing) - set(early) - self._queued, plan.recency)
         report.listed, report.planned = plan.listed or 0, len(keys)
         if len(keys) > MR_CONCURRENCY:  # a sweep: more MRs than are read at once
             log.info("poll_sweep_started", host=self.host.name, mrs=len(keys),
                      listed=report.listed)
-        tasks = [*early.values()] + [self._start(k, baselines[k.repo], report, plan) for k in keys]
+        tasks = [*early.values()]
+        if keys:
+            self._queued.update(keys)
+            feeder = asyncio.create_task(feed(
+                keys, lambda k: None if k in self._syncing else
+                self._start(k, baselines[k.repo], report, plan),
+                MR_CONCURRENCY, self._queued, lambda: self._halted), name="sync-sweep")
+            self._feeders.add(feeder)
+            feeder.add_done_callback(self._feeders.discard)
+            tasks.append(feeder)
         pending: set[asyncio.Task[None]] = set()
         if tasks:
             _, pending = await asyncio.wait(tasks, timeout=wait)
-        report.in_background = len(pending)
+        report.in_background = len(self._queued) + len(self._syncing) if pending else 0
         if report.store_error:
             raise StoreError(report.store_error)
         # Failed MRs are kept in the store and retried (with backoff); while any MR is
         # still syncing the listing stays where it was, so a crash meanwhile loses nothing.
-        if plan.listed is not None and not pending and not self._syncing and not self._halted:
+        if plan.listed is not None and not pending and not self._syncing \
+                and not self._queued and not self._halted:
             for scope in shards:
                 await self.store.run(state.advance_watermark, self.host.name, scope,
                                      started_clock)
