@@ -26,6 +26,10 @@ from pathlib import Path
 
 from common import Row
 
+# Issue 26: a command an agent runs in a loop starts well under half a second, in about
+# 40 MB (CPU, not wall: the figure runs on a shared machine).
+CPU_TARGET_MS, RSS_TARGET_MB = 500, 40
+
 CONFIG = """[daemon]
 database_url = "sqlite:///{db}"
 
@@ -125,9 +129,11 @@ def run(*, quick: bool = False, runs: int | None = None, pythonpath: str = "") -
             rss = statistics.median(s[2] for s in samples)
             measured = f"{wall * 1000:.0f} ms wall, {cpu * 1000:.0f} ms CPU, {rss:.0f} MB peak RSS"
             print(f"17 start-up {name}: {measured} (median of {runs})", flush=True)
+            baseline = name.startswith("python")
             rows.append(Row(f"17 start-up: {name}", measured,
-                            "—" if name.startswith("python") else "< 500 ms, ~40 MB",
-                            None))
+                            "—" if baseline else f"< {CPU_TARGET_MS} ms CPU, ≤ {RSS_TARGET_MB} MB",
+                            None if baseline else cpu * 1000 < CPU_TARGET_MS
+                            and rss <= RSS_TARGET_MB))
     return rows
 
 

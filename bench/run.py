@@ -13,7 +13,7 @@ print figures, never assert. All traffic stays on 127.0.0.1.
 2d GitHub time to 👀, 200 repos    (fig_github_ack)        real daemon, active and quiet PRs
 3 diff of a 1 000-note MR          (fig_pure)              pure function
 4 filtering 1 000 comments         (fig_pure)              pure function
-5 peak RSS with 10 000 MRs         (fig_memory)            daemon in a subprocess
+5 peak RSS with 10 000 MRs         (fig_memory)            daemon in a subprocess, answering
 6 reply throughput                 (fig_live.throughput)   real daemon, burst of mentions
 7 hot 1 000-note MR, per cycle     (fig_bigmr)             real poller, where time goes
 8 threads of 1k/10k/100k notes     (fig_longthread)        daemon in a subprocess; 👀 meanwhile
@@ -93,9 +93,13 @@ METHOD = """## How these were measured
   interval, every 10th cold as `App.tick` schedules it, the poller's clock advanced 3 s
   per cycle; all MRs' last activity is an hour old. Naive = one `GET …/discussions` per
   open MR per 3 s (issued once against the fake at the smallest size to check the count).
-- Figure 5 runs the daemon's side in a subprocess (bench/memory_driver.py) and reads its
-  VmHWM; the fake's listing rows are built once (the stock fake rebuilds every MR's JSON
-  for each listing page, ~40 s of CPU at 10 000 MRs).
+- Figure 5 runs the daemon's side in a subprocess (bench/memory_driver.py: what
+  `livereview run` imports, not the fakes; the schema made beforehand by `livereview db
+  migrate`, as on any start after the first) and reads its VmHWM: 10 000 MRs, one in 100
+  with a mention at first sight and 5 more mentions after each cycle, each cycle followed
+  by the reply worker's drain (answers through the daemon's own model client from the
+  stand-in model). The fake's listing rows are built once (the stock fake rebuilds every
+  MR's JSON for each listing page, ~40 s of CPU at 10 000 MRs).
 - Figures 3, 4: best of N with `time.perf_counter`, snapshots built from the frozen model.
 - Figure 10 runs the daemon's code (`App.cycle()` and `worker.drain()`) against the fake
   Bitbucket Cloud on simulated time: one clock drives the fake, the poller, the worker and

@@ -104,3 +104,47 @@ def main_ok(argv: list[str], cwd: Path) -> bool:
     done = subprocess.run([sys.executable, "-m", "livereview", *argv],  # noqa: S603
                           cwd=cwd, env=env, capture_output=True, timeout=600, check=False)
     return done.returncode == 0
+
+
+RUN_PROBE = """
+import json, os, signal, sys
+from livereview.cli.commands import main  # first, as `python -m livereview` imports it
+from livereview.app.daemon import App
+
+ticked = App.tick
+
+async def tick_then_stop(self):
+    await ticked(self)
+    os.kill(os.getpid(), signal.SIGTERM)  # after the first poll: the daemon has done its work
+
+App.tick = tick_then_stop
+code = main(json.loads(sys.argv[1]))
+with open(sys.argv[2], "w", encoding="utf-8") as out:
+    json.dump({"code": code, "modules": sorted(sys.modules)}, out)
+"""
+# What `livereview run` never loads (bench figure 5 measures the memory this keeps out):
+# the OpenAI SDK's types (jobs/chat.py speaks the protocol), the faces it does not serve,
+# the fakes, alembic on a database that is current, rich / pygments, and the packages of
+# host types it does not watch.
+RUN_NEVER = ("openai", "mcp", "starlette", "uvicorn", "jinja2", "livereview.sandbox",
+             "alembic", "mako", "livereview.web", "livereview.mcp", "rich", "pygments",
+             "livereview.hosts.github", "livereview.hosts.bitbucket_cloud",
+             "livereview.hosts.bitbucket_server")  # the config has a GitLab host only
+
+
+def test_run_loads_neither_the_model_sdk_nor_the_faces_nor_alembic_when_current(
+        tmp_path: Path) -> None:
+    config = _config(tmp_path)
+    assert main_ok(["--config", str(config), "db", "migrate", "--create",
+                    "--url", f"sqlite:///{tmp_path / 'state.db'}"], tmp_path)
+    report = tmp_path / "modules.json"
+    env = {**os.environ, "LIVEREVIEW_E2E_TOKEN": "t" * 20}
+    env.pop("LIVEREVIEW_CONFIG", None)
+    subprocess.run([sys.executable, "-c", RUN_PROBE,  # noqa: S603
+                    json.dumps(["--config", str(config), "run"]), str(report)],
+                   cwd=tmp_path, env=env, check=True, capture_output=True, timeout=600)
+    found = json.loads(report.read_text(encoding="utf-8"))
+    assert found["code"] == 0  # SIGTERM: systemd's ordinary stop
+    modules: list[str] = found["modules"]
+    assert {"livereview.app.daemon", "livereview.jobs.chat", "apscheduler"} <= set(modules)
+    assert _present(modules, RUN_NEVER) == []

@@ -22,19 +22,18 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 import httpx2
-import openai
 import structlog
-from openai import AsyncOpenAI
-from openai.types.chat import (
-    ChatCompletion,
-    ChatCompletionMessageParam,
-    ChatCompletionSystemMessageParam,
-    ChatCompletionUserMessageParam,
-)
-from openai.types.shared_params import ResponseFormatJSONSchema
 
 from livereview.core.prompt import OutputSchema, Prompt
 from livereview.hosts.http import ssl_context
+from livereview.jobs.chat import (
+    ChatClient,
+    ChatError,
+    ChatStatus,
+    ChatTimeout,
+    ChatUnreachable,
+    Completion,
+)
 from livereview.metrics import Metrics
 from livereview.reachability import PROBE_TIMEOUT_SECONDS, cause
 from livereview.settings import AISettings
@@ -55,16 +54,16 @@ class Answer:
     structured: bool = False  # the server was asked to enforce the prompt's schema
 
 
-def refuses_schema(exc: openai.APIError) -> bool:
+def refuses_schema(exc: ChatError) -> bool:
     """A 400 about `response_format` / `json_schema`: the server does not do structured
     outputs (any other 400 is an error of its own)."""
-    if not isinstance(exc, openai.APIStatusError) or exc.status_code != 400:
+    if not isinstance(exc, ChatStatus) or exc.status_code != 400:
         return False
-    said = f"{exc.message} {getattr(exc, 'param', '') or ''}".lower()
+    said = f"{exc.message} {exc.param}".lower()
     return "response_format" in said or "json_schema" in said
 
 
-def response_format(schema: OutputSchema) -> ResponseFormatJSONSchema:
+def response_format(schema: OutputSchema) -> dict[str, object]:
     return {"type": "json_schema",
             "json_schema": {"name": schema.name, "schema": json.loads(schema.schema),
                             "strict": True}}
@@ -76,10 +75,9 @@ class Answerer(Protocol):
     async def close(self) -> None: ...
 
 
-def _messages(prompt: Prompt) -> list[ChatCompletionMessageParam]:
-    system: ChatCompletionSystemMessageParam = {"role": "system", "content": prompt.system}
-    user: ChatCompletionUserMessageParam = {"role": "user", "content": prompt.user}
-    return [system, user]
+def _messages(prompt: Prompt) -> list[dict[str, str]]:
+    return [{"role": "system", "content": prompt.system},
+            {"role": "user", "content": prompt.user}]
 
 
 def _excerpt(text: str, limit: int = 160) -> str:
@@ -96,14 +94,14 @@ def _said(settings: AISettings, text: str) -> str:
     return _excerpt(text.replace(key, "***") if len(key) >= 6 else text)
 
 
-def failure(settings: AISettings, exc: openai.APIError) -> str:
+def failure(settings: AISettings, exc: ChatError) -> str:
     """One line naming the endpoint and the cause, for the job's last_error and the logs."""
     where = f"LLM endpoint {settings.base_url}"
-    if isinstance(exc, openai.APITimeoutError):
+    if isinstance(exc, ChatTimeout):
         return f"{where}: no answer within {settings.timeout_seconds:g}s (ai.timeout_seconds)"
-    if isinstance(exc, openai.APIConnectionError):
+    if isinstance(exc, ChatUnreachable):
         return f"{where} unreachable: {cause(exc)}"
-    if isinstance(exc, openai.APIStatusError):
+    if isinstance(exc, ChatStatus):
         hint = {401: " (the API key was rejected: ai.api_key_env or ai.api_key_file)",
                 403: " (the API key may not use this model)",
                 404: f" (no model {settings.model!r} there, or base_url lacks /v1)"
@@ -163,46 +161,44 @@ class OpenAIAnswerer:
             verify=ssl_context(None) if transport is None else True,
             transport=transport,
         )
-        self._client = AsyncOpenAI(
-            base_url=settings.base_url,
-            # Local servers need no key; the client insists on a non-empty one.
+        self._client = ChatClient(
+            base_url=str(settings.base_url),
+            # Local servers need no key; some proxies insist on a non-empty one.
             api_key=settings.api_key.reveal() or "no-key",
-            timeout=settings.timeout_seconds,
-            max_retries=2,
-            http_client=http,
+            http=http,
         )
 
     async def close(self) -> None:
         await self._client.close()
 
-    async def _complete(self, prompt: Prompt, schema: OutputSchema | None) -> ChatCompletion:
-        if schema is None:
-            return await self._client.chat.completions.create(
-                model=self.settings.model, messages=_messages(prompt),
-                max_tokens=self.settings.max_output_tokens,
-                temperature=self.settings.temperature)
-        return await self._client.chat.completions.create(
-            model=self.settings.model, messages=_messages(prompt),
-            max_tokens=self.settings.max_output_tokens,
-            temperature=self.settings.temperature, response_format=response_format(schema))
+    async def _complete(self, prompt: Prompt, schema: OutputSchema | None) -> Completion:
+        payload: dict[str, object] = {
+            "model": self.settings.model,
+            "messages": _messages(prompt),
+            "max_tokens": self.settings.max_output_tokens,
+            "temperature": self.settings.temperature,
+        }
+        if schema is not None:
+            payload["response_format"] = response_format(schema)
+        return await self._client.create(payload)
 
-    async def _ask(self, prompt: Prompt) -> tuple[ChatCompletion, bool]:
+    async def _ask(self, prompt: Prompt) -> tuple[Completion, bool]:
         """The completion, and whether the server was asked to enforce the schema."""
         base_url = str(self.settings.base_url)
         schema = prompt.schema if prompt.schema is not None and \
             self.schemas.worth_asking(base_url) else None
         try:
             completion = await self._complete(prompt, schema)
-        except openai.APIError as exc:
+        except ChatError as exc:
             if schema is None or not refuses_schema(exc):
                 raise LLMError(failure(self.settings, exc)) from None
             self.schemas.record(base_url, False)
             log.warning("llm_structured_outputs_unsupported", endpoint=base_url,
-                        reason=_said(self.settings, exc.message),
+                        reason=_said(self.settings, str(exc)),
                         fallback="the instructed JSON format, for the rest of the process")
             try:
                 return await self._complete(prompt, None), False
-            except openai.APIError as again:
+            except ChatError as again:
                 raise LLMError(failure(self.settings, again)) from None
         if schema is not None and base_url not in self.schemas.known:
             self.schemas.record(base_url, True)
@@ -215,23 +211,21 @@ class OpenAIAnswerer:
                 completion, structured = await self._ask(prompt)
         else:
             completion, structured = await self._ask(prompt)
-        if completion.usage:
-            self.metrics.llm_tokens.labels("prompt").inc(completion.usage.prompt_tokens)
-            self.metrics.llm_tokens.labels("completion").inc(completion.usage.completion_tokens)
+        if completion.prompt_tokens is not None:
+            self.metrics.llm_tokens.labels("prompt").inc(completion.prompt_tokens)
+            self.metrics.llm_tokens.labels("completion").inc(completion.completion_tokens)
         if not completion.choices:
             raise LLMError("LLM returned no choices")
-        choice = completion.choices[0]
-        text = (choice.message.content or "").strip()
-        if getattr(choice.message, "refusal", None):
+        text = completion.content.strip()
+        if completion.refusal:
             raise LLMError("LLM refused to answer")
-        if choice.finish_reason == "length":
+        if completion.finish_reason == "length":
             raise LLMError("LLM answer was cut by the token limit")
-        if choice.finish_reason == "content_filter":
+        if completion.finish_reason == "content_filter":
             raise LLMError("LLM answer was filtered")
         if not text:
             raise LLMError("LLM returned an empty answer")
-        usage = completion.usage
         return Answer(text=text, model=completion.model or self.settings.model,
-                      prompt_tokens=usage.prompt_tokens if usage else 0,
-                      completion_tokens=usage.completion_tokens if usage else 0,
+                      prompt_tokens=completion.prompt_tokens or 0,
+                      completion_tokens=completion.completion_tokens,
                       structured=structured)

@@ -73,10 +73,11 @@ def _reviewers(text: str) -> tuple[Actor, ...]:
 
 
 def _upsert_conversation(
-    session: Session, snapshot: Snapshot, identity: Identity, now: datetime
+    session: Session, row: MRConversation | None, snapshot: Snapshot, identity: Identity,
+    now: datetime,
 ) -> MRConversation:
+    """`row` as stored (None: none yet), updated from `snapshot`."""
     mr = snapshot.mr
-    row = conversation(session, mr.key)
     if row is None:
         row = MRConversation(host=mr.key.host, repo=mr.key.repo, iid=mr.key.iid, title="",
                              description="", author_id="", author_username="",
@@ -96,7 +97,8 @@ def _upsert_conversation(
     row.fetched_at = now
     row.last_activity_at = _last_activity(snapshot, identity, previous)
     session.add(row)
-    session.flush()
+    if row.id is None:  # a new row's id is the children's key
+        session.flush()
     return row
 
 
@@ -106,8 +108,9 @@ def save(
 ) -> int:
     """Store `snapshot` over `stored` (what this MR's poller loaded and diffed against, or
     None to replace whatever is stored) and append `events`; returns the conversation id."""
-    existed = conversation(session, snapshot.mr.key) is not None
-    row = _upsert_conversation(session, snapshot, identity, now)
+    found = conversation(session, snapshot.mr.key)
+    existed = found is not None
+    row = _upsert_conversation(session, found, snapshot, identity, now)
     cid = row.id
     assert cid is not None
     if stored is None and existed:

@@ -7,6 +7,7 @@ arrive "in the past" of the watermark. Re-fetching is harmless — the diff dedu
 MRs with recent activity or open jobs are fetched every cycle anyway (hot). A host whose
 listing costs a request per repo and that has no change feed (Bitbucket) lists only the
 repos with a hot MR every cycle, and every repo once per quiet interval (sync/quiet.py).
+What a cycle reads is decided in sync/plan.py; this module reads, stores and triggers.
 """
 
 from __future__ import annotations
@@ -24,30 +25,16 @@ from datetime import datetime, timedelta
 import structlog
 from sqlmodel import Session
 
-from livereview.core.edits import edit_requests
-from livereview.core.lessons import turned_down
 from livereview.core.model import (
-    ChangedMR,
     Event,
-    EventKind,
     Identity,
     MRKey,
     Policy,
     ReplyRequest,
     Snapshot,
 )
-from livereview.core.model_runs import AwaitingReview, ReviewRequest
-from livereview.core.review_requests import requested_reviews, reviewer_requests
-from livereview.core.triggers import reply_follow_ups, reply_requests, review_requests
-from livereview.hosts.base import (
-    AuthFailed,
-    Forbidden,
-    Host,
-    HostError,
-    NotFound,
-    PacedInbox,
-)
-from livereview.hosts.per_repo import ListsEachRepo
+from livereview.core.model_runs import ReviewRequest
+from livereview.hosts.base import AuthFailed, Forbidden, Host, HostError, NotFound
 from livereview.log_setup import FailureLog
 from livereview.metrics import Metrics
 from livereview.settings import DaemonSettings
@@ -56,9 +43,10 @@ from livereview.store import lessons as lesson_rows
 from livereview.store.db import Store
 from livereview.store.engine import StoreError
 from livereview.store.leases import INSTANCE, Leases
-from livereview.sync.diff import diff
-from livereview.sync.first_sight import by_recency, to_read
-from livereview.sync.quiet import QuietSchedule
+from livereview.sync.decide import decide, unchanged
+from livereview.sync.first_sight import by_recency
+from livereview.sync.plan import Plan, Planner
+from livereview.sync.sweep import feed
 
 log = structlog.get_logger("livereview.poller")
 MR_CONCURRENCY = 4  # MRs fetched at once per host (each is 3+ sequential requests)
@@ -87,18 +75,6 @@ class CycleReport:
     store_error: str = ""
 
 
-@dataclass
-class Plan:
-    """What one cycle fetches, and why."""
-
-    targets: set[MRKey] = field(default_factory=set)
-    recency: dict[MRKey, datetime] = field(default_factory=dict)  # the listing's updated_at
-    listed: int | None = None  # None: the listing did not run this cycle
-    inbox: dict[MRKey, list[str]] = field(default_factory=dict)  # mention items to clear
-    concessions: dict[MRKey, frozenset[str]] = field(default_factory=dict)  # 👎 to watch
-    failed: set[MRKey] = field(default_factory=set)  # fetches that failed, kept in the store
-
-
 @dataclass(frozen=True)
 class _Ingested:
     jobs: list[tuple[int, str]]
@@ -122,10 +98,6 @@ def _count(snapshot: Snapshot) -> int:
     return sum(len(t.messages) for t in snapshot.threads)
 
 
-def _unchanged(stored: Snapshot | None, fresh: Snapshot, events: Sequence[object]) -> bool:
-    return stored is not None and not events and stored.mr == fresh.mr
-
-
 @dataclass
 class HostPoller:
     host: Host
@@ -145,6 +117,8 @@ class HostPoller:
     _failures_log: FailureLog = field(default_factory=lambda: FailureLog(log))
     _syncing: dict[MRKey, asyncio.Task[None]] = field(default_factory=dict)
     _reading: set[MRKey] = field(default_factory=set)  # syncs past the concurrency limit
+    _queued: set[MRKey] = field(default_factory=set)  # a sweep's MRs not begun (sweep.py)
+    _feeders: set[asyncio.Task[None]] = field(default_factory=set)
     _halted: bool = False  # stopping: syncs not yet begun were dropped, never to begin
     planning: bool = False  # listing and deciding what to read (no sync begun by it yet)
     _failures: dict[MRKey, tuple[int, float]] = field(default_factory=dict)  # count, retry at
@@ -153,8 +127,11 @@ class HostPoller:
     _ingested: OrderedDict[MRKey, Snapshot] = field(default_factory=OrderedDict)
     _limit: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(MR_CONCURRENCY))
     review_on: dict[str, tuple[str, ...]] = field(default_factory=dict)  # repo → events
-    _quiet: QuietSchedule | None = None  # hosts that list each repo (sync/quiet.py)
     on_new_reviews: Callable[[], None] = lambda: None
+    _planner: Planner = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._planner = Planner(self.host, self.store, self.settings)
 
     async def _baselines(self, now: datetime) -> dict[str, datetime]:
         """Per repo: comments created before this are history, never answered."""
@@ -198,32 +175,6 @@ class HostPoller:
             log.warning("repo_check_failed", host=self.host.name, repo=repo, error=str(exc))
             return False, None
 
-    def _decide(self, stored: Snapshot | None, fresh: Snapshot, baseline: datetime,
-                concessions: frozenset[str], awaiting: AwaitingReview | None = None
-                ) -> tuple[list[Event], list[ReplyRequest], set[str], list[ReviewRequest]]:
-        """The pure part of a sync: events, reply requests, turned-down concessions, and the
-        reviews asked for (a `@livereview review` comment, or a reply on a review awaiting
-        one, gets a review, not an answer)."""
-        events = diff(stored, fresh)
-        requests = [] if _unchanged(stored, fresh, events) else reply_requests(
-            events, fresh, self.identity, self.policy, baseline)
-        edits = edit_requests(events, stored, fresh, self.identity, self.policy, baseline)
-        requests += edits.requests
-        self._capped(fresh.mr.key, edits.capped)
-        wanted = review_requests(events, fresh, stored is None, requests, self.policy,
-                                 self.review_on.get(fresh.mr.key.repo, ()), baseline)
-        if awaiting is not None and stored is not None:
-            # "@livereview review 42" is one ask: the mention's review, not a second one.
-            mentioned = {r.detail for r in wanted}
-            wanted += [r for r in reply_follow_ups(events, fresh, awaiting, self.identity,
-                                                   self.policy) if r.detail not in mentioned]
-        if any(e.kind is EventKind.REVIEW_REQUESTED for e in events):
-            wanted += requested_reviews(reviewer_requests(stored, fresh), fresh,
-                                        self.identity, self.policy, baseline)
-        asked = {r.detail for r in wanted if r.thread_id}
-        requests = [r for r in requests if r.message_id not in asked]
-        return events, requests, turned_down(fresh, concessions, self.identity), wanted
-
     def _capped(self, key: MRKey, message_ids: Sequence[str]) -> None:
         """Edits left unanswered by the cap (core/edits.py): counted, and said once each."""
         for message_id in message_ids:
@@ -249,18 +200,22 @@ class HostPoller:
         # Only a new comment can reply on a review: no query when the count is unchanged.
         awaiting = await self.store.run(reviews.awaiting, key) if stored is not None and _count(
             stored) != _count(fresh) else None
+        review_on = self.review_on.get(key.repo, ())
         if big:  # keep the event loop free for the other MRs
-            events, requests, down, wanted = await asyncio.to_thread(
-                self._decide, stored, fresh, baseline, concessions, awaiting)
+            decided = await asyncio.to_thread(decide, stored, fresh, baseline, concessions,
+                                              self.identity, self.policy, review_on, awaiting)
         else:
-            events, requests, down, wanted = self._decide(stored, fresh, baseline, concessions,
-                                                          awaiting)
+            decided = decide(stored, fresh, baseline, concessions, self.identity, self.policy,
+                             review_on, awaiting)
+        events, requests, down, wanted = (decided.events, decided.requests,
+                                          decided.turned_down, decided.reviews)
+        self._capped(key, decided.capped)
         now = self.clock()
         if down:
             for lesson in await self.store.run(lesson_rows.archive_from, down, now):
                 log.info("lesson_archived", lesson_id=lesson.id, reason="a human gave the "
                          "concession a thumbs down", repo=key.repo, mr=key.iid)
-        if _unchanged(stored, fresh, events):
+        if unchanged(stored, fresh, events):
             await self.store.run(snapshots.touch, key, now)
             created: list[tuple[int, str]] = []
         else:
@@ -284,96 +239,6 @@ class HostPoller:
         if created:
             self.on_new_jobs()
         return len(events), len(created)
-
-    async def _changed(self, watched: set[str], since: datetime | None,
-                       baselines: dict[str, datetime], now: datetime
-                       ) -> tuple[dict[MRKey, datetime], int]:
-        """MRs the listing says changed (→ the listing's updated_at), minus those already
-        fetched after the change and those idle since before their repo's baseline."""
-        changed = await self.host.list_changed_mrs(tuple(sorted(watched)), since)
-        return await self._unseen(changed, baselines, now), len(changed)
-
-    async def _unseen(self, changed: list[ChangedMR], baselines: dict[str, datetime],
-                      now: datetime) -> dict[MRKey, datetime]:
-        """The listed MRs, minus those already fetched after their change and those idle
-        since before their repo's baseline (kept as sightings, not read)."""
-        if not changed:
-            return {}
-        marks = await self.store.run(snapshots.fetch_marks, self.host.name)
-        sighted = await self.store.run(sightings.marks, self.host.name)
-        overlap = timedelta(seconds=self.settings.watermark_overlap_seconds)
-        targets, idle = to_read(self.host.name, changed, marks, sighted, baselines, overlap)
-        if idle:
-            await self.store.run(sightings.record, idle, now)
-        return targets
-
-    async def _plan(self, now: datetime, since: datetime | None, cold: bool,
-                    repos: tuple[str, ...], baselines: dict[str, datetime]) -> Plan:
-        watched = set(repos) - set(self.unhealthy)
-        plan = Plan()
-        hot_since = now - timedelta(seconds=self.settings.hot_window_seconds)
-        hot = await self.store.run(snapshots.active_mrs, self.host.name, hot_since)
-        hot |= await self.store.run(jobs.open_mrs, self.host.name)
-        if isinstance(self.host, ListsEachRepo):
-            await self._list_each_repo(self.host, plan, now, since, watched,
-                                       {key.repo for key in hot} & watched, baselines)
-        else:
-            await self._list(plan, now, since, cold, watched, baselines)
-        plan.targets |= hot
-        plan.concessions = await self.store.run(lesson_rows.watched_concessions,
-                                                self.host.name)
-        if cold:  # a 👎 on a concession does not bump the MR: look on the cold cycle
-            plan.targets |= set(plan.concessions)
-        plan.failed = await self.store.run(sync_failures.pending, self.host.name)
-        plan.targets |= plan.failed
-        waiting = time.monotonic()
-        plan.targets |= {key for key, (_, at) in self._failures.items() if at <= waiting}
-        plan.targets -= {key for key, (_, at) in self._failures.items() if at > waiting}
-        plan.targets = {t for t in plan.targets if t.repo in watched}
-        return plan
-
-    async def _list(self, plan: Plan, now: datetime, since: datetime | None, cold: bool,
-                    watched: set[str], baselines: dict[str, datetime]) -> None:
-        # A listing that costs a request per repo runs on the cold cycle only, and the host's
-        # mention inbox keeps mentions fast in between. A cheap listing runs every cycle and
-        # already sees every mention (the overlap covers GitLab's throttled updated_at), so
-        # the inbox would only double the idle cost.
-        inbox = self.host.capabilities.mention_inbox and not self.host.listing_is_cheap
-        listing = self.host.listing_is_cheap or cold or not inbox
-        if isinstance(self.host, PacedInbox):  # the host says which signal this cycle reads
-            inbox = self.host.capabilities.mention_inbox and self.host.inbox_due()
-            listing = since is None or not inbox or not self.host.listing_is_cheap
-        if listing:
-            plan.recency, plan.listed = await self._changed(watched, since, baselines, now)
-            plan.targets = set(plan.recency)
-        if inbox:
-            plan.inbox = await self.host.mention_inbox(tuple(sorted(watched)))
-            plan.targets |= set(plan.inbox)
-
-    async def _list_each_repo(self, host: ListsEachRepo, plan: Plan, now: datetime,
-                              since: datetime | None, watched: set[str], hot: set[str],
-                              baselines: dict[str, datetime]) -> None:
-        """A host whose listing is a request per repo (sync/quiet.py): the repos with a hot
-        MR every cycle, all of them in a sweep per quiet interval, the bot's dashboard in
-        between."""
-        if self._quiet is None:
-            self._quiet = QuietSchedule(
-                quiet=timedelta(seconds=self.settings.quiet_repo_interval_seconds),
-                hot=timedelta(seconds=self.settings.hot_poll_interval_seconds))
-        if self._quiet.sweep_due(now):
-            plan.recency, plan.listed = await self._changed(watched, since, baselines, now)
-            plan.targets = set(plan.recency)
-            self._quiet.swept(now)
-            return
-        if hot:  # from the watermark, which only a sweep moves: nothing is skipped
-            plan.recency, _ = await self._changed(hot, since, baselines, now)
-            plan.targets = set(plan.recency)
-        if host.involvement_feed and self._quiet.feed_due(now, len(watched)):
-            involved = await self._unseen(await host.involved_mrs(
-                tuple(sorted(watched)), since), baselines, now)
-            plan.recency.update(involved)
-            plan.targets |= set(involved)
-            self._quiet.fed(now)
 
     async def _first_mentions(self, repos: tuple[str, ...], baselines: dict[str, datetime],
                               report: CycleReport
@@ -468,14 +333,16 @@ class HostPoller:
         stays put and the next start lists them again. Returns how many were dropped."""
         self._halted = True
         queued = [task for key, task in self._syncing.items() if key not in self._reading]
-        for task in queued:
+        for task in [*queued, *self._feeders]:
             task.cancel()
-        return len(queued)
+        return len(queued) + len(self._queued)
 
     async def settle(self, grace: float | None = None) -> bool:
         """Stopping: drop the syncs not begun, wait for those being read (up to `grace`
         seconds), cancel the rest. True if none being read had to be cancelled."""
         self.halt()
+        if self._feeders:  # cancelled by halt: they start nothing more
+            await asyncio.wait(self._feeders)
         if not self._syncing:
             return True
         _, pending = await asyncio.wait(list(self._syncing.values()), timeout=grace)
@@ -517,7 +384,9 @@ class HostPoller:
                 early, checked = await self._first_mentions(repos, baselines, report)
             if not self._repos_checked or (cold and self.unhealthy):
                 await self.check_repos(done=checked)
-            plan = await self._plan(started_clock, since, cold, repos, baselines)
+            plan = await self._planner.plan(started_clock, since, cold,
+                                            set(repos) - set(self.unhealthy), baselines,
+                                            self._failures)
         except HostError as exc:
             self._trouble("listing", "host_listing_failed", exc)
             if isinstance(exc, NotFound | Forbidden):  # a repo may have gone: look again
@@ -529,21 +398,31 @@ class HostPoller:
         self._trouble("listing", "host_listing_failed", None)
         # Stopping: nothing new begins (the watermark stays, the next start lists it again).
         keys = [] if self._halted else by_recency(
-            plan.targets - set(self._syncing) - set(early), plan.recency)
+            plan.targets - set(self._syncing) - set(early) - self._queued, plan.recency)
         report.listed, report.planned = plan.listed or 0, len(keys)
         if len(keys) > MR_CONCURRENCY:  # a sweep: more MRs than are read at once
             log.info("poll_sweep_started", host=self.host.name, mrs=len(keys),
                      listed=report.listed)
-        tasks = [*early.values()] + [self._start(k, baselines[k.repo], report, plan) for k in keys]
+        tasks = [*early.values()]
+        if keys:
+            self._queued.update(keys)
+            feeder = asyncio.create_task(feed(
+                keys, lambda k: None if k in self._syncing else
+                self._start(k, baselines[k.repo], report, plan),
+                MR_CONCURRENCY, self._queued, lambda: self._halted), name="sync-sweep")
+            self._feeders.add(feeder)
+            feeder.add_done_callback(self._feeders.discard)
+            tasks.append(feeder)
         pending: set[asyncio.Task[None]] = set()
         if tasks:
             _, pending = await asyncio.wait(tasks, timeout=wait)
-        report.in_background = len(pending)
+        report.in_background = len(self._queued) + len(self._syncing) if pending else 0
         if report.store_error:
             raise StoreError(report.store_error)
         # Failed MRs are kept in the store and retried (with backoff); while any MR is
         # still syncing the listing stays where it was, so a crash meanwhile loses nothing.
-        if plan.listed is not None and not pending and not self._syncing and not self._halted:
+        if plan.listed is not None and not pending and not self._syncing \
+                and not self._queued and not self._halted:
             for scope in shards:
                 await self.store.run(state.advance_watermark, self.host.name, scope,
                                      started_clock)
