@@ -110,7 +110,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         module, _, rest = item.nodeid.partition("::")
         test = f"{module}::{rest.split('[')[0]}"
-        if module in SLOW_MODULES or test in SLOW_TESTS:
+        # a browser test starts Chromium and its driver: processes of seconds of CPU each
+        if module in SLOW_MODULES or test in SLOW_TESTS or item.get_closest_marker("browser"):
             item.add_marker(pytest.mark.slow)
         if module in PG_PASS or test in PG_PASS:
             item.add_marker(pytest.mark.pg)
