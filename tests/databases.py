@@ -11,10 +11,11 @@ Two ways a test runs on PostgreSQL:
   `.ci/run` runs after the README's command):
 
       eval "$(bash .ci/postgres start)"
-      export LIVEREVIEW_TEST_BACKEND=postgresql
-      .venv/bin/python -m pytest tests/e2e tests/unit/test_store.py tests/unit/test_leases.py
-          tests/unit/test_snapshot_save.py tests/unit/test_tools_replied.py   # (one line)
+      LIVEREVIEW_TEST_BACKEND=postgresql .venv/bin/python -m pytest -m pg
       bash .ci/postgres stop
+
+  `-m pg` selects what tests/conftest.py's PG_PASS names: what the back end changes and
+  the other run did not already put on PostgreSQL through `database_url`/`postgres_url`.
 
 The PostgreSQL server is the one named by LIVEREVIEW_TEST_POSTGRES_URL (`.ci/postgres
 start` starts one and prints the export); each test gets a database of its own, copied from

@@ -31,7 +31,10 @@ from tests.e2e.conftest import PROJECT, TOKEN
 from tests.e2e.test_cli_fuzz import Place, Servers, database
 from tests.e2e.test_cli_fuzz import servers as servers  # the shared fakes (a fixture)
 
-pytestmark = pytest.mark.timeout(900)  # every case is a fresh interpreter, four at a time
+# every case is a fresh interpreter, four at a time. The module fixture runs every case
+# selected in the session, on each worker that runs one: one worker runs them all
+# (`--dist loadgroup`), or each worker would run the whole sweep again.
+pytestmark = [pytest.mark.timeout(900), pytest.mark.xdist_group("cli_fuzz_commands")]
 WAIT_SECONDS = 300  # for a process to exit or say something: generous, never asserted
 
 MR = f"gl:{PROJECT}!1"

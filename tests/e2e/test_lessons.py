@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from livereview.cli.commands import main
+from livereview.sandbox.gitlab.model import JSON
 from livereview.sandbox.llm_server import LLMFault
 from tests.databases import query
 from tests.e2e.conftest import PROJECT, Sandbox
@@ -24,6 +25,21 @@ CONCESSION = json.dumps({
 })
 
 
+@pytest.fixture
+def conceded(sandbox: Sandbox) -> JSON:
+    """The bot's concession on the sandbox MR: alice asked, the bot answered, she disagreed
+    in the thread and the model conceded, proposing a lesson (the note is returned)."""
+    question = sandbox.note("@livereview is this lock needed?")
+    assert sandbox.once() == 0
+    discussion = next(d["id"] for d in sandbox.gitlab.discussions(PROJECT, sandbox.iid)
+                      if d["notes"][0]["id"] == question["id"])
+    sandbox.llm.llm.faults.append(LLMFault(status=200, content=CONCESSION))
+    sandbox.note("I disagree: dict.get is atomic in CPython, no lock needed.",
+                 reply_to_discussion=str(discussion))
+    assert sandbox.once() == 0
+    return sandbox.bot_notes()[-1]
+
+
 def lessons(sandbox: Sandbox, capsys: pytest.CaptureFixture[str], *args: str) -> str:
     capsys.readouterr()
     assert main(["--config", str(sandbox.config), "lessons", *args]) == 0
@@ -31,22 +47,13 @@ def lessons(sandbox: Sandbox, capsys: pytest.CaptureFixture[str], *args: str) ->
 
 
 def test_conceded_lesson_is_proposed_approved_and_used_only_in_its_repo(
-        sandbox: Sandbox, capsys: pytest.CaptureFixture[str]) -> None:
+        sandbox: Sandbox, conceded: JSON, capsys: pytest.CaptureFixture[str]) -> None:
     sandbox.gitlab.add_project("acme/gadgets")
     other = sandbox.gitlab.add_mr("acme/gadgets", title="Other", author="bob",
                                   files={"a.py": ("x = 1\n", "x = 2\n")})
     sandbox.config.write_text(sandbox.config.read_text()
                               + '\n[[repos]]\nhost = "gl"\npath = "acme/gadgets"\n')
-    question = sandbox.note("@livereview is this lock needed?")
-    sandbox.once()
-    discussion = next(d["id"] for d in sandbox.gitlab.discussions(PROJECT, sandbox.iid)
-                      if d["notes"][0]["id"] == question["id"])
-    sandbox.llm.llm.faults.append(LLMFault(status=200, content=CONCESSION))
-    sandbox.note("I disagree: dict.get is atomic in CPython, no lock needed.",
-                 reply_to_discussion=str(discussion))
-    assert sandbox.once() == 0
-
-    concession = sandbox.bot_notes()[-1]
+    concession = conceded
     assert str(concession["body"]).startswith("**Style** (a suggestion): You are right")
     listed = lessons(sandbox, capsys, "list")
     assert "L1    proposed  repo:gl:acme/widgets  Locks around single dict reads" in listed
@@ -100,16 +107,8 @@ def test_bad_lesson_commands_are_one_line_and_exit_2(
 
 
 def test_a_thumbs_down_on_the_concession_archives_its_proposed_lesson(
-        sandbox: Sandbox, capsys: pytest.CaptureFixture[str]) -> None:
-    question = sandbox.note("@livereview is this lock needed?")
-    sandbox.once()
-    discussion = next(d["id"] for d in sandbox.gitlab.discussions(PROJECT, sandbox.iid)
-                      if d["notes"][0]["id"] == question["id"])
-    sandbox.llm.llm.faults.append(LLMFault(status=200, content=CONCESSION))
-    sandbox.note("I disagree: dict.get is atomic in CPython.",
-                 reply_to_discussion=str(discussion))
-    sandbox.once()
-    concession = sandbox.bot_notes()[-1]
+        sandbox: Sandbox, conceded: JSON, capsys: pytest.CaptureFixture[str]) -> None:
+    concession = conceded
     assert "proposed" in lessons(sandbox, capsys, "list")
     sandbox.gitlab.award(PROJECT, sandbox.iid, int(concession["id"]), user="bob",
                          name="thumbsdown")  # award emoji do not bump the MR

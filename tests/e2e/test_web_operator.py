@@ -15,6 +15,7 @@ from starlette.testclient import TestClient
 
 from livereview.cli.commands import parser
 from livereview.metrics import Metrics
+from livereview.sandbox.gitlab.model import JSON
 from livereview.sandbox.llm_server import LLMFault
 from livereview.settings import load
 from livereview.tools.lessons_queue import LessonQueue, NoLessonStore
@@ -23,7 +24,7 @@ from livereview.web.command import plan, secrets_of
 from livereview.web.guard import Access
 from livereview.web.site import Site
 from tests.e2e.conftest import PROJECT, TOKEN, Sandbox
-from tests.e2e.test_lessons import CONCESSION
+from tests.e2e.test_lessons import conceded as conceded  # the lesson set-up (a fixture)
 
 BASE = "http://127.0.0.1:8470"
 PAGES = ("/health", "/pending", "/recent", "/lessons", "/lessons/export", "/config", "/")
@@ -99,16 +100,9 @@ def test_the_conversation_page_shows_threads_actors_events_and_jobs(sandbox: San
     assert unknown.status_code == 404 and "not in the store yet" in unknown.text
 
 
-def test_a_lesson_shows_its_source_thread_its_vetoes_and_exports(sandbox: Sandbox) -> None:
-    question = sandbox.note("@livereview is this lock needed?")
-    sandbox.once()
-    discussion = next(d["id"] for d in sandbox.gitlab.discussions(PROJECT, sandbox.iid)
-                      if d["notes"][0]["id"] == question["id"])
-    sandbox.llm.llm.faults.append(LLMFault(status=200, content=CONCESSION))
-    sandbox.note("I disagree: dict.get is atomic in CPython, no lock needed.",
-                 reply_to_discussion=str(discussion))
-    assert sandbox.once() == 0
-    concession = sandbox.bot_notes()[-1]
+def test_a_lesson_shows_its_source_thread_its_vetoes_and_exports(sandbox: Sandbox,
+                                                                 conceded: JSON) -> None:
+    concession = conceded
     sandbox.gitlab.add_user("carol", "Carol")
     sandbox.gitlab.award(PROJECT, sandbox.iid, int(str(concession["id"])), user="carol",
                          name="thumbsdown")
