@@ -112,6 +112,7 @@ def exercised_metrics() -> Metrics:
     metrics.repo_unhealthy.labels("main").set(0)
     metrics.reviews.labels("gitlab", "changes_requested").inc()
     metrics.review_failures.labels("gitlab", "unreadable").inc()
+    metrics.edit_answers_capped.labels("main").inc()
     metrics.review_seconds.labels("gitlab").observe(42.0)
     return metrics
 

@@ -95,8 +95,8 @@ def test_a_finding_on_one_of_two_look_alike_files_lands_on_that_one(
     findings = sorted((t["path"], t["code"], t["messages"][0]["body"].split("\n")[0])
                       for t in review["threads"] if t["kind"] == "finding")
     assert findings == [
-        ("a\tb.py", FILES["a\tb.py"], "🔴 **Critical** — A tab in a file name"),
-        ("a.py ", FILES["a.py "], "🔴 **Critical** — Trailing space in a file name")]
+        ("a\tb.py", FILES["a\tb.py"], "🔴 **Critical · correctness** — A tab in a file name"),
+        ("a.py ", FILES["a.py "], "🔴 **Critical · correctness** — Trailing space in a file name")]
     prompt = next(m[-1]["content"] for m in llm.llm.prompts
                   if "reviewing a merge request" in m[0]["content"])
     assert '### file: "a.py " (added' in prompt and "### file: a.py (added" in prompt

@@ -36,9 +36,10 @@ def test_an_outdated_comment_is_anchored_where_it_was_written() -> None:
     assert (anchor.new_line, anchor.old_line, anchor.head_sha) == (None, 2, "first")
 
 
-def test_a_comment_on_a_whole_file_has_no_anchor() -> None:
-    assert review_anchor(comment(1, line=None, original_line=None,
-                                 subject_type="file")) is None
+def test_a_comment_on_a_whole_file_is_anchored_to_the_file_and_no_line() -> None:
+    anchor = review_anchor(comment(1, line=None, original_line=None, subject_type="file"))
+    assert anchor is not None and anchor.new_path == "app.py"
+    assert anchor.new_line is None and anchor.old_line is None
 
 
 def test_threads_follow_reply_chains_and_survive_a_deleted_first_comment() -> None:
