@@ -8,7 +8,7 @@ import os
 import signal
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 import structlog
@@ -116,8 +116,8 @@ class App:
                       error=str(exc) or f"no answer within {IDENTITY_TIMEOUT_SECONDS:g}s",
                       using_stored=stored is not None)
             return stored
-        if override:
-            identity = Identity(name, identity.user_id, override)
+        if override:  # the other tokens' identities (`also`) stay the bot's own
+            identity = replace(identity, host=name, username=override)
         await self.store.run(state.save_identity, identity, now())
         return identity
 
