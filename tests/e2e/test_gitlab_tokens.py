@@ -8,14 +8,18 @@ under its own token's user, and neither answers what the other posted (docs/DESI
 
 from __future__ import annotations
 
+import asyncio
 import re
 
 import pytest
 
+from livereview.app.daemon import App
 from livereview.cli.commands import main
 from livereview.core.triggers import replied_to
+from livereview.metrics import Metrics
 from livereview.sandbox.gitlab.model import JSON
-from tests.e2e.conftest import FILES, PROJECT, TOKEN, Sandbox
+from livereview.settings import load
+from tests.e2e.conftest import BACKSTOP_SECONDS, FILES, PROJECT, TOKEN, Sandbox
 
 BETA = "beta/gears"
 BETA_TOKEN = "glpat-e2e-BETA-token-7373"
@@ -101,3 +105,34 @@ def test_check_shows_each_tokens_identity_and_the_repos_it_serves(
     assert re.search(rf"tokens\[0\] +ok +@{beta_bot} \(id \d+\) acts in beta/\*", out), out
     assert re.search(rf"{BETA} +ok +ok", out) and re.search(rf"{PROJECT} +ok +ok", out), out
     assert TOKEN not in out and BETA_TOKEN not in out
+
+
+async def test_a_restart_learns_the_other_tokens_identities_before_it_polls(
+        two_tokens: tuple[Sandbox, str, int]) -> None:
+    """The store keeps the host's own token's identity only; starting from it alone, the
+    first polls would take the other token's posts for a human's."""
+    sandbox, beta_bot, _ = two_tokens
+    assert await asyncio.to_thread(sandbox.once) == 0  # the identity is stored
+    theirs = sandbox.gitlab.add_note(PROJECT, sandbox.iid, author=beta_bot,
+                                     body="@livereview answered in the beta thread")
+    human = sandbox.note("@livereview and this?")
+    held = sandbox.gitlab.hold("GET", r"/api/v4/user")
+    app = App.create(load(sandbox.config), metrics=Metrics())
+    stop = asyncio.Event()
+    daemon = asyncio.create_task(app.run(stop))
+    try:
+        await asyncio.to_thread(held.arrived.wait)
+        # Not polling on the stored identity while the others' are being read (the lookup
+        # waits up to IDENTITY_TIMEOUT_SECONDS, 10 s, for this request).
+        assert app.pollers == {}
+        held.release()
+        async with asyncio.timeout(BACKSTOP_SECONDS):
+            while not answers(sandbox, human):
+                await asyncio.sleep(0.05)
+    finally:
+        held.release()
+        stop.set()
+        await daemon
+        await app.close()
+    assert answers(sandbox, theirs) == []
+    assert app.worker.identities["gl"].also

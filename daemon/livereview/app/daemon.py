@@ -161,7 +161,15 @@ class App:
             await self._lookup(name)
             return None
         override = self.settings.host(name).username
-        self._install(name, Identity(name, stored.user_id, override) if override else stored)
+        if self.settings.host(name).tokens:
+            # The store keeps the host's own token's identity only: a host with
+            # `[[hosts.tokens]]` learns the others' (Identity.also) before it polls, else
+            # what another token posted could pass for a human's (docs/DESIGN.md
+            # "Identities"); if the host does not answer in time, the refresh below does.
+            await self._lookup(name)
+        else:
+            self._install(name, Identity(name, stored.user_id, override) if override
+                          else stored)
 
         async def refresh() -> None:
             try:
