@@ -108,7 +108,9 @@ class Routed:
         return notes
 
     def inbox_due(self) -> bool:
-        return any(not isinstance(r.host, PacedInbox) or r.host.inbox_due()
+        """Due once every token's inbox is: a cycle that reads the inbox lists nothing
+        (sync/plan.py), so a token whose inbox is not due yet would see nothing that cycle."""
+        return all(not isinstance(r.host, PacedInbox) or r.host.inbox_due()
                    for r in self.routes)
 
     async def mention_inbox(self, repos: tuple[str, ...]) -> dict[MRKey, list[str]]:
