@@ -9,6 +9,7 @@ import pytest
 
 from livereview.app.hosts import token_picker
 from livereview.settings import ConfigError, parse
+from livereview.web.config_view import effective
 from tests.unit.test_settings_secrets import GITHUB, GITLAB, HOST, REPO, assert_safe
 
 ORG_B = "glpat-Org2Token9QwErTy7UiOp"
@@ -77,3 +78,10 @@ def test_a_github_host_takes_them_too() -> None:
     data = config({"repos": ["org2/*"], "token_env": "T2"},
                   host={"type": "github", "url": "https://api.github.com"})
     assert parse(data, env).hosts[0].tokens[0].token.reveal() == ORG_B
+
+
+def test_the_web_config_view_shows_each_tokens_source_never_its_value() -> None:
+    rows = dict(effective(parse(config({"repos": ["org2/*"], "token_env": "T2"}), ENV)))
+    assert rows["hosts[0].tokens[0].token_env"] == "'T2'"
+    assert "org2/*" in rows["hosts[0].tokens[0].repos"]
+    assert not any(ORG_B in value or GITLAB in value for value in rows.values())
