@@ -251,3 +251,21 @@ def test_a_push_moves_a_diff_note_with_its_line_and_leaves_a_changed_line_outdat
     assert (moved["new_line"], moved["old_line"], moved["head_sha"]) == (3, None, head)
     assert moved["base_sha"] == api.get(MR).json()["diff_refs"]["base_sha"]
     assert (changed["new_line"], changed["head_sha"]) == (3, old["head_sha"])
+
+
+def test_a_token_of_one_project_reads_that_project_alone(
+        api: httpx2.Client, fake: FakeGitLab) -> None:
+    """lib/api/helpers.rb `find_project!`: a project the user may not read is
+    `not_found!('Project')`, and MergeRequestsFinder lists only projects it may read."""
+    fake.add_mr("other/lib", title="Add c", author="alice")
+    bot = fake.add_token_bot("other/lib")
+    fake.add_token("glpat-other-project", bot, projects=("other/lib",))
+    headers = {"PRIVATE-TOKEN": "glpat-other-project"}
+    hidden = api.get("/projects/group%2Fapp", headers=headers)
+    assert (hidden.status_code, hidden.json()) == (404, {"message": "404 Project Not Found"})
+    assert api.get("/projects/group%2Fapp/merge_requests/1", headers=headers).status_code == 404
+    assert api.get("/projects/other%2Flib/merge_requests/1", headers=headers).status_code == 200
+    listed = api.get("/merge_requests", params={"scope": "all"}, headers=headers).json()
+    assert [mr["references"]["full"] for mr in listed] == ["other/lib!1"]
+    everyone = api.get("/merge_requests", params={"scope": "all"}).json()
+    assert {mr["references"]["full"] for mr in everyone} == {"group/app!1", "other/lib!1"}

@@ -22,12 +22,12 @@ def test_the_api_base_is_the_default_and_login_means_basic_auth() -> None:
     [host] = parse(bitbucket(login="bot@example.com"), ENV).hosts
     assert (host.url, host.login) == ("https://api.bitbucket.org/2.0", "bot@example.com")
     pair = base64.b64encode(b"bot@example.com:ATATT-secret").decode()
-    assert _headers(host)["Authorization"] == f"Basic {pair}"
+    assert _headers(host, host.token)["Authorization"] == f"Basic {pair}"
 
 
 def test_without_login_the_secret_is_an_access_token_named_by_username() -> None:
     [host] = parse(bitbucket(username="livereview-bot"), ENV).hosts
-    assert _headers(host)["Authorization"] == "Bearer ATATT-secret"
+    assert _headers(host, host.token)["Authorization"] == "Bearer ATATT-secret"
     with pytest.raises(ConfigError, match=r"hosts\[0\]\.username: required with an access "
                        r"token \(no login\): the token's name"):
         parse(bitbucket(), ENV)

@@ -163,7 +163,7 @@ def _identity_checks(notes: int) -> int:
     snap = snapshot(thread("t1", *messages))
     events = diff(None, snap)
     calls = [0]
-    identity = CountingIdentity(IDENTITY.host, IDENTITY.user_id, IDENTITY.username, calls)
+    identity = CountingIdentity(IDENTITY.host, IDENTITY.user_id, IDENTITY.username, calls=calls)
     reply_requests(events, snap, identity, POLICY, BASELINE)
     return calls[0]
 

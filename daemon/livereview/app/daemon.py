@@ -8,7 +8,7 @@ import os
 import signal
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 import structlog
@@ -116,8 +116,8 @@ class App:
                       error=str(exc) or f"no answer within {IDENTITY_TIMEOUT_SECONDS:g}s",
                       using_stored=stored is not None)
             return stored
-        if override:
-            identity = Identity(name, identity.user_id, override)
+        if override:  # the other tokens' identities (`also`) stay the bot's own
+            identity = replace(identity, host=name, username=override)
         await self.store.run(state.save_identity, identity, now())
         return identity
 
@@ -161,7 +161,15 @@ class App:
             await self._lookup(name)
             return None
         override = self.settings.host(name).username
-        self._install(name, Identity(name, stored.user_id, override) if override else stored)
+        if self.settings.host(name).tokens:
+            # The store keeps the host's own token's identity only: a host with
+            # `[[hosts.tokens]]` learns the others' (Identity.also) before it polls, else
+            # what another token posted could pass for a human's (docs/DESIGN.md
+            # "Identities"); if the host does not answer in time, the refresh below does.
+            await self._lookup(name)
+        else:
+            self._install(name, Identity(name, stored.user_id, override) if override
+                          else stored)
 
         async def refresh() -> None:
             try:

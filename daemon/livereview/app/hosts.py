@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx2
@@ -11,12 +12,14 @@ from livereview import __version__
 from livereview.hosts.base import Host
 from livereview.hosts.http import HttpClient
 from livereview.hosts.local.adapter import LocalBooks, LocalHost
+from livereview.hosts.routed import Routed, TokenRoute
 from livereview.metrics import Metrics
-from livereview.settings import HostSettings
+from livereview.settings import HostSettings, Secret
+from livereview.settings.repo_globs import RepoPattern
 
 
-def _headers(settings: HostSettings) -> dict[str, str]:
-    token = settings.token.reveal()
+def _headers(settings: HostSettings, secret: Secret) -> dict[str, str]:
+    token = secret.reveal()
     if settings.type == "github":
         # https://docs.github.com/en/rest/using-the-rest-api/getting-started-with-the-rest-api
         return {"Authorization": f"Bearer {token}", "Accept": "application/vnd.github+json",
@@ -45,8 +48,33 @@ def connect(settings: HostSettings, metrics: Metrics,
         return LocalHost(settings.name, books, Path(settings.url or "/"))
     if settings.type not in ("gitlab", "github", "bitbucket-cloud", "bitbucket-server"):
         raise ValueError(f"host type {settings.type} is not supported")
+    if not settings.tokens:
+        return _adapter(settings, settings.token, metrics, transport)
+    # `[[hosts.tokens]]`: an adapter per token, each repo routed to the first table whose
+    # patterns match it, else to the host's own token (docs/DESIGN.md "Identities").
+    routes = [TokenRoute(_adapter(settings, settings.token, metrics, transport))]
+    routes += [TokenRoute(_adapter(settings, t.token, metrics, transport), t.repos)
+               for t in settings.tokens]
+    return Routed(routes, token_picker(settings))
+
+
+def token_picker(settings: HostSettings) -> Callable[[str], int]:
+    """The index of the token acting in a repo: 1 + the first `[[hosts.tokens]]` table whose
+    patterns match it, else 0 (the host's own). GitLab and GitHub resolve paths whatever their
+    case, so matching ignores it (settings/repo_globs.py)."""
+    tables = [tuple(RepoPattern.of(p, fold=True) for p in t.repos) for t in settings.tokens]
+
+    def pick(repo: str) -> int:
+        return next((index + 1 for index, patterns in enumerate(tables)
+                     if any(p.matches(repo) for p in patterns)), 0)
+
+    return pick
+
+
+def _adapter(settings: HostSettings, token: Secret, metrics: Metrics,
+             transport: httpx2.AsyncBaseTransport | None) -> Host:
     http = HttpClient(
-        base_url=settings.url, headers=_headers(settings),
+        base_url=settings.url, headers=_headers(settings, token),
         host_type=settings.type, metrics=metrics, timeout=settings.request_timeout_seconds,
         ca_bundle=settings.ca_bundle, max_concurrency=settings.max_concurrent_requests,
         transport=transport, max_response_bytes=settings.max_response_mb * 2**20)

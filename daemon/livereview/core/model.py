@@ -30,14 +30,19 @@ class Actor:
 
 @dataclass(frozen=True, slots=True)
 class Identity:
-    """Who the bot is on one host."""
+    """Who the bot is on one host: the account its token acts as, and (`also`) the accounts
+    of the host's other tokens (`[[hosts.tokens]]`, docs/DESIGN.md "Is this the bot?"), each
+    as (user id, username). What any of them posted is the bot's own: an answer posted under
+    one organisation's token is never answered by the instance acting with another's."""
 
     host: str
     user_id: str
     username: str
+    also: tuple[tuple[str, str], ...] = ()
 
     def is_me(self, actor: Actor) -> bool:
-        return actor.id == self.user_id or actor.username.lower() == self.username.lower()
+        return any(actor.id == user_id or actor.username.lower() == username.lower()
+                   for user_id, username in ((self.user_id, self.username), *self.also))
 
 
 @dataclass(frozen=True, slots=True)

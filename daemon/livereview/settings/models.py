@@ -244,6 +244,38 @@ def _host_type(value: str) -> str:
     return value
 
 
+def _token_patterns(patterns: tuple[str, ...]) -> tuple[str, ...]:
+    if not patterns:
+        raise Invalid("expected at least one repo path pattern, such as [\"org/*\"]",
+                      rank=Rank.MISSING)
+    return check_patterns(patterns)
+
+
+class TokenSettings(Section):
+    """One `[[hosts.tokens]]` table: the token that acts in the repos its patterns match
+    (docs/DESIGN.md "Identities")."""
+
+    derived: ClassVar[dict[str, str]] = {"token": "set token_env or token_file"}
+    repos: Annotated[TomlList[str], AfterValidator(_token_patterns)]
+    """Repository path patterns this token acts in, as `agent_repos` reads them (`org/*`,
+    `group/**`, `org2/repo`); at least one. A repo matched by several tables takes the first;
+    a repo matched by none takes the host's own token."""
+    token_env: VariableName = ""
+    """The environment variable holding this token; this or `token_file` is required."""
+    token_file: str = ""
+    """A file holding this token; a relative path is read from `$CREDENTIALS_DIRECTORY`."""
+    token: Secret = Secret("")
+
+    @model_validator(mode="after")
+    def _read_token(self, info: ValidationInfo) -> Self:
+        reading = reading_of(info)
+        if reading is None:
+            return self
+        token = resolve("token", self.token_env, self.token_file, required=True,
+                        both_set=bool(self.token_env), reading=reading)
+        return self.model_copy(update={"token": token})
+
+
 class HostSettings(Section):
     derived: ClassVar[dict[str, str]] = {"token": "set token_env or token_file"}
     name: Required
@@ -294,6 +326,12 @@ class HostSettings(Section):
     reach on this host besides its watched `[[repos]]`: `*` and `?` within one path
     segment, `**` across segments (`group/**`); case is ignored where the host ignores it.
     Anything else is refused before a request is made (docs/DESIGN.md §13, "Reach")."""
+    tokens: TomlList[TokenSettings] = ()
+    """`[[hosts.tokens]]`: GitLab and GitHub only. Where an organisation, group or repository
+    gives the bot a token of its own (a GitHub App's installation, a GitLab group or project
+    access token), the token for the repos its `repos` patterns match: it acts there under
+    its own identity, and lists the MRs of those repos itself (docs/DESIGN.md
+    "Identities")."""
 
     @field_validator("url", mode="after")
     @classmethod
@@ -359,6 +397,13 @@ class HostSettings(Section):
             raise Invalid("required with an access token (no login): the token's name, "
                           "which Bitbucket shows as the author of what it posts",
                           "username", rank=Rank.MISSING)
+        return self
+
+    @model_validator(mode="after")
+    def _tokens_where_routed(self) -> Self:
+        # Hosts whose adapters a repo-routed client covers (hosts/routed.py).
+        if self.tokens and self.type not in ("gitlab", "github"):
+            raise Invalid("only for type = \"gitlab\" or \"github\"", "tokens")
         return self
 
     @model_validator(mode="after")

@@ -67,7 +67,9 @@ def _list_mrs(fake: FakeGitLab, req: Request) -> list[JSON]:
     state, after = q.get("state", "all"), _time(req, "updated_after")
     before, created_after = _time(req, "updated_before"), _time(req, "created_after")
     with fake.lock:
-        projects = fake.projects.values() if instance else [fake.find_project(req["project"])]
+        # MergeRequestsFinder lists the MRs of projects the user may read only
+        projects = ([p for p in fake.projects.values() if fake.can_read(req.user, p)]
+                    if instance else [fake.find_project(req["project"])])
         mrs: list[MergeRequest] = [
             mr for p in projects for mr in p.mrs.values()
             if state in {"all", mr.state}

@@ -87,6 +87,7 @@ class FakeGitLabServer(LoopbackServer[FakeGitLab]):
             token = (headers.get("private-token") or query.get("private_token")
                      or (auth[7:] if auth.lower().startswith("bearer ") else None))
             user = self.state.user_for_token(token).username
+            self._readable(user, path)
             moved = self._moved(method, path, query)
             if moved is not None:
                 return 301, b"", {**out, "Location": moved}
@@ -109,6 +110,20 @@ class FakeGitLabServer(LoopbackServer[FakeGitLab]):
         except Exception as err:  # noqa: BLE001 - a bug in the fake answers 500, like GitLab
             body = {"message": f"500 Internal Server Error: {type(err).__name__}: {err}"}
             return 500, json.dumps(body).encode(), out
+
+    def _readable(self, user: str, path: str) -> None:
+        """lib/api/helpers.rb `find_project!`: a project the user may not read is answered
+        `not_found!('Project')`, as if there were none."""
+        match = _BY_PATH.fullmatch(path)
+        if match is None:
+            return
+        with self.state.lock:
+            try:
+                project = self.state.find_project(unquote(match[1]))
+            except GitLabError:
+                return  # the route answers for a project that is not there
+            if not self.state.can_read(user, project):
+                raise GitLabError(404, "404 Project Not Found")
 
     def _moved(self, method: str, path: str, query: Mapping[str, str]) -> str | None:
         """GitLab ≥ 16.7 (merge request !137578; lib/api/helpers.rb `find_project!` and

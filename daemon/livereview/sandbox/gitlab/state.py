@@ -70,6 +70,8 @@ class FakeGitLab(GitLabReviews, LoopbackTraffic):
         # methods); False: older versions, which answer it for the project.
         self.redirects_moved_projects = True
         self.tokens: dict[str, str] = {token: bot_username}  # token -> username; add more freely
+        # username -> the project ids it may read; a user not in it reads every project
+        self.readable: dict[str, set[int]] = {}
         self.requests: list[tuple[str, str, dict[str, str]]] = []
         self.users: dict[str, User] = {}
         self.projects: dict[int, Project] = {}
@@ -427,6 +429,21 @@ class FakeGitLab(GitLabReviews, LoopbackTraffic):
         for t in found:
             t.state, t.updated_at = "done", self.now()
         return self.todo_json(found[0]) if todo_id is not None else None
+
+    @locked
+    def add_token(self, token: str, username: str, *, projects: tuple[str, ...] = ()) -> None:
+        """A token acting as `username`, which may then read only `projects` when some are
+        named: a group or project access token's bot user is a member of its group or
+        project alone (https://docs.gitlab.com/user/project/settings/project_access_tokens/)."""
+        self._user(username)
+        self.tokens[token] = username
+        if projects:
+            self.readable[username] = {self.find_project(p).id for p in projects}
+
+    def can_read(self, username: str, project: Project) -> bool:
+        """`can?(current_user, :read_project, project)` for private projects: members only."""
+        readable = self.readable.get(username)
+        return readable is None or project.id in readable
 
     @locked
     def user_for_token(self, token: str | None) -> User:
