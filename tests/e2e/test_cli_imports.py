@@ -14,20 +14,23 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import cast
 
 import pytest
 
 from tests.local_repo import review_repo
 
 PROBE = """
-import json, sys
+import json, linecache, sys
 from livereview.cli.commands import main
 try:
     code = main(json.loads(sys.argv[1]))
 except SystemExit as exc:
     code = exc.code
 with open(sys.argv[2], "w", encoding="utf-8") as out:
-    json.dump({"code": code, "modules": sorted(sys.modules)}, out)
+    json.dump({"code": code, "modules": sorted(sys.modules),
+               "sources": sorted(name for name in linecache.cache if name.endswith(".py"))},
+              out)
 """
 # What no light command may load; a module counts with its submodules.
 NEVER = ("openai", "mcp", "starlette", "uvicorn", "jinja2", "livereview.sandbox", "alembic",
@@ -49,16 +52,24 @@ def _config(tmp_path: Path) -> Path:
     return config
 
 
-def loaded(argv: list[str], cwd: Path, tmp_path: Path) -> tuple[object, list[str]]:
-    """The exit code and the modules of a fresh interpreter that ran `main(argv)`."""
+def probed(argv: list[str], cwd: Path, tmp_path: Path) -> dict[str, object]:
+    """What a fresh interpreter that ran `main(argv)` reports: its exit code, its modules
+    and the source files it read (linecache: what `inspect.getsource` and tracebacks
+    read)."""
     report = tmp_path / "modules.json"
     env = {**os.environ, "LIVEREVIEW_E2E_TOKEN": "t" * 20}
     env.pop("LIVEREVIEW_CONFIG", None)
     env.pop("OPENAI_API_KEY", None)
     subprocess.run([sys.executable, "-c", PROBE, json.dumps(argv), str(report)],  # noqa: S603
                    cwd=cwd, env=env, check=True, capture_output=True, timeout=600)
-    found = json.loads(report.read_text(encoding="utf-8"))
-    return found["code"], found["modules"]
+    found: dict[str, object] = json.loads(report.read_text(encoding="utf-8"))
+    return found
+
+
+def loaded(argv: list[str], cwd: Path, tmp_path: Path) -> tuple[object, list[str]]:
+    """The exit code and the modules of a fresh interpreter that ran `main(argv)`."""
+    found = probed(argv, cwd, tmp_path)
+    return found["code"], cast("list[str]", found["modules"])
 
 
 def _present(modules: list[str], names: tuple[str, ...]) -> list[str]:
@@ -86,6 +97,18 @@ def test_store_reading_commands_load_no_sdk_web_stack_or_sandbox(
     assert code in (0, 1)  # `health`: never polled; `mr comments`: the host is port 9
     assert "sqlalchemy" in modules  # the probe sees what ran: these do read the store
     assert _present(modules, NEVER) == []
+
+
+def test_reading_a_config_parses_no_source_file(tmp_path: Path) -> None:
+    """The settings models' docstrings are the configuration reference's text
+    (settings/reference.py reads them when generating it); loading a config must not parse
+    the models' source to find them, as pydantic's `use_attribute_docstrings` does on every
+    start."""
+    config = _config(tmp_path)
+    found = probed(["--config", str(config), "health"], tmp_path, tmp_path)
+    assert found["code"] == 1  # never polled: the config was read, the store looked at
+    assert "livereview.settings.models" in cast("list[str]", found["modules"])
+    assert [s for s in cast("list[str]", found["sources"]) if "livereview" in s] == []
 
 
 @pytest.mark.parametrize("verb", [["list"], ["list", "--json"], ["show", "1"],

@@ -9,11 +9,15 @@ left out.
 
 from __future__ import annotations
 
+import ast
+import inspect
 import json
+import sys
 import types
 import typing
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cache
 
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
@@ -62,6 +66,38 @@ class Table:
     header: str
     prefix: str
     model: type[Section]
+
+
+@cache
+def _module_classes(module: str) -> dict[str, ast.ClassDef]:
+    """The top-level classes of a module's source, by name."""
+    tree = ast.parse(inspect.getsource(sys.modules[module]))
+    return {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
+
+
+def _own_docstrings(model: type[Section]) -> dict[str, str]:
+    """The docstring under each field a class body declares: a string expression right
+    after an annotated assignment, as pydantic's `use_attribute_docstrings` reads it."""
+    node = _module_classes(model.__module__).get(model.__name__)
+    found: dict[str, str] = {}
+    if node is None:
+        return found
+    for before, after in zip(node.body, node.body[1:], strict=False):
+        if (isinstance(before, ast.AnnAssign) and isinstance(before.target, ast.Name)
+                and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant)
+                and isinstance(after.value.value, str)):
+            found[before.target.id] = inspect.cleandoc(after.value.value)
+    return found
+
+
+@cache
+def docstrings(model: type[Section]) -> dict[str, str]:
+    """Each field's meaning: the docstring under it, in the nearest class that has one."""
+    found: dict[str, str] = {}
+    for klass in reversed(model.__mro__):
+        if isinstance(klass, type) and issubclass(klass, Section) and klass is not Section:
+            found |= _own_docstrings(klass)
+    return found
 
 
 def _section_of(annotation: object) -> tuple[type[Section], bool] | None:
@@ -147,11 +183,12 @@ def _cell(text: str) -> str:
 
 def row(table: Table, key: str, field: FieldInfo) -> str:
     name = f"{table.prefix}{key}"
-    if not field.description:
+    meaning = docstrings(table.model).get(
+        next((n for n, f in table.model.model_fields.items() if f is field), key))
+    if not meaning:
         raise UndocumentedKey(f"{name}: no docstring under the field says what it means")
     limit = bounds(field)
     span = f"{number(limit.low)}–{number(limit.high)}" if limit else ""
-    meaning = field.description
     if limit and limit.why:
         meaning += f" At least {number(limit.low)}: {limit.why}."
     return (f"| `{name}` | {_type(field.annotation)} | {_cell(_default(field))} | {span} "

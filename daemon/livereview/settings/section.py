@@ -18,9 +18,12 @@ def reading_of(info: ValidationInfo) -> Reading | None:
 class Section(BaseModel):
     # Defaults are validated too: a default outside its own bounds is a bug caught at once.
     # Each key's meaning is the docstring under its field: the configuration reference
-    # (docs/configuration.md) is generated from it.
+    # (docs/configuration.md) is generated from it by settings/reference.py, which reads the
+    # docstrings itself. Not pydantic's `use_attribute_docstrings`: that parses each model's
+    # source on every load of a config, a fifth of a read-only command's start-up
+    # (docs/getting-started.md, "A CLI for loops").
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False,
-                              validate_default=True, use_attribute_docstrings=True)
+                              validate_default=True)
     # Attributes computed while reading (key → what to write in the file instead).
     derived: ClassVar[dict[str, str]] = {}
 
