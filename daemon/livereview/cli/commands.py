@@ -427,8 +427,6 @@ def _command(args: argparse.Namespace) -> int:
         from livereview.cli import sandbox as cli_sandbox
 
         return cli_sandbox.run(args)
-    if args.command == "sandbox":  # writes its own config
-        return cli_sandbox.run(args)
     if args.command == "web":  # local reviews need no config file; its own errors, exit codes
         from livereview.web import command as web_command
 
