@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from livereview.core.prompt import Prompt
 from livereview.jobs import chat
-from livereview.jobs.chat import ChatClient, ChatMalformed, ChatStatus
+from livereview.jobs.chat import ChatClient, ChatMalformed, ChatStatus, status_error
 from livereview.jobs.llm import LLMError, OpenAIAnswerer
 from livereview.metrics import Metrics
 from livereview.settings import AISettings, Secret
@@ -162,3 +162,19 @@ async def test_without_a_key_the_bearer_is_a_placeholder_as_the_sdk_needed(
     finally:
         await answerer.close()
     assert seen[0].headers["authorization"] == "Bearer no-key"
+
+
+@pytest.mark.parametrize(("status", "body", "said"), [
+    (400, '{"error": {"message": "Invalid parameter: response_format", "param": '
+          '"response_format"}}', "Error code: 400 - Invalid parameter: response_format"),
+    (400, '{"error": "response_format is not supported by this server"}',
+     "Error code: 400 - response_format is not supported by this server"),
+    (400, "json_schema: unknown field", "Error code: 400 - json_schema: unknown field"),
+    (502, "", "Error code: 502"),
+])
+def test_a_status_error_keeps_what_the_server_said_in_any_shape(
+        status: int, body: str, said: str) -> None:
+    """A server that answers `{"error": "…"}` or plain text still says why (a structured-
+    output refusal is recognised by those words: jobs/llm.py refuses_schema)."""
+    error = status_error(httpx2.Response(status, text=body))
+    assert (error.status_code, error.message) == (status, said)

@@ -6,9 +6,19 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from livereview.core.model import Actor, Anchor, MergeRequest, MRKey
+from livereview.core.model import (
+    Actor,
+    Anchor,
+    JobReason,
+    JobState,
+    MergeRequest,
+    MRKey,
+    ReplyJob,
+)
 from livereview.core.triggers import replied_to
+from livereview.reply.follow_line import followed_in
 from livereview.reply.moved import Moved, code_block, locate, moved_for
+from tests.factories import BOT, IDENTITY, KEY, msg, snapshot, thread
 
 BEFORE = "".join(f"line {n}\n" for n in range(1, 11))
 AFTER = "new a\nnew b\n" + BEFORE  # everything two lines down
@@ -79,3 +89,20 @@ def test_a_hostile_path_is_shown_as_a_string_and_cannot_break_the_line() -> None
 def test_a_long_quote_is_cut() -> None:
     block = code_block("x" * 5000)
     assert len(block) < 1300 and block.endswith("…\n```")
+
+
+def test_the_note_that_follows_a_line_is_found_for_any_answer_to_its_question() -> None:
+    """One note per question: an answer to the question's edit finds the note the first
+    answer posted (its marker names the question, not the edit)."""
+    moved = locate(at(3), "src/x.py", BEFORE, AFTER, DIFF)
+    assert moved is not None
+    note = msg("n1", BOT, moved.note("https://gl/acme/widgets/-/mr/7#note_q1", "q1"),
+               thread="t9")
+    posted = snapshot(thread("t1", msg("q1", body="is this safe?")), thread("t9", note))
+    edit = ReplyJob(1, f"{KEY.host}:{KEY.repo}:{KEY.iid}:q1:edit-abc", KEY, "t1", "q1",
+                    JobReason.EDITED_QUESTION, JobState.ANSWERED, 0,
+                    datetime(2024, 1, 1, tzinfo=UTC))
+    assert followed_in(posted, edit, IDENTITY) == "n1"
+    other = ReplyJob(2, f"{KEY.host}:{KEY.repo}:{KEY.iid}:q2", KEY, "t1", "q2",
+                     JobReason.MENTION, JobState.ANSWERED, 0, datetime(2024, 1, 1, tzinfo=UTC))
+    assert followed_in(posted, other, IDENTITY) is None

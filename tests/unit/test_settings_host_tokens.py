@@ -7,7 +7,10 @@ from typing import Any
 
 import pytest
 
-from livereview.app.hosts import token_picker
+from livereview.app.hosts import connect, token_picker
+from livereview.hosts.base import PacedInbox
+from livereview.hosts.routed import Routed
+from livereview.metrics import Metrics
 from livereview.settings import ConfigError, parse
 from livereview.web.config_view import effective
 from tests.unit.test_settings_secrets import GITHUB, GITLAB, HOST, REPO, assert_safe
@@ -85,3 +88,16 @@ def test_the_web_config_view_shows_each_tokens_source_never_its_value() -> None:
     assert rows["hosts[0].tokens[0].token_env"] == "'T2'"
     assert "org2/*" in rows["hosts[0].tokens[0].repos"]
     assert not any(ORG_B in value or GITLAB in value for value in rows.values())
+
+
+def test_a_routed_host_paces_an_inbox_only_where_its_adapters_have_one() -> None:
+    """GitHub's notifications stand in for its cheap listing on the cycles they are read
+    (sync/plan.py); a routed GitLab host that claimed an inbox would stop listing after its
+    first cycle and miss every reply, edit and reviewer change the listing finds."""
+    gitlab = connect(parse(config({"repos": ["org2/*"], "token_env": "T2"}), ENV).hosts[0],
+                     Metrics())
+    github = connect(parse(config({"repos": ["org2/*"], "token_env": "T2"},
+                                  host={"type": "github", "url": "https://api.github.com"}),
+                           {**ENV, "T": GITHUB}).hosts[0], Metrics())
+    assert isinstance(gitlab, Routed) and not isinstance(gitlab, PacedInbox)
+    assert isinstance(github, Routed) and isinstance(github, PacedInbox)

@@ -9,10 +9,10 @@ from pathlib import Path
 import httpx2
 
 from livereview import __version__
-from livereview.hosts.base import Host
+from livereview.hosts.base import Host, PacedInbox
 from livereview.hosts.http import HttpClient
 from livereview.hosts.local.adapter import LocalBooks, LocalHost
-from livereview.hosts.routed import Routed, TokenRoute
+from livereview.hosts.routed import Routed, RoutedPaced, TokenRoute
 from livereview.metrics import Metrics
 from livereview.settings import HostSettings, Secret
 from livereview.settings.repo_globs import RepoPattern
@@ -55,7 +55,8 @@ def connect(settings: HostSettings, metrics: Metrics,
     routes = [TokenRoute(_adapter(settings, settings.token, metrics, transport))]
     routes += [TokenRoute(_adapter(settings, t.token, metrics, transport), t.repos)
                for t in settings.tokens]
-    return Routed(routes, token_picker(settings))
+    kind = RoutedPaced if isinstance(routes[0].host, PacedInbox) else Routed
+    return kind(routes, token_picker(settings))
 
 
 def token_picker(settings: HostSettings) -> Callable[[str], int]:

@@ -36,6 +36,7 @@ from livereview.core.model import (
 )
 from livereview.hosts.base import (
     AccessNote,
+    ExplainsAccess,
     FollowsMoves,
     Host,
     PacedInbox,
@@ -105,13 +106,10 @@ class Routed:
             subject = "token" if index == 0 else f"tokens[{index - 1}]"
             notes.append(AccessNote(subject, True, f"@{identity.username}{shown_id} acts in "
                                     f"{serves}"))
+        for route in self.routes:  # what each adapter says of its own credentials
+            if isinstance(route.host, ExplainsAccess):
+                notes += route.host.access_notes()
         return notes
-
-    def inbox_due(self) -> bool:
-        """Due once every token's inbox is: a cycle that reads the inbox lists nothing
-        (sync/plan.py), so a token whose inbox is not due yet would see nothing that cycle."""
-        return all(not isinstance(r.host, PacedInbox) or r.host.inbox_due()
-                   for r in self.routes)
 
     async def mention_inbox(self, repos: tuple[str, ...]) -> dict[MRKey, list[str]]:
         merged: dict[MRKey, list[str]] = {}
@@ -214,3 +212,15 @@ class Routed:
     async def close(self) -> None:
         for route in self.routes:
             await route.host.close()
+
+
+class RoutedPaced(Routed):
+    """A routed host whose adapters pace their inbox (GitHub's notifications): only such a
+    host may be a `PacedInbox`, for that stands in for the cheap listing (sync/plan.py) —
+    a routed GitLab host that were one would stop listing after its first cycle."""
+
+    def inbox_due(self) -> bool:
+        """Due once every token's inbox is: a cycle that reads the inbox lists nothing
+        (sync/plan.py), so a token whose inbox is not due yet would see nothing that cycle."""
+        return all(not isinstance(r.host, PacedInbox) or r.host.inbox_due()
+                   for r in self.routes)

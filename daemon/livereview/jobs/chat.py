@@ -108,13 +108,17 @@ def backoff(attempt: int, headers: httpx2.Headers | None) -> float:
 
 
 def status_error(response: httpx2.Response) -> ChatStatus:
+    """As the SDK words it: the error's `message`, or the error itself where a server sends
+    a string (`{"error": "…"}`), or the body's text where it is not JSON (a proxy's page)."""
     message = f"Error code: {response.status_code}"
+    text = response.text.strip()
     try:
-        body = json.loads(response.text.strip())
+        body = json.loads(text)
     except ValueError:
-        return ChatStatus(response.status_code, message)
+        return ChatStatus(response.status_code, f"{message} - {text}" if text else message)
     error = body.get("error", body) if isinstance(body, Mapping) else None
-    said = error.get("message") if isinstance(error, Mapping) else None
+    said = error if isinstance(error, str) else (
+        error.get("message") if isinstance(error, Mapping) else None)
     if isinstance(said, str) and said:
         message += f" - {said}"
     param = error.get("param") if isinstance(error, Mapping) else None

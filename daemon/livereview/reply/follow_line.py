@@ -29,11 +29,16 @@ def _refused(exc: HostError) -> bool:
     return isinstance(exc, (Conflict, Unsupported)) or type(exc) is HostError
 
 
-async def adopt(host: Host, job: ReplyJob, identity: Identity, step: Step) -> str | None:
-    """The id of the bot's note for this job's question already on the MR, if any."""
-    snapshot = await step(host.fetch_mr(job.mr.repo, job.mr.iid))
+def followed_in(snapshot: Snapshot, job: ReplyJob, identity: Identity) -> str | None:
+    """The id of the bot's note for this job's question in `snapshot`, if any: one note per
+    question, whichever of its answers (the first, or one to an edit) posted it."""
     return next((m.id for t in snapshot.threads for m in t.messages
                  if identity.is_me(m.author) and moved_for(m.body) == job.message_id), None)
+
+
+async def adopt(host: Host, job: ReplyJob, identity: Identity, step: Step) -> str | None:
+    """The id of the bot's note for this job's question already on the MR, if any."""
+    return followed_in(await step(host.fetch_mr(job.mr.repo, job.mr.iid)), job, identity)
 
 
 async def follow(host: Host, job: ReplyJob, stored: Snapshot, moved: Moved, post: Post,

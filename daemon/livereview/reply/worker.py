@@ -298,9 +298,10 @@ class Worker:
         def post(call: Awaitable[Message]) -> Awaitable[Message]:
             return self.claims.within(claim, self.clock(), call)
 
-        followed = False
+        # An answer to an edited question: the first answer's note already follows the line.
+        followed = follow_line.followed_in(stored, job, self.identities[job.mr.host]) is not None
         if job.post_started or claim.maybe_posted:  # this job's, or a dead claimant's POST
-            if moved is not None:  # the note that follows the line, posted at most once
+            if moved is not None and not followed:  # the note that follows the line, once
                 if await follow_line.adopt(host, job, self.identities[job.mr.host],
                                            self._step) is None:
                     await follow_line.follow(host, job, stored, moved, post, bound)
