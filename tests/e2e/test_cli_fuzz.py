@@ -29,7 +29,7 @@ from livereview.sandbox.gitlab.server import FakeGitLabServer
 from livereview.sandbox.gitlab.state import FakeGitLab
 from livereview.sandbox.llm_server import FakeLLMServer
 from livereview.store.db import Store
-from tests.databases import ON_POSTGRESQL, url_for
+from tests.databases import url_for
 from tests.e2e.conftest import PROJECT, TOKEN
 from tests.e2e.test_sick_database import damage
 
@@ -411,16 +411,6 @@ def run_case(case: Case, root: Path, servers: Servers) -> Outcome:
     return Outcome(result, after - before, before - after)
 
 
-@pytest.fixture(scope="module")
-def outcomes(servers: Servers, tmp_path_factory: pytest.TempPathFactory
-             ) -> dict[str, Outcome]:
-    base = tmp_path_factory.mktemp("fuzz")
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        futures = {case.id: pool.submit(run_case, case, base / case.id, servers)
-                   for case in CASES if not (ON_POSTGRESQL and case.sqlite_only)}
-        return {name: future.result() for name, future in futures.items()}
-
-
 def test_there_are_at_least_forty_cases() -> None:
     assert len(CASES) >= 40
     assert len({case.id for case in CASES}) == len(CASES)
@@ -430,8 +420,10 @@ def test_there_are_at_least_forty_cases() -> None:
     pytest.param(case, id=case.id, marks=[pytest.mark.sqlite_only(case.sqlite_only)]
                  if case.sqlite_only else []) for case in CASES])
 def test_a_broken_world_is_one_line_the_right_exit_code_and_nothing_created(
-        case: Case, outcomes: dict[str, Outcome]) -> None:
-    outcome = outcomes[case.id]
+        case: Case, servers: Servers, tmp_path: Path) -> None:
+    # One case a test: a module fixture running every case ran them all again on each
+    # xdist worker that got one (loadgroup did not keep the module on one worker).
+    outcome = run_case(case, tmp_path / case.id, servers)
     result = outcome.result
     shown = f"exit {result.returncode}\nstdout: {result.stdout}\nstderr: {result.stderr}"
     assert "Traceback" not in result.stderr + result.stdout, shown

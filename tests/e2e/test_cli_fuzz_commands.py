@@ -19,8 +19,7 @@ import re
 import signal
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -237,24 +236,10 @@ def run_case(case: Case, root: Path, servers: Servers) -> Outcome:
                    err.decode("utf-8", "replace"))
 
 
-@pytest.fixture(scope="module")
-def outcomes(servers: Servers, tmp_path_factory: pytest.TempPathFactory,
-             request: pytest.FixtureRequest) -> Iterator[dict[str, Outcome]]:
-    """Only the cases selected (`-k`) run: each is seconds of CPU on a loaded machine."""
-    selected = {item.callspec.id for item in request.session.items
-                if isinstance(item, pytest.Function) and hasattr(item, "callspec")
-                and item.nodeid.startswith(request.node.nodeid)}
-    base = tmp_path_factory.mktemp("fuzz-commands")
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        futures = {case.id: pool.submit(run_case, case, base / case.id, servers)
-                   for case in CASES if case.id in selected}
-        yield {name: _result(future) for name, future in futures.items()}
-
-
-def _result(future: Future[Outcome]) -> Outcome:
-    """A case the harness could not run fails on its own, not every case of the module."""
+def _result(case: Case, place: Path, servers: Servers) -> Outcome:
+    """A case the harness could not run fails with why, as a case."""
     try:
-        return future.result()
+        return run_case(case, place, servers)
     except (OSError, ValueError, AssertionError, subprocess.SubprocessError) as exc:
         return Outcome(-1, "", f"the harness failed: {exc!r}")
 
@@ -269,8 +254,10 @@ def test_every_subcommand_is_in_the_sweep() -> None:
 
 @pytest.mark.parametrize("case", [pytest.param(case, id=case.id) for case in CASES])
 def test_a_subcommand_in_a_broken_world_keeps_the_cli_s_promises(
-        case: Case, outcomes: dict[str, Outcome]) -> None:
-    outcome = outcomes[case.id]
+        case: Case, servers: Servers, tmp_path: Path) -> None:
+    # One case a test: a module fixture running every selected case ran them all again on
+    # each xdist worker that got one (loadgroup did not keep the module on one worker).
+    outcome = _result(case, tmp_path / case.id, servers)
     shown = f"exit {outcome.code}\nstdout: {outcome.stdout}\nstderr: {outcome.stderr}"
     assert "Traceback" not in outcome.stdout + outcome.stderr, shown
     assert outcome.code in case.codes, shown
