@@ -87,7 +87,9 @@ def test_the_sandbox_serves_a_sample_mr_on_each_of_the_four_hosts(box: Box) -> N
 def test_the_github_sample_mr_already_holds_the_bots_findings(box: Box) -> None:
     shown = cli(box, "mr", "comments", box.urls["github"], "--include-replied").stdout
     assert re.search(r"@livereview \(self\) on shop/checkout\.py:1 ", shown), shown
-    assert "Warning** — Sandbox warning" in shown
+    # the finding's heading: its severity, then its category (and a confidence under 100 %)
+    assert re.search(r"\*\*Warning · \w+\*\*( \(confidence \d+%\))? — Sandbox warning",
+                     shown), shown
 
 
 def test_once_answers_the_open_question_on_every_host(box: Box) -> None:
