@@ -159,6 +159,9 @@ def test_sigterm_during_a_hanging_request_and_a_slow_answer_stops_within_one_gra
     note = sandbox.note("@livereview is this lock needed?")
     daemon = start_daemon()
     wait_for(lambda: bool(sandbox.gitlab.awards_on(PROJECT, sandbox.iid, note["id"])))
+    # The worker is writing the answer: it sends GitLab nothing more until the model is
+    # done, so the next request GitLab sees is the poller's (not the worker's last read).
+    wait_for(lambda: bool(sandbox.llm.llm.prompts))
     sandbox.gitlab_server.latency_seconds = 60.0  # and the next poll request hangs:
     polled = len(sandbox.gitlab.requests)  # one recorded from now on reads that latency
     wait_for(lambda: len(sandbox.gitlab.requests) > polled)  # a tick now waits on GitLab
