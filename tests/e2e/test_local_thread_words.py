@@ -20,6 +20,7 @@ from livereview.tools import local_review as ops
 from livereview.web.app import create_app
 from livereview.web.guard import Access
 from livereview.web.site import Site
+from tests.e2e.test_cli_vocabulary import review
 from tests.e2e.test_local_review_mcp import _config, call
 from tests.local_repo import Repo, review_repo
 
@@ -31,16 +32,6 @@ WEB = "http://127.0.0.1:8470"
 def _no_config(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("LIVEREVIEW_CONFIG", "OPENAI_API_KEY", "LIVEREVIEW_AI_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
-
-
-def review(capsys: pytest.CaptureFixture[str], repo: Repo, *args: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    try:
-        code = main(["review", *args, "--repo", str(repo.path)])
-    except SystemExit as exc:  # bad usage, said by argparse
-        code = int(str(exc.code))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def shown(capsys: pytest.CaptureFixture[str], repo: Repo, review_id: int) -> dict[str, Any]:
