@@ -91,6 +91,32 @@ def test_commit_messages_authors_and_reaction_times_round_trip(database_url: str
     store.close()
 
 
+def test_the_conversation_row_keeps_the_newest_human_activity_and_touch_moves_only_the_read_time(
+        database_url: str) -> None:
+    """The row written without the ORM (store/snapshots.py): a new MR's row, its update
+    over the stored one, and `touch` of a re-read that changed nothing."""
+    store = Store.open(database_url)
+    minutes = [T0 + timedelta(minutes=n) for n in range(60)]
+    first = snapshot(thread("t1", msg("1", ALICE, "a question", at=10)))
+    store.transaction(snapshots.ingest, first, diff(None, first), [], IDENTITY, minutes[20])
+    assert store.transaction(snapshots.active_mrs, "gl", minutes[10]) == {KEY}
+    assert store.transaction(snapshots.active_mrs, "gl", minutes[11]) == set()
+    assert store.transaction(snapshots.fetch_marks, "gl") == {KEY: (T0, minutes[20])}
+    # Alice's note deleted, the bot's added, the title edited: the activity stays hers.
+    second = replace(snapshot(thread("t2", msg("2", BOT, "an answer", thread="t2", at=30))),
+                     mr=replace(first.mr, title="Add a lock, reviewed", updated_at=minutes[30]))
+    store.transaction(snapshots.ingest, second, diff(first, second), [], IDENTITY,
+                      minutes[40], first)
+    assert store.transaction(snapshots.load, KEY) == second
+    assert store.transaction(snapshots.active_mrs, "gl", minutes[10]) == {KEY}
+    assert store.transaction(snapshots.active_mrs, "gl", minutes[11]) == set()
+    store.transaction(snapshots.touch, KEY, minutes[50])
+    store.transaction(snapshots.touch, replace(KEY, iid=8), minutes[50])  # none stored
+    assert store.transaction(snapshots.fetch_marks, "gl") == {KEY: (minutes[30], minutes[50])}
+    assert store.transaction(snapshots.load, KEY) == second
+    store.close()
+
+
 def test_a_second_trigger_for_the_same_message_is_a_no_op(database_url: str) -> None:
     store = Store.open(database_url)
     request = ReplyRequest(KEY, "t1", "1", JobReason.MENTION, T0)

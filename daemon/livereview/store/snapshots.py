@@ -7,6 +7,7 @@ import json
 from collections import defaultdict
 from datetime import datetime
 
+from sqlalchemy import bindparam, insert, update
 from sqlalchemy import select as columns
 from sqlmodel import Session, col, delete, select
 
@@ -72,34 +73,59 @@ def _reviewers(text: str) -> tuple[Actor, ...]:
     return tuple(Actor(str(user_id), str(username)) for user_id, username in json.loads(text))
 
 
-def _upsert_conversation(
-    session: Session, row: MRConversation | None, snapshot: Snapshot, identity: Identity,
-    now: datetime,
-) -> MRConversation:
-    """`row` as stored (None: none yet), updated from `snapshot`."""
+def _conversation_values(snapshot: Snapshot, identity: Identity, now: datetime,
+                         previous: datetime | None) -> dict[str, object]:
+    """The conversation row's columns from `snapshot` (`previous`: its stored
+    last_activity_at, None for a new row)."""
     mr = snapshot.mr
-    if row is None:
-        row = MRConversation(host=mr.key.host, repo=mr.key.repo, iid=mr.key.iid, title="",
-                             description="", author_id="", author_username="",
-                             source_branch="", target_branch="", state="", head_sha="",
-                             base_sha="", start_sha="", web_url="", created_at=mr.created_at,
-                             updated_at=mr.updated_at, fetched_at=now, last_activity_at=now)
-        previous = None
-    else:
-        previous = row.last_activity_at
-    row.title, row.description, row.state = mr.title, mr.description, mr.state
-    row.author_id, row.author_username, row.author_name = (
-        mr.author.id, mr.author.username, mr.author.name)
-    row.source_branch, row.target_branch = mr.source_branch, mr.target_branch
-    row.head_sha, row.base_sha, row.start_sha = mr.head_sha, mr.base_sha, mr.start_sha
-    row.web_url, row.created_at, row.updated_at = mr.web_url, mr.created_at, mr.updated_at
-    row.reviewers = _reviewers_json(mr.reviewers)
-    row.fetched_at = now
-    row.last_activity_at = _last_activity(snapshot, identity, previous)
-    session.add(row)
-    if row.id is None:  # a new row's id is the children's key
-        session.flush()
-    return row
+    return {"title": mr.title, "description": mr.description, "state": mr.state,
+            "author_id": mr.author.id, "author_username": mr.author.username,
+            "author_name": mr.author.name, "source_branch": mr.source_branch,
+            "target_branch": mr.target_branch, "head_sha": mr.head_sha,
+            "base_sha": mr.base_sha, "start_sha": mr.start_sha, "web_url": mr.web_url,
+            "created_at": mr.created_at, "updated_at": mr.updated_at,
+            "reviewers": _reviewers_json(mr.reviewers), "fetched_at": now,
+            "last_activity_at": _last_activity(snapshot, identity, previous)}
+
+
+# Found by key through Core, bound by name: the statement is built and compiled once.
+# Through the ORM (an entity select, an object, a flush), one conversation's lookups and
+# upsert were a third of the store's CPU at first sight of hundreds of MRs (bench figure
+# 16, docs/performance.md).
+_FIND = columns(col(MRConversation.id), col(MRConversation.last_activity_at)).where(
+    col(MRConversation.host) == bindparam("host"),
+    col(MRConversation.repo) == bindparam("repo"),
+    col(MRConversation.iid) == bindparam("iid"))
+
+
+_INSERT = insert(MRConversation)
+_UPDATE = update(MRConversation).where(col(MRConversation.id) == bindparam("cid"))
+
+
+def _find(session: Session, key: MRKey) -> tuple[int, datetime] | None:
+    """(id, last_activity_at) of `key`'s stored conversation, or None."""
+    found = session.connection().execute(
+        _FIND, {"host": key.host, "repo": key.repo, "iid": key.iid}).first()
+    if found is None or found[0] is None:
+        return None
+    return found[0], found[1]
+
+
+def _upsert_conversation(session: Session, found: tuple[int, datetime] | None,
+                         snapshot: Snapshot, identity: Identity, now: datetime) -> int:
+    """The id of `snapshot`'s conversation row, inserted or updated (`found`: as stored)."""
+    values = _conversation_values(snapshot, identity, now,
+                                  None if found is None else found[1])
+    connection = session.connection()
+    if found is not None:
+        connection.execute(_UPDATE, {**values, "cid": found[0]})
+        return found[0]
+    key = snapshot.mr.key
+    inserted = connection.execute(_INSERT, {"host": key.host, "repo": key.repo,
+                                            "iid": key.iid, **values})
+    primary = inserted.inserted_primary_key  # the new id, by whatever means the dialect has
+    assert primary is not None and isinstance(primary[0], int)
+    return primary[0]
 
 
 def save(
@@ -108,12 +134,9 @@ def save(
 ) -> int:
     """Store `snapshot` over `stored` (what this MR's poller loaded and diffed against, or
     None to replace whatever is stored) and append `events`; returns the conversation id."""
-    found = conversation(session, snapshot.mr.key)
-    existed = found is not None
-    row = _upsert_conversation(session, found, snapshot, identity, now)
-    cid = row.id
-    assert cid is not None
-    if stored is None and existed:
+    found = _find(session, snapshot.mr.key)
+    cid = _upsert_conversation(session, found, snapshot, identity, now)
+    if stored is None and found is not None:
         for table in _CHILDREN:
             session.exec(delete(table).where(col(table.conversation_id) == cid))
     save_children(session, cid, snapshot, stored, events, identity, now)
@@ -128,9 +151,19 @@ def _anchor(row: MRThread) -> Anchor | None:
                   start_sha=row.start_sha or "", head_sha=row.head_sha or "")
 
 
+_MR_COLUMNS = ("id", "title", "description", "author_id", "author_username", "author_name",
+               "source_branch", "target_branch", "state", "head_sha", "base_sha",
+               "start_sha", "web_url", "created_at", "updated_at", "reviewers")
+_LOAD = columns(*(col(getattr(MRConversation, name)) for name in _MR_COLUMNS)).where(
+    col(MRConversation.host) == bindparam("host"),
+    col(MRConversation.repo) == bindparam("repo"),
+    col(MRConversation.iid) == bindparam("iid"))
+
+
 def load(session: Session, key: MRKey) -> Snapshot | None:
-    row = conversation(session, key)
-    if row is None or row.id is None:
+    row = session.connection().execute(
+        _LOAD, {"host": key.host, "repo": key.repo, "iid": key.iid}).first()
+    if row is None:
         return None
     cid = row.id
     reactions: dict[str, list[Reaction]] = defaultdict(list)
@@ -184,10 +217,9 @@ def active_mrs(session: Session, host: str, since: datetime) -> set[MRKey]:
 
 
 def touch(session: Session, key: MRKey, now: datetime) -> None:
-    row = conversation(session, key)
-    if row is not None:
-        row.fetched_at = now
-        session.add(row)
+    session.connection().execute(update(MRConversation).where(
+        col(MRConversation.host) == key.host, col(MRConversation.repo) == key.repo,
+        col(MRConversation.iid) == key.iid).values(fetched_at=now))
 
 
 def ingest(
