@@ -96,12 +96,12 @@ def _delete_thread_messages(session: Session, cid: int, thread: Thread) -> None:
     chosen = [m.id for m in thread.messages]
     for start in range(0, len(chosen), 500):  # bounded IN lists
         batch = chosen[start: start + 500]
-        session.exec(delete(MRMessage).where(col(MRMessage.conversation_id) == cid,
+        session.connection().execute(delete(MRMessage).where(col(MRMessage.conversation_id) == cid,
                                              col(MRMessage.host_thread_id) == thread.id,
                                              col(MRMessage.host_message_id).in_(batch)))
         still_there = select(MRMessage.host_message_id).where(
             col(MRMessage.conversation_id) == cid, col(MRMessage.host_message_id).in_(batch))
-        session.exec(delete(MRReaction).where(
+        session.connection().execute(delete(MRReaction).where(
             col(MRReaction.conversation_id) == cid, col(MRReaction.host_message_id).in_(batch),
             col(MRReaction.host_message_id).not_in(still_there)))
 
@@ -119,10 +119,10 @@ def _sync_messages(session: Session, cid: int, old: Thread, new: Thread,
             values = _message_row(cid, message, 0, None, identity)
             for key in ("conversation_id", "position", "host_message_id", "in_reply_to"):
                 del values[key]
-            session.exec(update(MRMessage).where(
+            session.connection().execute(update(MRMessage).where(
                 col(MRMessage.conversation_id) == cid,
                 col(MRMessage.host_message_id) == message.id).values(**values))
-            session.exec(delete(MRReaction).where(
+            session.connection().execute(delete(MRReaction).where(
                 col(MRReaction.conversation_id) == cid,
                 col(MRReaction.host_message_id) == message.id))
             _bulk(session, MRReaction, _reaction_rows(cid, message))
@@ -141,10 +141,12 @@ def _same_thread_fields(a: Thread, b: Thread) -> bool:
 
 def save_children(session: Session, cid: int, snapshot: Snapshot, stored: Snapshot | None,
                   events: Sequence[Event], identity: Identity, now: datetime) -> None:
-    """Bring the rows of conversation `cid` from `stored` to `snapshot`; append `events`."""
+    """Bring the rows of conversation `cid` from `stored` to `snapshot`; append `events`.
+    Deletes and updates go through Core too: no ORM object of these tables is in the
+    session, and the ORM's DML path (its session synchronisation) cost as much again."""
     old_threads = {t.id: (i, t) for i, t in enumerate(stored.threads)} if stored else {}
     if stored is None or stored.commits != snapshot.commits:
-        session.exec(delete(MRCommit).where(col(MRCommit.conversation_id) == cid))
+        session.connection().execute(delete(MRCommit).where(col(MRCommit.conversation_id) == cid))
         _bulk(session, MRCommit, [
             {"conversation_id": cid, "position": i, "sha": c.sha, "title": c.title,
              "created_at": c.created_at, "parent_ids": " ".join(c.parent_ids),
@@ -158,7 +160,7 @@ def save_children(session: Session, cid: int, snapshot: Snapshot, stored: Snapsh
             _insert_messages(session, cid, thread.messages, 0, None, identity)
             continue
         if was_position != position or not _same_thread_fields(old, thread):
-            session.exec(update(MRThread).where(
+            session.connection().execute(update(MRThread).where(
                 col(MRThread.conversation_id) == cid, col(MRThread.host_thread_id) == thread.id,
             ).values(**{k: v for k, v in _thread_row(cid, thread, position).items()
                         if k not in ("conversation_id", "host_thread_id")}))
@@ -166,7 +168,7 @@ def save_children(session: Session, cid: int, snapshot: Snapshot, stored: Snapsh
             _sync_messages(session, cid, old, thread, identity)
     _bulk(session, MRThread, new_threads)
     for _, gone in old_threads.values():
-        session.exec(delete(MRThread).where(col(MRThread.conversation_id) == cid,
+        session.connection().execute(delete(MRThread).where(col(MRThread.conversation_id) == cid,
                                             col(MRThread.host_thread_id) == gone.id))
         _delete_thread_messages(session, cid, gone)
     _bulk(session, EventRow, [

@@ -138,7 +138,8 @@ def save(
     cid = _upsert_conversation(session, found, snapshot, identity, now)
     if stored is None and found is not None:
         for table in _CHILDREN:
-            session.exec(delete(table).where(col(table.conversation_id) == cid))
+            session.connection().execute(
+                delete(table).where(col(table.conversation_id) == cid))
     save_children(session, cid, snapshot, stored, events, identity, now)
     return cid
 
