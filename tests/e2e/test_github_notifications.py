@@ -20,7 +20,7 @@ from livereview.metrics import Metrics
 from livereview.settings import load
 from livereview.store.db import Store
 from livereview.store.engine import StoreError
-from livereview.sync import poller
+from livereview.sync import ingest
 from tests.e2e.conftest import GITHUB_REPO, GITHUB_TOKEN, GitHubSandbox
 
 P = ParamSpec("P")
@@ -62,7 +62,7 @@ class FailingIngest(Store):
 
     async def run(self, fn: Callable[Concatenate[Session, P], R], *args: P.args,
                   **kwargs: P.kwargs) -> R:
-        if fn is poller._ingest and self.left > 0:
+        if fn is ingest.store and self.left > 0:
             self.left -= 1
             raise StoreError("database or disk is full")
         return await super().run(fn, *args, **kwargs)

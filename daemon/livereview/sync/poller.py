@@ -23,28 +23,28 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 import structlog
-from sqlmodel import Session
 
 from livereview.core.model import (
     Event,
     Identity,
+    Lesson,
     MRKey,
     Policy,
-    ReplyRequest,
     Snapshot,
 )
-from livereview.core.model_runs import ReviewRequest
 from livereview.hosts.base import AuthFailed, Forbidden, Host, HostError, NotFound
 from livereview.log_setup import FailureLog
 from livereview.metrics import Metrics
 from livereview.settings import DaemonSettings
-from livereview.store import jobs, reviews, sightings, snapshots, state, sync_failures
 from livereview.store import lessons as lesson_rows
+from livereview.store import reviews, snapshots, state, sync_failures
 from livereview.store.db import Store
 from livereview.store.engine import StoreError
 from livereview.store.leases import INSTANCE, Leases
 from livereview.sync.decide import decide, unchanged
 from livereview.sync.first_sight import by_recency
+from livereview.sync.ingest import FirstRead, Ingested, Read, load_or_store
+from livereview.sync.ingest import store as store_read
 from livereview.sync.plan import Plan, Planner
 from livereview.sync.sweep import feed
 
@@ -73,25 +73,6 @@ class CycleReport:
     planned: int = 0  # MRs this cycle set out to fetch
     in_background: int = 0  # MRs still syncing when the cycle stopped waiting
     store_error: str = ""
-
-
-@dataclass(frozen=True)
-class _Ingested:
-    jobs: list[tuple[int, str]]
-    runs: list[tuple[int, str]]
-    capped: list[ReplyRequest]  # answers to edits over max_edit_answers, not made
-
-
-def _ingest(session: Session, fresh: Snapshot, events: list[Event],
-            requests: list[ReplyRequest], wanted: list[ReviewRequest], identity: Identity,
-            now: datetime, stored: Snapshot | None, max_edit_answers: int) -> _Ingested:
-    """The snapshot, its reply jobs and its review runs in one transaction: a crash loses
-    no trigger (the events are derived once, from the stored snapshot)."""
-    requests, capped = jobs.within_edit_cap(session, requests, max_edit_answers)
-    created = snapshots.ingest(session, fresh, events, requests, identity, now, stored)
-    if stored is None:  # read at last: the snapshot speaks for it from now on
-        sightings.forget(session, fresh.mr.key)
-    return _Ingested(created, reviews.enqueue(session, wanted, now), capped)
 
 
 def _count(snapshot: Snapshot) -> int:
@@ -196,39 +177,18 @@ class HostPoller:
             await self.store.run(snapshots.touch, key, self.clock())
             return 0, 0
         self._ingested.pop(key, None)
-        stored = await self.store.run(snapshots.load, key)
-        # Only a new comment can reply on a review: no query when the count is unchanged.
-        awaiting = await self.store.run(reviews.awaiting, key) if stored is not None and _count(
-            stored) != _count(fresh) else None
         review_on = self.review_on.get(key.repo, ())
-        if big:  # keep the event loop free for the other MRs
-            decided = await asyncio.to_thread(decide, stored, fresh, baseline, concessions,
-                                              self.identity, self.policy, review_on, awaiting)
+        read = Read(baseline, concessions, self.identity, self.policy, review_on, self.clock())
+        # A long MR is decided off the store's thread, which the other MRs' writes share.
+        found = await self.store.run(snapshots.load, key) if big else \
+            await self.store.run(load_or_store, fresh, read)
+        if isinstance(found, FirstRead):  # none was stored: decided and stored already
+            self._capped(key, found.decided.capped)
+            self._archived(key, found.archived)
+            created = self._stored(key, found.ingested)
+            events = found.decided.events
         else:
-            decided = decide(stored, fresh, baseline, concessions, self.identity, self.policy,
-                             review_on, awaiting)
-        events, requests, down, wanted = (decided.events, decided.requests,
-                                          decided.turned_down, decided.reviews)
-        self._capped(key, decided.capped)
-        now = self.clock()
-        if down:
-            for lesson in await self.store.run(lesson_rows.archive_from, down, now):
-                log.info("lesson_archived", lesson_id=lesson.id, reason="a human gave the "
-                         "concession a thumbs down", repo=key.repo, mr=key.iid)
-        if unchanged(stored, fresh, events):
-            await self.store.run(snapshots.touch, key, now)
-            created: list[tuple[int, str]] = []
-        else:
-            ingested = await self.store.run(_ingest, fresh, events, requests, wanted,
-                                            self.identity, now, stored,
-                                            self.policy.max_edit_answers)
-            created, runs = ingested.jobs, ingested.runs
-            self._capped(key, tuple(r.message_id for r in ingested.capped))
-            for run_id, run_key in runs:
-                log.info("review_run_created", review_run=run_id, run_key=run_key,
-                         host=self.host.name, repo=key.repo, mr=key.iid)
-            if runs:
-                self.on_new_reviews()
+            events, created = await self._decide_and_store(key, fresh, found, read, big)
         if big:
             self._ingested[key] = fresh
             while len(self._ingested) > INGESTED_KEPT:
@@ -239,6 +199,44 @@ class HostPoller:
         if created:
             self.on_new_jobs()
         return len(events), len(created)
+
+    async def _decide_and_store(self, key: MRKey, fresh: Snapshot, stored: Snapshot | None,
+                                read: Read, big: bool) -> tuple[list[Event], list[tuple[int, str]]]:
+        """Diff `fresh` against what is stored, store what changed; (events, new jobs)."""
+        # Only a new comment can reply on a review: no query when the count is unchanged.
+        awaiting = await self.store.run(reviews.awaiting, key) if stored is not None and _count(
+            stored) != _count(fresh) else None
+        args = (stored, fresh, read.baseline, read.concessions, self.identity, self.policy,
+                read.review_on, awaiting)
+        # A long one is decided in a thread: the event loop stays free for the other MRs.
+        decided = await asyncio.to_thread(decide, *args) if big else decide(*args)
+        self._capped(key, decided.capped)
+        now = self.clock()
+        if decided.turned_down:
+            self._archived(key, await self.store.run(lesson_rows.archive_from,
+                                                     decided.turned_down, now))
+        if unchanged(stored, fresh, decided.events):
+            await self.store.run(snapshots.touch, key, now)
+            return decided.events, []
+        ingested = await self.store.run(
+            store_read, fresh, decided.events, decided.requests, decided.reviews,
+            self.identity, now, stored, self.policy.max_edit_answers)
+        return decided.events, self._stored(key, ingested)
+
+    def _archived(self, key: MRKey, lessons: Sequence[Lesson]) -> None:
+        for lesson in lessons:
+            log.info("lesson_archived", lesson_id=lesson.id, reason="a human gave the "
+                     "concession a thumbs down", repo=key.repo, mr=key.iid)
+
+    def _stored(self, key: MRKey, ingested: Ingested) -> list[tuple[int, str]]:
+        """Say what storing a read made (review runs, capped edits); its new reply jobs."""
+        self._capped(key, tuple(r.message_id for r in ingested.capped))
+        for run_id, run_key in ingested.runs:
+            log.info("review_run_created", review_run=run_id, run_key=run_key,
+                     host=self.host.name, repo=key.repo, mr=key.iid)
+        if ingested.runs:
+            self.on_new_reviews()
+        return ingested.jobs
 
     async def _first_mentions(self, repos: tuple[str, ...], baselines: dict[str, datetime],
                               report: CycleReport
