@@ -165,3 +165,23 @@ async def test_a_cycle_stops_waiting_for_a_slow_read_its_wait_after_it_began_and
     finally:
         await app.close()
     assert before is not None and after is not None and after > before
+
+
+async def test_a_pr_leaves_the_active_tier_once_its_last_activity_is_older_than_the_window(
+        gh: GitHubSandbox, tmp_path: Path) -> None:
+    gh.comment("people are on this PR right now")
+    app = watch(gh, [GITHUB_REPO], tmp_path, active_window_seconds=60)
+    try:
+        await app.cycle(cold=True)
+        await app.cycle()
+        poller = app.pollers["gh"]
+        assert poller.active == (MRKey("gh", GITHUB_REPO, gh.number),)
+        later = timedelta(seconds=61)  # simulated time: the poller's clock, a minute on
+        poller.clock = lambda: datetime.now().astimezone() + later
+        await app.cycle()
+        assert not poller.active
+        gh.github.reset_requests()
+        assert await poller.glance() == 0
+    finally:
+        await app.close()
+    assert asked(gh) == []
