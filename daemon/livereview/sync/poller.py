@@ -143,6 +143,9 @@ class HostPoller:
     _active: ActiveTier | None = field(init=False)  # sync/active.py; None: no tier here
     _seen_baselines: dict[str, datetime] = field(default_factory=dict)  # the last cycle's
     _glancing: set[MRKey] = field(default_factory=set)  # syncs the active tier began
+    # The 👎 on concessions the last cycle watched: a read between cycles reads them too, or
+    # the stored reactions would come and go.
+    _seen_concessions: dict[MRKey, frozenset[str]] = field(default_factory=dict)
     _marks: ListingMarks = field(init=False)
 
     def __post_init__(self) -> None:
@@ -179,7 +182,8 @@ class HostPoller:
 
     def _glance_at(self, key: MRKey, report: CycleReport) -> None:
         self._glancing.add(key)
-        task = self._start(key, self._seen_baselines[key.repo], report, Plan())
+        task = self._start(key, self._seen_baselines[key.repo], report,
+                           Plan(concessions=self._seen_concessions))
         task.add_done_callback(lambda _: self._glancing.discard(key))
 
     async def _baselines(self, now: datetime) -> dict[str, datetime]:
@@ -445,7 +449,7 @@ class HostPoller:
             plan = await self._planner.plan(started_clock, since, cold,
                                             set(repos) - set(self.unhealthy), baselines,
                                             self._failures)
-            self._seen_baselines = baselines
+            self._seen_baselines, self._seen_concessions = baselines, plan.concessions
             if self._active is not None:
                 self._active.choose(plan.active)
         except HostError as exc:
