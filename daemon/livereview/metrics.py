@@ -107,6 +107,10 @@ class Metrics:
             "1 for the way each host's changed MRs are listed (instance: one request for "
             "all repos; project: one per repo, on the cold cycle).",
             ["host", "strategy"], registry=r)
+        self.active_looks = Counter(
+            "livereview_active_looks_total",
+            "The active tier's looks at MRs people are busy on (one conditional request "
+            "each): changed (then read) or unchanged.", ["host", "outcome"], registry=r)
         self.last_poll_success = Gauge(
             "livereview_last_poll_success_timestamp_seconds",
             "Unix time of the last successful poll cycle, per configured host name.",

@@ -106,6 +106,7 @@ def exercised_metrics() -> Metrics:
     metrics.poll_cycle.observe(0.3)
     metrics.poll_requests.observe(2)
     metrics.list_strategy.labels("main", "instance").set(1)
+    metrics.active_looks.labels("main", "unchanged").inc()
     metrics.last_poll_success.labels("main").set(1_700_000_000)
     metrics.jobs.labels("pending").set(2)
     metrics.llm_tokens.labels("prompt").inc(1200)

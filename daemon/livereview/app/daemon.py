@@ -17,7 +17,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from livereview.app.hosts import connect
 from livereview.app.wiring import open_store
 from livereview.core.model import Identity, JobState, Policy
-from livereview.hosts.base import Host, HostError
+from livereview.hosts.base import Host, HostError, LooksCheaply
 from livereview.hosts.local.git import tracked
 from livereview.jobs.knowledge import Knowledge
 from livereview.jobs.llm import Answerer, OpenAIAnswerer
@@ -31,6 +31,7 @@ from livereview.store.db import Store
 from livereview.store.engine import StoreError, StoreFatal
 from livereview.store.leases import Leases, holder_name
 from livereview.store.review_export import RepoBooks
+from livereview.sync.active import tier_on
 from livereview.sync.poller import CycleReport, HostPoller
 from livereview.systemd import Notifier
 
@@ -55,6 +56,10 @@ def policy(settings: Settings) -> Policy:
 
 
 IDENTITY_TIMEOUT_SECONDS = 10.0  # READY must not wait on a host that never answers
+# A tick waits for the reads it began this share of the hot interval, counted from its start,
+# then leaves them running: the next tick (jittered by at most a tenth of the interval)
+# finds it done and is never skipped for it (APScheduler skips a tick while one still runs).
+TICK_WAIT_SHARE = 0.8
 
 
 @dataclass
@@ -206,7 +211,7 @@ class App:
         self._tick_task = asyncio.current_task()
         try:
             reports = await self.cycle(
-                cold=cold, wait=self.settings.daemon.hot_poll_interval_seconds,
+                cold=cold, wait=self.settings.daemon.hot_poll_interval_seconds * TICK_WAIT_SHARE,
                 wait_for_identities=False)
         except StoreFatal:  # damaged or deleted: nothing can work, `run` stops and says why
             if self._stop is not None:
@@ -224,6 +229,10 @@ class App:
             self._tick_task = None
         if self.on_cycle is not None:
             self.on_cycle(reports)
+
+    async def glance(self) -> None:
+        """The active tier's look on every host that has one (sync/active.py)."""
+        await asyncio.gather(*(p.glance() for p in list(self.pollers.values())))
 
     async def status_line(self) -> str:
         """One line for systemd's STATUS=: hosts healthy, jobs waiting."""
@@ -295,6 +304,13 @@ class App:
                           # several daemons (or hosts' rate limits) shared: no lockstep
                           jitter=self.settings.daemon.hot_poll_interval_seconds / 10,
                           misfire_grace_time=int(self.settings.daemon.poll_interval_seconds))
+        daemon = self.settings.daemon
+        if tier_on(daemon) and any(isinstance(h, LooksCheaply) for h in self.hosts.values()):
+            scheduler.add_job(self.glance, "interval", id="active",
+                              seconds=daemon.active_poll_interval_seconds,
+                              next_run_time=datetime.now(), coalesce=True, max_instances=1,
+                              jitter=daemon.active_poll_interval_seconds / 10,
+                              misfire_grace_time=int(daemon.poll_interval_seconds))
         scheduler.start()
         self.last_tick = time.monotonic()
         notifier.ready(await self.status_line())

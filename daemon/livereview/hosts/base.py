@@ -122,6 +122,15 @@ class PacedInbox(Protocol):
     def inbox_due(self) -> bool: ...
 
 
+@runtime_checkable
+class LooksCheaply(Protocol):
+    """A host that can tell with one conditional request whether an MR changed since it was
+    last read (GitHub: the PR's ETag; a 304 costs no rate limit). The active tier looks at
+    the MRs people are busy on this way between hot cycles (docs/DESIGN.md §6)."""
+
+    async def mr_changed(self, key: MRKey) -> bool: ...
+
+
 class Host(Protocol):
     name: str
     type: str

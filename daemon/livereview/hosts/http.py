@@ -28,6 +28,7 @@ from livereview.hosts.base import (
     Transient,
 )
 from livereview.hosts.http_status import host_error, limit_header, rate_limited, retry_after
+from livereview.hosts.lanes import Lanes
 from livereview.hosts.payload import JsonObject, json_object, json_objects
 from livereview.hosts.revalidate import Keep, Revalidate, ValidatorCache, revalidated
 from livereview.metrics import Metrics, status_class
@@ -84,7 +85,7 @@ class HttpClient:
         self.max_response_bytes = max_response_bytes
         self.metrics = metrics
         self.retry = retry or RetryPolicy()
-        self._limit = asyncio.Semaphore(max_concurrency)
+        self._limit = Lanes(max_concurrency)  # hosts/lanes.py: what a person awaits first
         self._rate_limit: dict[str, int] = {}  # Remaining, Limit, Reset as last seen
         self._near_limit = False
         self.paced_seconds = 0.0
@@ -209,18 +210,30 @@ class HttpClient:
         """
         if not conditional or method != "GET":
             return await self._request(method, path, **kwargs)
+        return (await self._revalidate(path, keep, **kwargs))[0]
+
+    async def changed(self, path: str) -> bool:
+        """Whether a conditional GET of `path` has a new answer: True unless the host
+        answered 304 to the ETag of the response remembered for it (one never read, or
+        forgotten, is new). On GitHub a 304 costs no rate limit (`request`)."""
+        return (await self._revalidate(path, None))[1]
+
+    async def _revalidate(self, path: str, keep: Keep, **kwargs: Any
+                          ) -> tuple[httpx2.Response, bool]:
+        """A conditional GET: (the response, or the remembered one on a 304; whether it
+        is new)."""
         key = self.validated.key(path, kwargs.get("params"))
         cached = self.validated.get(key)
         if cached is not None:
             kwargs["headers"] = {**kwargs.get("headers", {}),
                                  "If-None-Match": cached.headers["ETag"]}
-        response = await self._request(method, path, **kwargs)
+        response = await self._request("GET", path, **kwargs)
         if response.status_code == 304 and cached is not None:
             self.not_modified += 1
-            return cached
+            return cached, False
         if response.headers.get("ETag"):
             self.validated.remember(key, response if keep is None else keep(response))
-        return response
+        return response, True
 
     async def _request(self, method: str, path: str, **kwargs: Any) -> httpx2.Response:
         safe_to_repeat = method in IDEMPOTENT

@@ -39,6 +39,7 @@ from livereview.hosts.base import (
     ExplainsAccess,
     FollowsMoves,
     Host,
+    LooksCheaply,
     PacedInbox,
     PagedDiffstat,
     statement,
@@ -218,6 +219,11 @@ class RoutedPaced(Routed):
     """A routed host whose adapters pace their inbox (GitHub's notifications): only such a
     host may be a `PacedInbox`, for that stands in for the cheap listing (sync/plan.py) —
     a routed GitLab host that were one would stop listing after its first cycle."""
+
+    async def mr_changed(self, key: MRKey) -> bool:
+        """The acting token's adapter looks (True, "read it", where it cannot)."""
+        host = self.route(key.repo)
+        return await host.mr_changed(key) if isinstance(host, LooksCheaply) else True
 
     def inbox_due(self) -> bool:
         """Due once every token's inbox is: a cycle that reads the inbox lists nothing

@@ -20,6 +20,7 @@ from livereview.core.model import ReplyJob
 from livereview.core.sanitize import outgoing
 from livereview.core.triggers import ack_marker, acked_for
 from livereview.hosts.base import Forbidden, Host, HostError, NotFound, ReactionRefused, Unsupported
+from livereview.hosts.lanes import urgent
 from livereview.hosts.reactions import ack_reaction
 from livereview.jobs import failure
 from livereview.metrics import Metrics
@@ -80,7 +81,8 @@ class Acknowledger:
         if not host.capabilities.reactions or host.name in self.refused:
             return False
         try:
-            await self._step(host.react(job.mr, job.message_id, emoji))
+            with urgent():  # the asker is waiting: before any listing (hosts/lanes.py)
+                await self._step(host.react(job.mr, job.message_id, emoji))
         except ReactionRefused as exc:
             self._refuse(host, emoji, str(exc))
             return False

@@ -77,6 +77,19 @@ class DaemonSettings(Section):
     """The hot cycle: the listing and the hot MRs; at most `poll_interval_seconds`."""
     hot_window_seconds: Annotated[float, Between(10, SECONDS_PER_DAY)] = 600.0
     """An MR with human activity this recent is hot (fetched every hot cycle)."""
+    active_poll_interval_seconds: Annotated[float, Between(0.1, 3600)] = 1.0
+    """The active tier, on hosts that can tell cheaply whether an MR changed (GitHub: one
+    conditional request, a 304 costing no rate limit): an MR with human activity within
+    `active_window_seconds` is looked at this often between hot cycles, and read when it
+    changed. At or above `hot_poll_interval_seconds` there is no active tier."""
+    active_window_seconds: Annotated[float, Between(10, SECONDS_PER_DAY)] = 180.0
+    """An MR with human activity this recent is active (see `active_poll_interval_seconds`);
+    idle longer, it goes back to the hot cycle's pace."""
+    max_active_mrs: Annotated[int, Between(0, 100)] = 5
+    """At most this many MRs of a host are active at once, the most recently active first:
+    the tier costs at most this many requests per active interval (5 a second: 300 a
+    minute, a third of GitHub's secondary limit of 900 points a minute per endpoint); 0
+    turns it off."""
     quiet_repo_interval_seconds: Annotated[float, Between(1, SECONDS_PER_DAY)] = 60.0
     """Hosts that list each repo with a request of its own (Bitbucket): a repo without an MR
     hot is listed this often; the bot's dashboard, where the host has one, is read within

@@ -217,6 +217,17 @@ def active_mrs(session: Session, host: str, since: datetime) -> set[MRKey]:
     return {MRKey(host, repo, iid) for repo, iid in rows}
 
 
+def most_active(session: Session, host: str, since: datetime) -> list[MRKey]:
+    """Open MRs with human activity or a push since `since`, the most recent first (ties by
+    repo and number): the active tier's candidates (sync/active.py)."""
+    rows = session.exec(select(MRConversation.repo, MRConversation.iid).where(
+        MRConversation.host == host, MRConversation.state == "opened",
+        MRConversation.last_activity_at >= since).order_by(
+        col(MRConversation.last_activity_at).desc(), col(MRConversation.repo),
+        col(MRConversation.iid)))
+    return [MRKey(host, repo, iid) for repo, iid in rows]
+
+
 def touch(session: Session, key: MRKey, now: datetime) -> None:
     session.connection().execute(update(MRConversation).where(
         col(MRConversation.host) == key.host, col(MRConversation.repo) == key.repo,

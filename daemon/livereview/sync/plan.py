@@ -11,12 +11,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from livereview.core.model import ChangedMR, MRKey
-from livereview.hosts.base import Host, PacedInbox
+from livereview.hosts.base import Host, LooksCheaply, PacedInbox
 from livereview.hosts.per_repo import ListsEachRepo
 from livereview.settings import DaemonSettings
 from livereview.store import jobs, sightings, snapshots, sync_failures
 from livereview.store import lessons as lesson_rows
 from livereview.store.db import Store
+from livereview.sync.active import tier_on
 from livereview.sync.first_sight import to_read
 from livereview.sync.quiet import QuietSchedule
 
@@ -31,6 +32,7 @@ class Plan:
     inbox: dict[MRKey, list[str]] = field(default_factory=dict)  # mention items to clear
     concessions: dict[MRKey, frozenset[str]] = field(default_factory=dict)  # 👎 to watch
     failed: set[MRKey] = field(default_factory=set)  # fetches that failed, kept in the store
+    active: list[MRKey] = field(default_factory=list)  # the active tier's (sync/active.py)
 
 
 @dataclass
@@ -67,6 +69,14 @@ class Planner:
         plan.targets |= {key for key, (_, at) in backoff.items() if at <= waiting}
         plan.targets -= {key for key, (_, at) in backoff.items() if at > waiting}
         plan.targets = {t for t in plan.targets if t.repo in watched}
+        if isinstance(self.host, LooksCheaply) and tier_on(self.settings):
+            active_since = now - timedelta(seconds=min(self.settings.active_window_seconds,
+                                                       self.settings.hot_window_seconds))
+            # The most recent first, so the cap keeps the busiest of those this replica
+            # watches (few MRs have had people on them in the last minutes).
+            plan.active = [key for key in await self.store.run(
+                snapshots.most_active, self.host.name, active_since)
+                if key.repo in watched][:self.settings.max_active_mrs]
         return plan
 
     async def changed(self, watched: set[str], since: datetime | None,

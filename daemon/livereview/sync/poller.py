@@ -32,7 +32,15 @@ from livereview.core.model import (
     Policy,
     Snapshot,
 )
-from livereview.hosts.base import AuthFailed, Forbidden, Host, HostError, NotFound
+from livereview.hosts.base import (
+    AuthFailed,
+    Forbidden,
+    Host,
+    HostError,
+    LooksCheaply,
+    NotFound,
+)
+from livereview.hosts.lanes import urgent
 from livereview.log_setup import FailureLog
 from livereview.metrics import Metrics
 from livereview.settings import DaemonSettings
@@ -41,12 +49,14 @@ from livereview.store import reviews, snapshots, state, sync_failures
 from livereview.store.db import Store
 from livereview.store.engine import StoreError
 from livereview.store.leases import INSTANCE, Leases
+from livereview.sync.active import ActiveTier, tier_on
 from livereview.sync.decide import decide, unchanged
 from livereview.sync.first_sight import by_recency
 from livereview.sync.ingest import FirstRead, Ingested, Read, load_or_store
 from livereview.sync.ingest import store as store_read
 from livereview.sync.plan import Plan, Planner
 from livereview.sync.sweep import feed
+from livereview.sync.watermark import ListingMarks
 
 log = structlog.get_logger("livereview.poller")
 MR_CONCURRENCY = 4  # MRs fetched at once per host (each is 3+ sequential requests)
@@ -92,6 +102,7 @@ class HostPoller:
     on_progress: Callable[[str, int, int], None] | None = None  # (host, done, total)
     leases: Leases | None = None  # replicas: poll only the shards this one holds
     clock: Callable[[], datetime] = field(default=lambda: datetime.now().astimezone())
+    monotonic: Callable[[], float] = time.monotonic  # a cycle's own duration
     unhealthy: dict[str, str] = field(default_factory=dict)  # repo → reason
     _repos_checked: bool = False
     last_cycle_ok: bool = False
@@ -110,9 +121,51 @@ class HostPoller:
     review_on: dict[str, tuple[str, ...]] = field(default_factory=dict)  # repo → events
     on_new_reviews: Callable[[], None] = lambda: None
     _planner: Planner = field(init=False)
+    _active: ActiveTier | None = field(init=False)  # sync/active.py; None: no tier here
+    _seen_baselines: dict[str, datetime] = field(default_factory=dict)  # the last cycle's
+    _glancing: set[MRKey] = field(default_factory=set)  # syncs the active tier began
+    # The 👎 on concessions the last cycle watched: a read between cycles reads them too, or
+    # the stored reactions would come and go.
+    _seen_concessions: dict[MRKey, frozenset[str]] = field(default_factory=dict)
+    _marks: ListingMarks = field(init=False)
 
     def __post_init__(self) -> None:
         self._planner = Planner(self.host, self.store, self.settings)
+        self._marks = ListingMarks(self.store, self.host.name)
+        self._active = ActiveTier(self.host, self.host.name, self.metrics) if isinstance(
+            self.host, LooksCheaply) and tier_on(self.settings) else None
+
+    @property
+    def active(self) -> tuple[MRKey, ...]:
+        """The MRs in the active tier, as the last hot cycle chose them."""
+        return () if self._active is None else self._active.keys
+
+    async def glance(self) -> int:
+        """The active tier's look (sync/active.py), every `active_poll_interval_seconds`:
+        the active MRs that changed begin syncing, as tasks not waited for — one MR's
+        reads never overlap (one being read is not looked at) and a slow one holds up no
+        look. Returns how many began."""
+        if self._active is None or self._halted or not self._active.keys:
+            return 0
+
+        def busy(key: MRKey) -> bool:
+            return (key in self._syncing or key in self._queued or key not in self.active
+                    or self._failures.get(key, (0, 0.0))[1] > time.monotonic())
+
+        with urgent():  # the look and the reads it begins (hosts/lanes.py)
+            changed = await self._active.changed(busy)
+            keys = [] if self._halted else [
+                key for key in changed if not busy(key) and key.repo in self._seen_baselines]
+            report = CycleReport(planned=len(keys))
+            for key in keys:
+                self._glance_at(key, report)
+        return len(keys)
+
+    def _glance_at(self, key: MRKey, report: CycleReport) -> None:
+        self._glancing.add(key)
+        task = self._start(key, self._seen_baselines[key.repo], report,
+                           Plan(concessions=self._seen_concessions))
+        task.add_done_callback(lambda _: self._glancing.discard(key))
 
     async def _baselines(self, now: datetime) -> dict[str, datetime]:
         """Per repo: comments created before this are history, never answered."""
@@ -325,11 +378,19 @@ class HostPoller:
         task.add_done_callback(lambda _: self._syncing.pop(key, None))
         return task
 
+    async def caught_up(self) -> None:
+        """Until no MR sync begun by this poller is running, and the listing watermark has
+        moved for those that were (callers that look once)."""
+        while self._syncing or self._feeders:
+            await asyncio.wait([*self._syncing.values(), *self._feeders])
+        await self._marks.settled()
+
     def halt(self) -> int:
         """Stopping: drop the MR syncs still waiting for their turn (a first sweep queues
         thousands) so that only the few being read hold the stop up; the listing watermark
         stays put and the next start lists them again. Returns how many were dropped."""
         self._halted = True
+        self._marks.cancel()
         queued = [task for key, task in self._syncing.items() if key not in self._reading]
         for task in [*queued, *self._feeders]:
             task.cancel()
@@ -341,6 +402,7 @@ class HostPoller:
         self.halt()
         if self._feeders:  # cancelled by halt: they start nothing more
             await asyncio.wait(self._feeders)
+        await self._marks.settled()
         if not self._syncing:
             return True
         _, pending = await asyncio.wait(list(self._syncing.values()), timeout=grace)
@@ -353,12 +415,12 @@ class HostPoller:
     async def cycle(self, *, cold: bool = False, wait: float | None = None) -> CycleReport:
         """One poll cycle: never raises for host trouble, reports it instead.
 
-        MRs sync as tasks the cycle waits for up to `wait` seconds (None: until all are
-        done). One MR that takes long — a 100 000-note thread — goes on syncing in the
+        MRs sync as tasks the cycle waits for until `wait` seconds after it began (None:
+        until all are done). One MR that takes long — a 100 000-note thread — goes on syncing in the
         background, is not started again meanwhile, and does not hold up the next cycles
         and the mentions they bring on other MRs."""
         report = CycleReport()
-        started, started_clock = time.monotonic(), self.clock()
+        started, started_clock = self.monotonic(), self.clock()
         sent_before = self.host.requests_sent
         shards = ({INSTANCE: self.repos} if self.leases is None else
                   await self.leases.poll_shards(self.host.name, self.repos, started_clock))
@@ -385,6 +447,9 @@ class HostPoller:
             plan = await self._planner.plan(started_clock, since, cold,
                                             set(repos) - set(self.unhealthy), baselines,
                                             self._failures)
+            self._seen_baselines, self._seen_concessions = baselines, plan.concessions
+            if self._active is not None:
+                self._active.choose(plan.active)
         except HostError as exc:
             self._trouble("listing", "host_listing_failed", exc)
             if isinstance(exc, NotFound | Forbidden):  # a repo may have gone: look again
@@ -412,24 +477,27 @@ class HostPoller:
             feeder.add_done_callback(self._feeders.discard)
             tasks.append(feeder)
         pending: set[asyncio.Task[None]] = set()
-        if tasks:
-            _, pending = await asyncio.wait(tasks, timeout=wait)
+        if tasks:  # `wait` counts from the cycle's start (app/daemon.py TICK_WAIT_SHARE)
+            left = None if wait is None else max(0.0, wait - (self.monotonic() - started))
+            _, pending = await asyncio.wait(tasks, timeout=left)
         report.in_background = len(self._queued) + len(self._syncing) if pending else 0
         if report.store_error:
             raise StoreError(report.store_error)
-        # Failed MRs are kept in the store and retried (with backoff); while any MR is
-        # still syncing the listing stays where it was, so a crash meanwhile loses nothing.
-        if plan.listed is not None and not pending and not self._syncing \
-                and not self._queued and not self._halted:
-            for scope in shards:
-                await self.store.run(state.advance_watermark, self.host.name, scope,
-                                     started_clock)
+        # Failed MRs are kept in the store and retried (with backoff); while an MR this
+        # cycle or an earlier one listed is still syncing the listing stays where it was,
+        # so a crash meanwhile loses nothing (sync/watermark.py). The active tier's reads
+        # are of MRs the hot cycle reads anyway: they hold nothing up.
+        if plan.listed is not None and not self._halted:
+            held = [task for key, task in self._syncing.items() if key not in self._glancing]
+            await self._marks.advance_after(
+                [*held, *self._feeders], tuple(shards), started_clock,
+                lambda: not self._halted and not report.store_error)
         self.metrics.last_poll_success.labels(self.host.name).set(time.time())
         return self._finish(report, started, sent_before)
 
     def _finish(self, report: CycleReport, started: float, sent_before: int) -> CycleReport:
         self.last_cycle_ok = report.ok
-        report.seconds = time.monotonic() - started
+        report.seconds = self.monotonic() - started
         report.requests = self.host.requests_sent - sent_before
         self.metrics.poll_cycle.observe(report.seconds)
         self.metrics.poll_requests.observe(report.requests)

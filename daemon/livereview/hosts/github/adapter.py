@@ -135,6 +135,14 @@ class GitHub(GitHubReview, OverHttp):
             return False
         return True
 
+    async def mr_changed(self, key: MRKey) -> bool:
+        """One conditional `GET` of the pull request, on the ETag `fetch_mr` remembered: a
+        new comment, review comment, review or push changes its `comments` /
+        `review_comments` counts, head or `updated_at`, hence its ETag; a 304 costs no rate
+        limit (https://docs.github.com/en/rest/using-the-rest-api/best-practices-for-using-the-rest-api#use-conditional-requests-if-appropriate).
+        An edited comment may not: the hot cycle's full read sees those."""
+        return await self.http.changed(self._pull(key))
+
     async def mention_inbox(self, repos: tuple[str, ...]) -> dict[MRKey, list[str]]:
         return await self.notifications.read(repos)
 
