@@ -95,8 +95,27 @@ def test_store_reading_commands_load_no_sdk_web_stack_or_sandbox(
                     "--url", f"sqlite:///{tmp_path / 'state.db'}"], tmp_path)
     code, modules = loaded(["--config", str(config), *argv], tmp_path, tmp_path)
     assert code in (0, 1)  # `health`: never polled; `mr comments`: the host is port 9
-    assert "sqlalchemy" in modules  # the probe sees what ran: these do read the store
+    assert "livereview.store.faults" in modules  # the probe sees what ran: these do read
     assert _present(modules, NEVER) == []
+
+
+# What the store's plain read path (store/reads.py) keeps out of `health` and `pending` on
+# a SQLite store: the ORM and the database layer under it.
+NO_ORM = ("sqlalchemy", "sqlmodel", "livereview.store.tables", "livereview.store.db",
+          "livereview.store.engine")
+
+
+@pytest.mark.parametrize("argv", [["health"], ["pending"], ["pending", "--json"],
+                                  ["pending", "--include-replied"]])
+def test_health_and_pending_read_a_sqlite_store_without_the_orm(
+        argv: list[str], tmp_path: Path) -> None:
+    config = _config(tmp_path)
+    assert main_ok(["--config", str(config), "db", "migrate", "--create",
+                    "--url", f"sqlite:///{tmp_path / 'state.db'}"], tmp_path)
+    code, modules = loaded(["--config", str(config), *argv], tmp_path, tmp_path)
+    assert code == (1 if argv == ["health"] else 0)  # `health`: never polled
+    assert "livereview.store.reads" in modules
+    assert _present(modules, NO_ORM) == []
 
 
 def test_reading_a_config_parses_no_source_file(tmp_path: Path) -> None:

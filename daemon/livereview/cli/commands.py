@@ -195,7 +195,7 @@ def _conversation(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _health(settings: Settings, args: argparse.Namespace) -> int:
-    from livereview.store.leases import INSTANCE
+    from livereview.store.reads import INSTANCE
     from livereview.tools import status
 
     last = status.last_success(settings)
@@ -246,7 +246,7 @@ def _pending(settings: Settings, args: argparse.Namespace) -> int:
         print(f"livereview: pending --repo {args.repo}: not a watched repo (the config "
               f"watches {', '.join(watched)})", file=sys.stderr)
         return EXIT_USAGE
-    from livereview.store.engine import StoreMissing
+    from livereview.store.faults import StoreMissing
     from livereview.tools import status
 
     try:
@@ -459,7 +459,7 @@ def _mcp_without_config(args: argparse.Namespace) -> bool:
 
 def _configured(args: argparse.Namespace) -> int:
     from livereview.settings import ConfigError
-    from livereview.store.engine import StoreError
+    from livereview.store.faults import StoreError
 
     try:
         settings = _settings(args)
