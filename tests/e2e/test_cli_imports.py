@@ -100,9 +100,10 @@ def test_store_reading_commands_load_no_sdk_web_stack_or_sandbox(
 
 
 # What the store's plain read path (store/reads.py) keeps out of `health` and `pending` on
-# a SQLite store: the ORM and the database layer under it.
+# a SQLite store: the ORM and the database layer under it; and, as they log nothing and
+# await nothing, structlog (log_setup.py configures it when it is loaded) and asyncio.
 NO_ORM = ("sqlalchemy", "sqlmodel", "livereview.store.tables", "livereview.store.db",
-          "livereview.store.engine")
+          "livereview.store.engine", "structlog", "asyncio")
 
 
 @pytest.mark.parametrize("argv", [["health"], ["pending"], ["pending", "--json"],

@@ -8,7 +8,6 @@ lines are on stderr only, from the first one on.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import importlib
 import json
 import os
@@ -343,6 +342,8 @@ def _run_daemon(settings: Settings, args: argparse.Namespace) -> int:
             print(f"livereview: {exc}", file=sys.stderr)
             return EXIT_USAGE
     try:
+        import asyncio
+
         return asyncio.run(_daemon(settings, args, web))
     except ListenError as exc:
         print(f"livereview: {exc}", file=sys.stderr)
@@ -363,6 +364,8 @@ def _demo(args: argparse.Namespace) -> int:
             return EXIT_USAGE
     logs.configure("console", [ai.api_key.reveal()] if ai else [],
                    level="WARNING" if args.log_level == "INFO" else args.log_level)
+    import asyncio
+
     try:
         return asyncio.run(run_demo(sys.stdout, ai, keep=args.keep))
     except DemoError as exc:
@@ -471,6 +474,8 @@ def _configured(args: argparse.Namespace) -> int:
     logs.configure(settings.daemon.log_format, secrets, level=args.log_level)
     try:
         if args.command == "check":
+            import asyncio
+
             return asyncio.run(_check(settings))
         if args.command == "pending":
             return _pending(settings, args)
