@@ -191,3 +191,19 @@ def test_run_loads_neither_the_model_sdk_nor_the_faces_nor_alembic_when_current(
     modules: list[str] = found["modules"]
     assert {"livereview.app.daemon", "livereview.jobs.chat", "apscheduler"} <= set(modules)
     assert _present(modules, RUN_NEVER) == []
+
+
+def test_mr_comments_reads_the_replied_marks_of_a_current_sqlite_store_without_the_orm(
+        tmp_path: Path) -> None:
+    """Only the configured host type's adapter, and no ORM: the marks are a plain read (the
+    host is port 9, refused, after the store was opened)."""
+    config = _config(tmp_path)
+    assert main_ok(["--config", str(config), "db", "migrate", "--create",
+                    "--url", f"sqlite:///{tmp_path / 'state.db'}"], tmp_path)
+    code, modules = loaded(["--config", str(config), "mr", "comments", "gl:acme/api!1"],
+                           tmp_path, tmp_path)
+    assert code == 1
+    assert {"livereview.store.reads", "livereview.hosts.gitlab.adapter"} <= set(modules)
+    assert _present(modules, ("sqlalchemy", "sqlmodel", "livereview.store.tables",
+                              "livereview.hosts.github", "livereview.hosts.bitbucket_cloud",
+                              "livereview.hosts.bitbucket_server")) == []

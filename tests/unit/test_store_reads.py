@@ -15,13 +15,13 @@ from hypothesis import strategies as st
 from sqlalchemy import text
 from sqlmodel import Session
 
-from livereview.core.model import JobState
+from livereview.core.model import JobState, MRKey
 from livereview.core.model_runs import ReviewState
-from livereview.store import jobs, reviews, state
+from livereview.store import jobs, replied, reviews, state
 from livereview.store.db import Store
 from livereview.store.engine import StoreCorrupt, StoreError, sqlite_file
 from livereview.store.reads import PendingJob, PendingRun, Reader, sqlite_path
-from livereview.store.tables import PollWatermark, ReplyJobRow, ReviewRunRow
+from livereview.store.tables import PollWatermark, ReplyJobRow, ReviewRunRow, ToolReply
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 INDIA = timezone(timedelta(hours=5, minutes=30))
@@ -49,6 +49,12 @@ def _seed(session: Session) -> None:
             repo=f"acme/{'api' if n % 2 else 'web'}", iid=n, trigger="cli", state=run_state,
             attempts=n, next_attempt_at=at + timedelta(minutes=1), last_error=f"e{n}",
             created_at=at, updated_at=at))
+    for n in range(12):  # tool replies: done, begun (no replied_at), on a job's comment too
+        session.add(ToolReply(
+            host="gl", repo=f"acme/{'api' if n % 3 else 'web'}", iid=n % 4,
+            comment_id=f"m{n}" if n % 2 else f"tool{n}", thread_id=f"t{n}", body_digest="d",
+            started_at=T0, reply_id=None if n % 5 == 0 else f"r{n}",
+            replied_at=None if n % 4 == 3 else (T0 + timedelta(seconds=n)).astimezone(INDIA)))
     for n, (host, scope) in enumerate([("gl", "*"), ("gl", "acme/api"), ("gh", "*")]):
         session.add(PollWatermark(host=host, scope=scope, first_seen_at=T0,
                                   listed_until=None if n == 1 else T0 + timedelta(seconds=n)))
@@ -88,6 +94,14 @@ def test_the_plain_reads_give_what_the_orm_gives_on_the_same_store(seeded: Path)
             assert reader.unfinished(repo) == _orm_runs(
                 store.transaction(reviews.unfinished, repo=repo))
         assert reader.unfinished()  # open and failed runs were compared, not two empties
+        marks = 0
+        for iid in range(len(JOB_STATES) * 2):
+            for repo in ("acme/api", "acme/web"):
+                key = MRKey("gl", repo, iid)
+                plain_marks = reader.replied(key)
+                assert plain_marks == store.transaction(replied.replied_in, key), key
+                marks += len(plain_marks)
+        assert marks >= 4  # posted jobs and tool replies were among them
     finally:
         reader.close()
         store.close()

@@ -1,12 +1,13 @@
-"""The store as `health` and `pending` read it, with the standard library's sqlite3 and no
-ORM (docs/DESIGN.md §7, "Reading without the ORM"): a command run in a loop by an agent or
-a container's health check starts without SQLAlchemy, SQLModel and the 22 table classes.
+"""The store as `health`, `pending` and `mr comments` read it, with the standard library's
+sqlite3 and no ORM (docs/DESIGN.md §7, "Reading without the ORM"): a command run in a loop
+by an agent or a container's health check starts without SQLAlchemy, SQLModel and the 22
+table classes.
 
 Only a SQLite file named by a plain `sqlite:///PATH` URL is read this way; PostgreSQL, and
 a SQLite URL with a query or percent-escapes, take the ORM path (tools/status.py). Like
 `Store.open_existing`, the file is opened, never created or written (`query_only`), and a
 schema that is not this version's is the same one line (store/faults.py). Each query here
-has its ORM twin (state.listings, jobs.listing, reviews.unfinished);
+has its ORM twin (state.listings, jobs.listing, reviews.unfinished, replied.replied_in);
 tests/unit/test_store_reads.py holds the two equal on one store.
 """
 
@@ -22,6 +23,7 @@ from types import TracebackType
 from typing import Self
 from urllib.parse import quote
 
+from livereview.core.model import MRKey
 from livereview.core.model_runs import ReviewState
 from livereview.store.faults import (
     StoreCorrupt,
@@ -31,6 +33,7 @@ from livereview.store.faults import (
     judge_schema,
     read_only_hint,
 )
+from livereview.store.replied_marks import JobMark, Replied, ToolMark, fold, job_key_range
 
 INSTANCE = "*"  # the watermark scope of a host's one shard (what a single process uses)
 # What SQLAlchemy's make_url reads as the path itself: no query, fragment or %-escape.
@@ -194,6 +197,26 @@ class Reader:
                     "SELECT key, host, repo, iid, trigger, state, attempts, last_error, "  # noqa: S608 - _filters formats in placeholders only
                     f"created_at, next_attempt_at FROM review_runs{where} ORDER BY id",
                     parameters)]
+
+
+    def replied(self, key: MRKey) -> dict[str, Replied]:
+        """The MR's answered comments by comment id: replied.replied_in."""
+        low, high = job_key_range(key)
+        jobs: list[JobMark] = [
+            (str(comment), None if reply is None else str(reply),
+             _utc(None if at is None else str(at)), str(state))
+            for comment, reply, at, state in self._rows(
+                "SELECT host_message_id, posted_message_id, posted_at, state FROM reply_jobs "
+                "WHERE key >= ? AND key < ? AND host = ? AND repo = ? AND iid = ?",
+                (low, high, key.host, key.repo, key.iid))]
+        tools: list[ToolMark] = [
+            (str(comment), None if reply is None else str(reply),
+             _utc(None if at is None else str(at)))
+            for comment, reply, at in self._rows(
+                "SELECT comment_id, reply_id, replied_at FROM tool_replies WHERE host = ? "
+                "AND repo = ? AND iid = ? AND replied_at IS NOT NULL",
+                (key.host, key.repo, key.iid))]
+        return fold(key, jobs, tools)
 
 
 def _filters(states: Iterable[str] | None, repo: str | None) -> tuple[str, list[object]]:
