@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import importlib.abc
 import importlib.machinery
+import importlib.util
 import logging
 import os
 import sys
@@ -60,8 +61,8 @@ class _OnStructlog(importlib.abc.MetaPathFinder):
                   target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
         if fullname != "structlog":
             return None
-        sys.meta_path.remove(self)  # once: the finders after it find the real spec
-        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        sys.meta_path.remove(self)  # once: the other finders find the real spec
+        spec = importlib.util.find_spec(fullname)
         if spec is not None and spec.loader is not None:
             spec.loader = _Loading(spec.loader)
         return spec
