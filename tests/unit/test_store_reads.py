@@ -70,6 +70,11 @@ def _orm_runs(rows: list[ReviewRunRow]) -> list[PendingRun]:
                        r.last_error, r.created_at, r.next_attempt_at) for r in rows]
 
 
+def _shown(row: PendingJob | PendingRun) -> tuple[str, str]:
+    created = row.comment_created_at if isinstance(row, PendingJob) else row.created_at
+    return created.isoformat(), row.next_attempt_at.isoformat()
+
+
 @pytest.fixture
 def seeded(tmp_path: Path) -> Path:
     path = tmp_path / "state.db"
@@ -87,12 +92,15 @@ def test_the_plain_reads_give_what_the_orm_gives_on_the_same_store(seeded: Path)
         for states in (None, [], ["pending", "failed"], JOB_STATES[:1], JOB_STATES[-1:]):
             for repo in (None, "acme/api", "acme/nowhere"):
                 plain = reader.jobs(states=states, repo=repo)
-                assert plain == _orm_jobs(store.transaction(
-                    jobs.listing, states=states, repo=repo)), (states, repo)
+                orm = _orm_jobs(store.transaction(jobs.listing, states=states, repo=repo))
+                assert plain == orm, (states, repo)
+                # `pending` prints isoformat(): equal instants in another zone would differ
+                assert [_shown(j) for j in plain] == [_shown(j) for j in orm]
         assert len(reader.jobs()) == 2 * len(JOB_STATES)  # the comparison saw every row
         for repo in (None, "acme/api", "acme/web"):
-            assert reader.unfinished(repo) == _orm_runs(
-                store.transaction(reviews.unfinished, repo=repo))
+            runs = _orm_runs(store.transaction(reviews.unfinished, repo=repo))
+            assert reader.unfinished(repo) == runs
+            assert [_shown(r) for r in reader.unfinished(repo)] == [_shown(r) for r in runs]
         assert reader.unfinished()  # open and failed runs were compared, not two empties
         marks = 0
         for iid in range(len(JOB_STATES) * 2):
