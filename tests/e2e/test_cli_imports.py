@@ -207,3 +207,16 @@ def test_mr_comments_reads_the_replied_marks_of_a_current_sqlite_store_without_t
     assert _present(modules, ("sqlalchemy", "sqlmodel", "livereview.store.tables",
                               "livereview.hosts.github", "livereview.hosts.bitbucket_cloud",
                               "livereview.hosts.bitbucket_server")) == []
+
+
+@pytest.mark.parametrize("verb", [["list"], ["list", "--json"]])
+def test_listing_local_reviews_reads_the_repository_store_without_the_orm(
+        verb: list[str], tmp_path: Path) -> None:
+    """No config, no settings, nothing logged: `review list` reads `.livereview/` with
+    sqlite3 (tools/local_list.py) once `review request` has created it."""
+    repo = review_repo(tmp_path / "r")
+    assert main_ok(["review", "request", "HEAD~1", "--title", "T"], repo.path)
+    code, modules = loaded(["review", *verb], repo.path, tmp_path)
+    assert code == 0
+    assert "livereview.store.local_reads" in modules
+    assert _present(modules, (*NO_ORM, "pydantic", "livereview.settings")) == []

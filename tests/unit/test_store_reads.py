@@ -15,9 +15,18 @@ from hypothesis import strategies as st
 from sqlalchemy import text
 from sqlmodel import Session
 
+from livereview.core.local_model import (
+    AuthorKind,
+    FileStat,
+    NewThread,
+    RangeState,
+    ReviewStatus,
+    ThreadKind,
+    as_dict,
+)
 from livereview.core.model import JobState, MRKey
 from livereview.core.model_runs import ReviewState
-from livereview.store import jobs, replied, reviews, state
+from livereview.store import jobs, local_reads, local_reviews, replied, reviews, state
 from livereview.store.db import Store
 from livereview.store.engine import StoreCorrupt, StoreError, sqlite_file
 from livereview.store.reads import PendingJob, PendingRun, Reader, sqlite_path
@@ -195,3 +204,47 @@ def test_a_file_that_is_no_database_is_called_damaged_both_ways(tmp_path: Path) 
     kind, line = _refusal(path)
     assert kind is StoreCorrupt
     assert "is damaged" in line
+
+
+def _local_reviews(session: Session) -> None:
+    """Two repositories' reviews: a branch in the range column, a renamed and a binary
+    file, threads on lines, on the whole review and on a removed line, replies, a reaction,
+    a resolved thread and every status."""
+    files = (FileStat("a.py", "a.py", "modified", 3, 1),
+             FileStat("new.py", "old.py", "renamed", 0, 0),
+             FileStat("logo.png", "logo.png", "added", 0, 0, True))
+    for n, status in enumerate([*ReviewStatus, ReviewStatus.PENDING]):
+        at = T0 + timedelta(minutes=n, microseconds=n * 101)
+        repo = "/src/api" if n % 2 else "/src/web ✓"
+        state = RangeState(f"main..topic{n}", f"b{n}", f"h{n}", worktree=n == 3, files=files,
+                           branch="topic" if n % 2 else "")
+        threads = [NewThread(ThreadKind.TODO, "a.py", n + 1, "x = 1", "Ann", AuthorKind.CODE,
+                             "TODO: name it"),
+                   NewThread(ThreadKind.COMMENT, "", None, "", "agent", AuthorKind.AGENT,
+                             "overall"),
+                   NewThread(ThreadKind.FINDING, "old.py", None, "y", "livereview",
+                             AuthorKind.BOT, "gone", old_line=4)]
+        review = local_reviews.create(session, repo, f"review {n}", '{"k": [1]}' if n else "",
+                                      state, threads, at)
+        first = review.threads[0]
+        reply = local_reviews.add_message(session, review.id, first.id, "Bob",
+                                          AuthorKind.HUMAN, "why?", at + timedelta(seconds=1))
+        local_reviews.react(session, review.id, reply.id, "eyes", at)
+        local_reviews.set_resolved(session, review.id, review.threads[1].id, True, at)
+        local_reviews.set_status(session, review.id, status, at + timedelta(seconds=2))
+
+
+def test_the_plain_read_of_local_reviews_gives_what_the_orm_gives(tmp_path: Path) -> None:
+    path = tmp_path / "livereview.db"
+    store = Store.open(f"sqlite:///{path}")
+    try:
+        store.transaction(_local_reviews)
+        with Reader.open(path, 10.0) as reader:
+            for repo in ("/src/api", "/src/web ✓", "/src/none"):
+                plain = local_reads.of_repo(reader, repo)
+                assert plain == store.transaction(local_reviews.of_repo, repo), repo
+                assert [as_dict(r) for r in plain] == [  # what `review list --json` prints
+                    as_dict(r) for r in store.transaction(local_reviews.of_repo, repo)]
+            assert len(local_reads.of_repo(reader, "/src/api")) == 2
+    finally:
+        store.close()

@@ -11,7 +11,6 @@ Exit codes: 0 ok, 2 bad input, 1 runtime failure, 124 `wait` timed out without f
 from __future__ import annotations
 
 import argparse
-import asyncio
 import functools
 import json
 import re
@@ -19,8 +18,6 @@ import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
-
-import structlog
 
 from livereview import log_setup as logs
 from livereview.cli import progress
@@ -38,13 +35,12 @@ from livereview.core.local_model import (
 )
 from livereview.core.sanitize import clean, one_line, shown_path
 from livereview.hosts.base import HostError
-from livereview.store.engine import StoreError
-from livereview.tools import local_review as ops
+from livereview.store.faults import StoreError
 from livereview.tools.errors import ToolError
-from livereview.tools.local_browse import reviews
 
 if TYPE_CHECKING:  # the model's SDK is imported only by the verbs that may answer
     from livereview.app.local_respond import Responder
+    from livereview.tools import local_review as ops
 
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, EXIT_TIMEOUT, EXIT_SIGINT = 0, 1, 2, 124, 130
 _MARKER = re.compile(r"\n*<!-- livereview:[\w:=.\-]+ -->\s*\Z")  # for the host, not a reader
@@ -65,6 +61,14 @@ def run(root: argparse.Namespace, config: Path | None) -> int:
             args.body = body(args, sys.stdin, sys.stderr)
         if args.verb == "update":
             args.range = range_of(args, sys.stderr)
+        if args.verb == "list":  # a store that needs nothing done is read without the ORM
+            from livereview.tools.local_list import listed
+
+            found = listed(args.repo)
+            if found is not None:
+                return _list(found, args.json)
+        import asyncio
+
         return asyncio.run(_run(args, config))
     except BadBody as exc:
         print(f"livereview: {exc}", file=sys.stderr)
@@ -80,6 +84,8 @@ def run(root: argparse.Namespace, config: Path | None) -> int:
     except KeyboardInterrupt:
         return EXIT_SIGINT
     except Exception as exc:  # noqa: BLE001 - a bug: one line for the user, as commands.py does
+        import structlog
+
         structlog.get_logger("livereview.cli").debug("internal_error", exc_info=True)
         print(f"livereview: internal error: {type(exc).__name__}: {exc} (a bug; "
               "--log-level DEBUG shows where, please report it)", file=sys.stderr)
@@ -87,6 +93,10 @@ def run(root: argparse.Namespace, config: Path | None) -> int:
 
 
 async def _run(args: argparse.Namespace, config: Path | None) -> int:
+    # The workspace: the repository's store through the ORM, created or migrated if need be.
+    from livereview.tools import local_review as ops
+    from livereview.tools.local_browse import reviews
+
     if args.verb in READING:
         ws = ops.open_workspace(args.repo)
         try:
@@ -114,6 +124,8 @@ async def _run(args: argparse.Namespace, config: Path | None) -> int:
 
 async def _verb(args: argparse.Namespace, ws: ops.Workspace, description: str,
                 answering: Responder) -> int:
+    from livereview.tools import local_review as ops
+
     verb = args.verb
     if verb == "request":
         with progress.bars(sys.stderr) as shown:  # a terminal's: a range of many files
@@ -179,6 +191,8 @@ def _list(found: list[LocalReview], as_json: bool) -> int:
 
 async def _wait(ws: ops.Workspace, args: argparse.Namespace,
                 answer: Callable[[], Awaitable[object]]) -> int:
+    from livereview.tools import local_review as ops
+
     feedback = await ops.wait(ws, args.id, args.timeout, between=answer)
     review = await ops.review_of(ws, args.id)
     print(json.dumps(feedback_dict(review, feedback), indent=2))
@@ -205,6 +219,8 @@ def _say(note: str) -> None:
 
 async def _print(ws: ops.Workspace, review: LocalReview, as_json: bool,
                  code: bool = False) -> int:
+    from livereview.tools import local_review as ops
+
     if as_json:
         print(json.dumps(as_dict(review), indent=2))
         return EXIT_OK

@@ -87,7 +87,7 @@ def one_shard(repos: Sequence[str]) -> dict[str, tuple[str, ...]]:
     return {INSTANCE: tuple(repos)}
 
 
-def _utc(value: str | None) -> datetime | None:
+def utc(value: str | None) -> datetime | None:
     """A stored datetime as SQLModel's UTCDateTime hands it back: SQLite keeps UTC without
     an offset (`YYYY-MM-DD HH:MM:SS[.ffffff]`)."""
     if value is None:
@@ -96,8 +96,8 @@ def _utc(value: str | None) -> datetime | None:
     return parsed.replace(tzinfo=UTC) if parsed.utcoffset() is None else parsed.astimezone(UTC)
 
 
-def _at(value: str) -> datetime:
-    parsed = _utc(value)
+def at(value: str) -> datetime:
+    parsed = utc(value)
     assert parsed is not None  # a NOT NULL column
     return parsed
 
@@ -154,10 +154,16 @@ class Reader:
 
     def _rows(self, sql: str, parameters: Sequence[object] = ()) -> list[tuple[object, ...]]:
         """One query in its own read transaction (BEGIN: a reader takes no write lock)."""
+        return self.together([(sql, parameters)])[0]
+
+    def together(self, queries: Sequence[tuple[str, Sequence[object]]]
+                 ) -> list[list[tuple[object, ...]]]:
+        """Each query's rows, all read in one transaction: one state of the store."""
         try:
             self._connection.execute("BEGIN")
             try:
-                return list(self._connection.execute(sql, parameters))
+                return [list(self._connection.execute(sql, parameters))
+                        for sql, parameters in queries]
             finally:
                 self._connection.execute("COMMIT")
         except sqlite3.Error as exc:
@@ -168,7 +174,7 @@ class Reader:
         result: dict[str, dict[str, datetime | None]] = {}
         for host, scope, listed_until in self._rows(
                 "SELECT host, scope, listed_until FROM poll_watermarks"):
-            result.setdefault(str(host), {})[str(scope)] = _utc(
+            result.setdefault(str(host), {})[str(scope)] = utc(
                 None if listed_until is None else str(listed_until))
         return result
 
@@ -177,8 +183,8 @@ class Reader:
         """The reply jobs in `states` (all: None) of `repo` (all: None), by id: jobs.listing."""
         where, parameters = _filters(states, repo)
         return [PendingJob(str(key), str(host), str(repo_), int(str(iid)), str(reason),
-                           str(state), int(str(attempts)), str(error), _at(str(created)),
-                           _at(str(next_at)))
+                           str(state), int(str(attempts)), str(error), at(str(created)),
+                           at(str(next_at)))
                 for key, host, repo_, iid, reason, state, attempts, error, created, next_at
                 in self._rows(
                     "SELECT key, host, repo, iid, reason, state, attempts, last_error, "  # noqa: S608 - _filters formats in placeholders only
@@ -190,8 +196,8 @@ class Reader:
         states = [s.value for s in ReviewState if s.open] + [ReviewState.FAILED.value]
         where, parameters = _filters(states, repo)
         return [PendingRun(str(key), str(host), str(repo_), int(str(iid)), str(trigger),
-                           str(state), int(str(attempts)), str(error), _at(str(created)),
-                           _at(str(next_at)))
+                           str(state), int(str(attempts)), str(error), at(str(created)),
+                           at(str(next_at)))
                 for key, host, repo_, iid, trigger, state, attempts, error, created, next_at
                 in self._rows(
                     "SELECT key, host, repo, iid, trigger, state, attempts, last_error, "  # noqa: S608 - _filters formats in placeholders only
@@ -204,14 +210,14 @@ class Reader:
         low, high = job_key_range(key)
         jobs: list[JobMark] = [
             (str(comment), None if reply is None else str(reply),
-             _utc(None if at is None else str(at)), str(state))
+             utc(None if at is None else str(at)), str(state))
             for comment, reply, at, state in self._rows(
                 "SELECT host_message_id, posted_message_id, posted_at, state FROM reply_jobs "
                 "WHERE key >= ? AND key < ? AND host = ? AND repo = ? AND iid = ?",
                 (low, high, key.host, key.repo, key.iid))]
         tools: list[ToolMark] = [
             (str(comment), None if reply is None else str(reply),
-             _utc(None if at is None else str(at)))
+             utc(None if at is None else str(at)))
             for comment, reply, at in self._rows(
                 "SELECT comment_id, reply_id, replied_at FROM tool_replies WHERE host = ? "
                 "AND repo = ? AND iid = ? AND replied_at IS NOT NULL",

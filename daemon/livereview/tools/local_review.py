@@ -17,7 +17,6 @@ from pathlib import Path
 
 from livereview.core import local_notes
 from livereview.core.local_model import (
-    STATE_DIR,
     AuthorKind,
     Feedback,
     FileStat,
@@ -35,9 +34,9 @@ from livereview.hosts.local.git import BadRange, Git, GitRange, NotARepository, 
 from livereview.store.db import Store
 from livereview.store.review_export import RepoBooks, ReviewBook
 from livereview.tools.errors import MAX_ID, BadInput
+from livereview.tools.local_list import EXCLUDE_LINE
 
 PEOPLE = frozenset({AuthorKind.HUMAN})  # whose words `wait` hands out
-EXCLUDE_LINE = f"{STATE_DIR}/"
 WAIT_POLL_SECONDS = 0.5
 ANSWER_EVERY_SECONDS = 2.0  # the reply workflow's poll while waiting: a cycle costs git calls
 
