@@ -209,14 +209,21 @@ def test_mr_comments_reads_the_replied_marks_of_a_current_sqlite_store_without_t
                               "livereview.hosts.bitbucket_server")) == []
 
 
-@pytest.mark.parametrize("verb", [["list"], ["list", "--json"]])
-def test_listing_local_reviews_reads_the_repository_store_without_the_orm(
-        verb: list[str], tmp_path: Path) -> None:
-    """No config, no settings, nothing logged: `review list` reads `.livereview/` with
+# `show` reads the code around each thread through the local host's git calls (asyncio).
+LOCAL_PLAIN = ("sqlalchemy", "sqlmodel", "livereview.store.tables", "livereview.store.db",
+               "livereview.store.engine", "structlog", "pydantic", "livereview.settings")
+
+
+@pytest.mark.parametrize(("verb", "forbidden"), [
+    (["list"], (*LOCAL_PLAIN, "asyncio")), (["list", "--json"], (*LOCAL_PLAIN, "asyncio")),
+    (["show", "1"], LOCAL_PLAIN), (["show", "1", "--json"], LOCAL_PLAIN)])
+def test_reading_local_reviews_reads_the_repository_store_without_the_orm(
+        verb: list[str], forbidden: tuple[str, ...], tmp_path: Path) -> None:
+    """No config, no settings, nothing logged: `review list|show` read `.livereview/` with
     sqlite3 (tools/local_list.py) once `review request` has created it."""
     repo = review_repo(tmp_path / "r")
     assert main_ok(["review", "request", "HEAD~1", "--title", "T"], repo.path)
     code, modules = loaded(["review", *verb], repo.path, tmp_path)
     assert code == 0
     assert "livereview.store.local_reads" in modules
-    assert _present(modules, (*NO_ORM, "pydantic", "livereview.settings")) == []
+    assert _present(modules, forbidden) == []

@@ -40,6 +40,7 @@ from livereview.tools.errors import ToolError
 
 if TYPE_CHECKING:  # the model's SDK is imported only by the verbs that may answer
     from livereview.app.local_respond import Responder
+    from livereview.hosts.local.adapter import LocalHost
     from livereview.tools import local_review as ops
 
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, EXIT_TIMEOUT, EXIT_SIGINT = 0, 1, 2, 124, 130
@@ -68,6 +69,13 @@ def run(root: argparse.Namespace, config: Path | None) -> int:
             if found is not None:
                 return _list(found, args.json)
         import asyncio
+
+        if args.verb == "show":  # the same, when showing it changes nothing (local_list.py)
+            from livereview.tools.local_list import shown
+
+            plain = shown(args.repo, args.id)
+            if plain is not None:
+                return asyncio.run(_print(plain[1], plain[0], args.json, code=True))
 
         return asyncio.run(_run(args, config))
     except BadBody as exc:
@@ -102,7 +110,7 @@ async def _run(args: argparse.Namespace, config: Path | None) -> int:
         try:
             if args.verb == "list":
                 return _list(await reviews(ws), args.json)
-            return await _print(ws, await ops.review_of(ws, args.id), args.json, code=True)
+            return await _print(ws.host, await ops.review_of(ws, args.id), args.json, code=True)
         finally:
             ws.close()
     from livereview.app.local_respond import responder
@@ -140,7 +148,7 @@ async def _verb(args: argparse.Namespace, ws: ops.Workspace, description: str,
             answering.progress = shown.counter("AI review: files read") if shown else None
             review = await answering.review(review)
         _say(answering.note)
-        return await _print(ws, review, args.json)
+        return await _print(ws.host, review, args.json)
     if verb == "reply":
         named, message = await ops.reply(ws, args.id, args.thread, args.body, notice=_say)
         await answering.answer(args.id)
@@ -158,17 +166,17 @@ async def _verb(args: argparse.Namespace, ws: ops.Workspace, description: str,
         status = (ReviewStatus.APPROVED if verb == "approve"
                   else ReviewStatus.CHANGES_REQUESTED)
         review = await ops.set_status(ws, args.id, status, getattr(args, "body", ""))
-        return await _print(ws, review, args.json)
+        return await _print(ws.host, review, args.json)
     if verb == "resolve":
         await ops.resolve(ws, args.id, args.thread, not args.reopen, notice=_say)
-        return await _print(ws, await ops.review_of(ws, args.id), args.json)
+        return await _print(ws.host, await ops.review_of(ws, args.id), args.json)
     if verb == "update":
         with progress.bars(sys.stderr) as shown:
             review = await ops.update(ws, args.id, args.range)
             answering.progress = shown.counter("AI review: files read") if shown else None
             review = await answering.review(review)
         _say(answering.note)
-        return await _print(ws, review, args.json)
+        return await _print(ws.host, review, args.json)
     if verb == "wait":
         return await _wait(ws, args, functools.partial(answering.answer, args.id))
     raise AssertionError(f"no verb {verb}")  # READING ones are answered by _run
@@ -217,9 +225,9 @@ def _say(note: str) -> None:
         print(f"livereview: {note}", file=sys.stderr)
 
 
-async def _print(ws: ops.Workspace, review: LocalReview, as_json: bool,
+async def _print(host: LocalHost, review: LocalReview, as_json: bool,
                  code: bool = False) -> int:
-    from livereview.tools import local_review as ops
+    from livereview.tools.local_list import code_around
 
     if as_json:
         print(json.dumps(as_dict(review), indent=2))
@@ -230,7 +238,7 @@ async def _print(ws: ops.Workspace, review: LocalReview, as_json: bool,
         print()
         print(render_thread(thread))
         if code:
-            for number, text in await ops.code_around(ws, review, thread, files=files):
+            for number, text in await code_around(host, review, thread, files=files):
                 mark = ">" if number == thread.line else " "
                 print(f"    {mark}{number:>5} | {clean(text)}")
     return EXIT_OK
