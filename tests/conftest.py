@@ -53,6 +53,8 @@ SLOW_TESTS = frozenset({
     "tests/e2e/test_first_sight.py::test_a_daemon_stopped_while_it_lists_a_big_instance_exits_at_once",
     "tests/e2e/test_local_review.py::test_wait_in_another_process_gets_a_person_s_reply",
     "tests/e2e/test_web_command.py::test_livereview_help_does_not_import_the_web_stack",
+    "tests/unit/test_logging.py::"
+    "test_a_configuration_given_before_structlog_is_loaded_applies_when_it_is",
     "tests/unit/test_release.py::"
     "test_livereview_version_prints_the_one_version_the_package_and_its_metadata_share",
     "tests/unit/test_settings_files.py::test_a_file_the_user_may_not_read",

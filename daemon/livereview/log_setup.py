@@ -9,13 +9,14 @@ from __future__ import annotations
 import importlib
 import importlib.abc
 import importlib.machinery
+import importlib.util
 import logging
 import os
 import sys
 import threading
 from collections.abc import Iterable, MutableMapping, Sequence
 from types import ModuleType
-from typing import Any, TextIO, cast
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 
 class _WithoutRich(importlib.abc.MetaPathFinder):
@@ -31,19 +32,51 @@ class _WithoutRich(importlib.abc.MetaPathFinder):
         return None
 
 
-def _import_structlog() -> ModuleType:
-    if "structlog" in sys.modules or "rich" in sys.modules:
-        return importlib.import_module("structlog")
-    hide = _WithoutRich()
-    sys.meta_path.insert(0, hide)
-    try:
-        return importlib.import_module("structlog")
-    finally:
-        sys.meta_path.remove(hide)
+class _Loading(importlib.abc.Loader):
+    """structlog's own loader, run without rich, then given the configuration that waited
+    for it (`configure` below)."""
+
+    def __init__(self, loader: importlib.abc.Loader) -> None:
+        self._loader = loader
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module: ModuleType) -> None:
+        hide = _WithoutRich()
+        sys.meta_path.insert(0, hide)
+        try:
+            self._loader.exec_module(module)
+        finally:
+            sys.meta_path.remove(hide)
+        if _waiting is not None:
+            _apply(*_waiting)
 
 
-_import_structlog()
-import structlog  # noqa: E402 - loaded above without rich; this binds the name for mypy
+class _OnStructlog(importlib.abc.MetaPathFinder):
+    """structlog is imported by the first module that logs, not by this one: a command that
+    logs nothing (`health`, `pending`) starts without it (bench figure 17)."""
+
+    def find_spec(self, fullname: str, path: Sequence[str] | None,
+                  target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+        if fullname != "structlog":
+            return None
+        sys.meta_path.remove(self)  # once: the other finders find the real spec
+        spec = importlib.util.find_spec(fullname)
+        if spec is not None and spec.loader is not None:
+            spec.loader = _Loading(spec.loader)
+        return spec
+
+
+if "structlog" not in sys.modules and not any(
+        isinstance(finder, _OnStructlog) for finder in sys.meta_path):
+    sys.meta_path.insert(0, _OnStructlog())
+
+if TYPE_CHECKING:
+    import structlog
+
+# The configuration given before structlog was imported: applied when it is.
+_waiting: tuple[str, tuple[str, ...], str, TextIO] | None = None
 
 REDACTED = "***"
 
@@ -96,7 +129,27 @@ def _wants_json(log_format: str, stream: TextIO) -> bool:
 
 def configure(log_format: str = "auto", secrets: Iterable[str] = (), *, level: str = "INFO",
               stream: TextIO | None = None) -> None:
+    """structlog's processors, level and stream, and the standard library's logging. Before
+    anything has imported structlog, its part waits for the import (`_OnStructlog`)."""
+    global _waiting  # one configuration per process, as structlog's own
     stream = stream or cast(TextIO, _CurrentStderr())
+    if "structlog" in sys.modules:
+        _waiting = None
+        _apply(log_format, tuple(secrets), level, stream)
+    else:
+        _waiting = (log_format, tuple(secrets), level, stream)
+    # Libraries log through the standard library; keep them quiet unless they warn.
+    logging.basicConfig(level=logging.WARNING, stream=stream)
+    for noisy in ("httpx", "httpx2", "httpcore", "openai"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    # "maximum number of running instances reached" every hot tick while GitLab is slow
+    # says nothing livereview_poll_cycle_seconds does not; real scheduler errors still show.
+    logging.getLogger("apscheduler").setLevel(logging.ERROR)
+
+
+def _apply(log_format: str, secrets: tuple[str, ...], level: str, stream: TextIO) -> None:
+    import structlog
+
     as_json = _wants_json(log_format, stream)
     renderer: Any = (structlog.processors.JSONRenderer() if as_json
                      else structlog.dev.ConsoleRenderer(
@@ -115,13 +168,6 @@ def configure(log_format: str = "auto", secrets: Iterable[str] = (), *, level: s
         logger_factory=structlog.PrintLoggerFactory(stream),
         cache_logger_on_first_use=False,
     )
-    # Libraries log through the standard library; keep them quiet unless they warn.
-    logging.basicConfig(level=logging.WARNING, stream=stream)
-    for noisy in ("httpx", "httpx2", "httpcore", "openai"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
-    # "maximum number of running instances reached" every hot tick while GitLab is slow
-    # says nothing livereview_poll_cycle_seconds does not; real scheduler errors still show.
-    logging.getLogger("apscheduler").setLevel(logging.ERROR)
 
 
 class FailureLog:

@@ -95,8 +95,28 @@ def test_store_reading_commands_load_no_sdk_web_stack_or_sandbox(
                     "--url", f"sqlite:///{tmp_path / 'state.db'}"], tmp_path)
     code, modules = loaded(["--config", str(config), *argv], tmp_path, tmp_path)
     assert code in (0, 1)  # `health`: never polled; `mr comments`: the host is port 9
-    assert "sqlalchemy" in modules  # the probe sees what ran: these do read the store
+    assert "livereview.store.faults" in modules  # the probe sees what ran: these do read
     assert _present(modules, NEVER) == []
+
+
+# What the store's plain read path (store/reads.py) keeps out of `health` and `pending` on
+# a SQLite store: the ORM and the database layer under it; and, as they log nothing and
+# await nothing, structlog (log_setup.py configures it when it is loaded) and asyncio.
+NO_ORM = ("sqlalchemy", "sqlmodel", "livereview.store.tables", "livereview.store.db",
+          "livereview.store.engine", "structlog", "asyncio")
+
+
+@pytest.mark.parametrize("argv", [["health"], ["pending"], ["pending", "--json"],
+                                  ["pending", "--include-replied"]])
+def test_health_and_pending_read_a_sqlite_store_without_the_orm(
+        argv: list[str], tmp_path: Path) -> None:
+    config = _config(tmp_path)
+    assert main_ok(["--config", str(config), "db", "migrate", "--create",
+                    "--url", f"sqlite:///{tmp_path / 'state.db'}"], tmp_path)
+    code, modules = loaded(["--config", str(config), *argv], tmp_path, tmp_path)
+    assert code == (1 if argv == ["health"] else 0)  # `health`: never polled
+    assert "livereview.store.reads" in modules
+    assert _present(modules, NO_ORM) == []
 
 
 def test_reading_a_config_parses_no_source_file(tmp_path: Path) -> None:
@@ -171,3 +191,39 @@ def test_run_loads_neither_the_model_sdk_nor_the_faces_nor_alembic_when_current(
     modules: list[str] = found["modules"]
     assert {"livereview.app.daemon", "livereview.jobs.chat", "apscheduler"} <= set(modules)
     assert _present(modules, RUN_NEVER) == []
+
+
+def test_mr_comments_reads_the_replied_marks_of_a_current_sqlite_store_without_the_orm(
+        tmp_path: Path) -> None:
+    """Only the configured host type's adapter, and no ORM: the marks are a plain read (the
+    host is port 9, refused, after the store was opened)."""
+    config = _config(tmp_path)
+    assert main_ok(["--config", str(config), "db", "migrate", "--create",
+                    "--url", f"sqlite:///{tmp_path / 'state.db'}"], tmp_path)
+    code, modules = loaded(["--config", str(config), "mr", "comments", "gl:acme/api!1"],
+                           tmp_path, tmp_path)
+    assert code == 1
+    assert {"livereview.store.reads", "livereview.hosts.gitlab.adapter"} <= set(modules)
+    assert _present(modules, ("sqlalchemy", "sqlmodel", "livereview.store.tables",
+                              "livereview.hosts.github", "livereview.hosts.bitbucket_cloud",
+                              "livereview.hosts.bitbucket_server")) == []
+
+
+# `show` reads the code around each thread through the local host's git calls (asyncio).
+LOCAL_PLAIN = ("sqlalchemy", "sqlmodel", "livereview.store.tables", "livereview.store.db",
+               "livereview.store.engine", "structlog", "pydantic", "livereview.settings")
+
+
+@pytest.mark.parametrize(("verb", "forbidden"), [
+    (["list"], (*LOCAL_PLAIN, "asyncio")), (["list", "--json"], (*LOCAL_PLAIN, "asyncio")),
+    (["show", "1"], LOCAL_PLAIN), (["show", "1", "--json"], LOCAL_PLAIN)])
+def test_reading_local_reviews_reads_the_repository_store_without_the_orm(
+        verb: list[str], forbidden: tuple[str, ...], tmp_path: Path) -> None:
+    """No config, no settings, nothing logged: `review list|show` read `.livereview/` with
+    sqlite3 (tools/local_list.py) once `review request` has created it."""
+    repo = review_repo(tmp_path / "r")
+    assert main_ok(["review", "request", "HEAD~1", "--title", "T"], repo.path)
+    code, modules = loaded(["review", *verb], repo.path, tmp_path)
+    assert code == 0
+    assert "livereview.store.local_reads" in modules
+    assert _present(modules, forbidden) == []

@@ -41,3 +41,29 @@ def test_readable_lines_on_a_terminal_and_json_when_asked(
     monkeypatch.delenv("JOURNAL_STREAM", raising=False)
     assert "job_id" in emit(Tty()) and not emit(Tty()).startswith("{")
     assert json.loads(emit(Tty(), "json"))["event"] == "replied"
+
+
+DEFERRED = """
+import sys
+from livereview import log_setup
+log_setup.configure("json", ["glpat-deferred-secret"], level="WARNING")
+loaded_at_configure = "structlog" in sys.modules
+import structlog
+structlog.get_logger("t").info("quiet")
+structlog.get_logger("t").warning("leaked", token="glpat-deferred-secret")
+print(loaded_at_configure, "rich" in sys.modules)
+"""
+
+
+def test_a_configuration_given_before_structlog_is_loaded_applies_when_it_is() -> None:
+    """`health` and `pending` log nothing, so they start without structlog (bench figure
+    17): the level, the format and the redaction wait for the first module that logs."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", DEFERRED], capture_output=True,  # noqa: S603
+                          text=True, check=True, timeout=120)
+    assert done.stdout.split() == ["False", "False"]  # not loaded early; rich never
+    [line] = done.stderr.splitlines()  # the INFO line is under the level
+    event = json.loads(line)
+    assert (event["event"], event["level"], event["token"]) == ("leaked", "warning", "***")

@@ -3,6 +3,8 @@ not have, a missing object (bad input, exit 2), any other failure (exit 1)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 
 from livereview.core.model import MRKey
@@ -19,7 +21,14 @@ from livereview.settings import (
 from livereview.tools.errors import BadInput, HostFailed, ToolError, WritesDisabled
 from livereview.tools.toolbox import Toolbox
 
+if TYPE_CHECKING:
+    from livereview.store.db import Store
+
 KEY = MRKey("gl", "group/app", 7)
+
+
+def _no_store() -> Store:
+    raise AssertionError("these tests open no store")
 
 
 def box(*, agent_writes: bool) -> Toolbox:
@@ -29,7 +38,7 @@ def box(*, agent_writes: bool) -> Toolbox:
         repos=(RepoSettings(host="gl", path="group/app"),),
         daemon=DaemonSettings(database_url="sqlite:///unused.db"), bot=BotSettings(),
         ai=AISettings())
-    return Toolbox(settings, store=None, hosts={})  # type: ignore[arg-type]  # no I/O here
+    return Toolbox(settings, open_store=_no_store, hosts={})  # no I/O here
 
 
 async def fails(exc: HostError) -> None:

@@ -8,7 +8,6 @@ lines are on stderr only, from the first one on.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import importlib
 import json
 import os
@@ -195,7 +194,7 @@ def _conversation(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _health(settings: Settings, args: argparse.Namespace) -> int:
-    from livereview.store.leases import INSTANCE
+    from livereview.store.reads import INSTANCE
     from livereview.tools import status
 
     last = status.last_success(settings)
@@ -246,7 +245,7 @@ def _pending(settings: Settings, args: argparse.Namespace) -> int:
         print(f"livereview: pending --repo {args.repo}: not a watched repo (the config "
               f"watches {', '.join(watched)})", file=sys.stderr)
         return EXIT_USAGE
-    from livereview.store.engine import StoreMissing
+    from livereview.store.faults import StoreMissing
     from livereview.tools import status
 
     try:
@@ -343,6 +342,8 @@ def _run_daemon(settings: Settings, args: argparse.Namespace) -> int:
             print(f"livereview: {exc}", file=sys.stderr)
             return EXIT_USAGE
     try:
+        import asyncio
+
         return asyncio.run(_daemon(settings, args, web))
     except ListenError as exc:
         print(f"livereview: {exc}", file=sys.stderr)
@@ -363,6 +364,8 @@ def _demo(args: argparse.Namespace) -> int:
             return EXIT_USAGE
     logs.configure("console", [ai.api_key.reveal()] if ai else [],
                    level="WARNING" if args.log_level == "INFO" else args.log_level)
+    import asyncio
+
     try:
         return asyncio.run(run_demo(sys.stdout, ai, keep=args.keep))
     except DemoError as exc:
@@ -459,7 +462,7 @@ def _mcp_without_config(args: argparse.Namespace) -> bool:
 
 def _configured(args: argparse.Namespace) -> int:
     from livereview.settings import ConfigError
-    from livereview.store.engine import StoreError
+    from livereview.store.faults import StoreError
 
     try:
         settings = _settings(args)
@@ -471,6 +474,8 @@ def _configured(args: argparse.Namespace) -> int:
     logs.configure(settings.daemon.log_format, secrets, level=args.log_level)
     try:
         if args.command == "check":
+            import asyncio
+
             return asyncio.run(_check(settings))
         if args.command == "pending":
             return _pending(settings, args)

@@ -11,7 +11,6 @@ Exit codes: 0 ok, 2 bad input, 1 runtime failure, 124 `wait` timed out without f
 from __future__ import annotations
 
 import argparse
-import asyncio
 import functools
 import json
 import re
@@ -19,8 +18,6 @@ import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
-
-import structlog
 
 from livereview import log_setup as logs
 from livereview.cli import progress
@@ -38,13 +35,13 @@ from livereview.core.local_model import (
 )
 from livereview.core.sanitize import clean, one_line, shown_path
 from livereview.hosts.base import HostError
-from livereview.store.engine import StoreError
-from livereview.tools import local_review as ops
+from livereview.store.faults import StoreError
 from livereview.tools.errors import ToolError
-from livereview.tools.local_browse import reviews
 
 if TYPE_CHECKING:  # the model's SDK is imported only by the verbs that may answer
     from livereview.app.local_respond import Responder
+    from livereview.hosts.local.adapter import LocalHost
+    from livereview.tools import local_review as ops
 
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, EXIT_TIMEOUT, EXIT_SIGINT = 0, 1, 2, 124, 130
 _MARKER = re.compile(r"\n*<!-- livereview:[\w:=.\-]+ -->\s*\Z")  # for the host, not a reader
@@ -65,6 +62,21 @@ def run(root: argparse.Namespace, config: Path | None) -> int:
             args.body = body(args, sys.stdin, sys.stderr)
         if args.verb == "update":
             args.range = range_of(args, sys.stderr)
+        if args.verb == "list":  # a store that needs nothing done is read without the ORM
+            from livereview.tools.local_list import listed
+
+            found = listed(args.repo)
+            if found is not None:
+                return _list(found, args.json)
+        import asyncio
+
+        if args.verb == "show":  # the same, when showing it changes nothing (local_list.py)
+            from livereview.tools.local_list import shown
+
+            plain = shown(args.repo, args.id)
+            if plain is not None:
+                return asyncio.run(_print(plain[1], plain[0], args.json, code=True))
+
         return asyncio.run(_run(args, config))
     except BadBody as exc:
         print(f"livereview: {exc}", file=sys.stderr)
@@ -80,6 +92,8 @@ def run(root: argparse.Namespace, config: Path | None) -> int:
     except KeyboardInterrupt:
         return EXIT_SIGINT
     except Exception as exc:  # noqa: BLE001 - a bug: one line for the user, as commands.py does
+        import structlog
+
         structlog.get_logger("livereview.cli").debug("internal_error", exc_info=True)
         print(f"livereview: internal error: {type(exc).__name__}: {exc} (a bug; "
               "--log-level DEBUG shows where, please report it)", file=sys.stderr)
@@ -87,12 +101,16 @@ def run(root: argparse.Namespace, config: Path | None) -> int:
 
 
 async def _run(args: argparse.Namespace, config: Path | None) -> int:
+    # The workspace: the repository's store through the ORM, created or migrated if need be.
+    from livereview.tools import local_review as ops
+    from livereview.tools.local_browse import reviews
+
     if args.verb in READING:
         ws = ops.open_workspace(args.repo)
         try:
             if args.verb == "list":
                 return _list(await reviews(ws), args.json)
-            return await _print(ws, await ops.review_of(ws, args.id), args.json, code=True)
+            return await _print(ws.host, await ops.review_of(ws, args.id), args.json, code=True)
         finally:
             ws.close()
     from livereview.app.local_respond import responder
@@ -114,6 +132,8 @@ async def _run(args: argparse.Namespace, config: Path | None) -> int:
 
 async def _verb(args: argparse.Namespace, ws: ops.Workspace, description: str,
                 answering: Responder) -> int:
+    from livereview.tools import local_review as ops
+
     verb = args.verb
     if verb == "request":
         with progress.bars(sys.stderr) as shown:  # a terminal's: a range of many files
@@ -128,7 +148,7 @@ async def _verb(args: argparse.Namespace, ws: ops.Workspace, description: str,
             answering.progress = shown.counter("AI review: files read") if shown else None
             review = await answering.review(review)
         _say(answering.note)
-        return await _print(ws, review, args.json)
+        return await _print(ws.host, review, args.json)
     if verb == "reply":
         named, message = await ops.reply(ws, args.id, args.thread, args.body, notice=_say)
         await answering.answer(args.id)
@@ -146,17 +166,17 @@ async def _verb(args: argparse.Namespace, ws: ops.Workspace, description: str,
         status = (ReviewStatus.APPROVED if verb == "approve"
                   else ReviewStatus.CHANGES_REQUESTED)
         review = await ops.set_status(ws, args.id, status, getattr(args, "body", ""))
-        return await _print(ws, review, args.json)
+        return await _print(ws.host, review, args.json)
     if verb == "resolve":
         await ops.resolve(ws, args.id, args.thread, not args.reopen, notice=_say)
-        return await _print(ws, await ops.review_of(ws, args.id), args.json)
+        return await _print(ws.host, await ops.review_of(ws, args.id), args.json)
     if verb == "update":
         with progress.bars(sys.stderr) as shown:
             review = await ops.update(ws, args.id, args.range)
             answering.progress = shown.counter("AI review: files read") if shown else None
             review = await answering.review(review)
         _say(answering.note)
-        return await _print(ws, review, args.json)
+        return await _print(ws.host, review, args.json)
     if verb == "wait":
         return await _wait(ws, args, functools.partial(answering.answer, args.id))
     raise AssertionError(f"no verb {verb}")  # READING ones are answered by _run
@@ -179,6 +199,8 @@ def _list(found: list[LocalReview], as_json: bool) -> int:
 
 async def _wait(ws: ops.Workspace, args: argparse.Namespace,
                 answer: Callable[[], Awaitable[object]]) -> int:
+    from livereview.tools import local_review as ops
+
     feedback = await ops.wait(ws, args.id, args.timeout, between=answer)
     review = await ops.review_of(ws, args.id)
     print(json.dumps(feedback_dict(review, feedback), indent=2))
@@ -203,8 +225,10 @@ def _say(note: str) -> None:
         print(f"livereview: {note}", file=sys.stderr)
 
 
-async def _print(ws: ops.Workspace, review: LocalReview, as_json: bool,
+async def _print(host: LocalHost, review: LocalReview, as_json: bool,
                  code: bool = False) -> int:
+    from livereview.tools.local_list import code_around
+
     if as_json:
         print(json.dumps(as_dict(review), indent=2))
         return EXIT_OK
@@ -214,7 +238,7 @@ async def _print(ws: ops.Workspace, review: LocalReview, as_json: bool,
         print()
         print(render_thread(thread))
         if code:
-            for number, text in await ops.code_around(ws, review, thread, files=files):
+            for number, text in await code_around(host, review, thread, files=files):
                 mark = ">" if number == thread.line else " "
                 print(f"    {mark}{number:>5} | {clean(text)}")
     return EXIT_OK

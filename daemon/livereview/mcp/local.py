@@ -174,7 +174,7 @@ def _as_tool_errors() -> Iterator[None]:
 async def _with_code(ws: ops.Workspace, review: LocalReview) -> dict[str, Any]:
     files: dict[str, list[str]] = {}
     threads = [{**thread_dict(thread), "context": [
-        list(pair) for pair in await ops.code_around(ws, review, thread, files=files)]}
+        list(pair) for pair in await ops.code_around(ws.host, review, thread, files=files)]}
         for thread in review.threads]
     return {**as_dict(review), "threads": threads}
 

@@ -13,11 +13,8 @@ existing file or report that there is none.
 from __future__ import annotations
 
 import os
-import re
 import sqlite3
 import stat
-import time
-from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
@@ -26,32 +23,22 @@ from sqlalchemy import URL, Engine, create_engine, event, inspect, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError, NoSuchModuleError, OperationalError
 
+# Re-exported: the store's errors and revisions are engine's names for every caller.
+from livereview.store.faults import MIGRATIONS as MIGRATIONS
+from livereview.store.faults import StoreCorrupt as StoreCorrupt
+from livereview.store.faults import StoreError as StoreError
+from livereview.store.faults import StoreFatal as StoreFatal
+from livereview.store.faults import StoreGone as StoreGone
+from livereview.store.faults import StoreMissing as StoreMissing
+from livereview.store.faults import damaged as damaged
+from livereview.store.faults import judge_schema
+from livereview.store.faults import read_only_hint as read_only_hint
+from livereview.store.faults import revisions as revisions
+
 if TYPE_CHECKING:  # alembic (and its mako) is imported by `migrate` only: a read-only
     from alembic.config import Config  # command starts without it (check_schema below)
 
-MIGRATIONS = Path(__file__).with_name("migrations")
-INTEGRITY_CHECK_SECONDS = 10.0  # a damaged file is diagnosed, not scanned for minutes
 MIGRATION_LOCK = 0x6C69766572657669  # "livervi": the advisory lock migrations take
-
-
-class StoreError(Exception):
-    """The database cannot be used right now; the message says why."""
-
-
-class StoreFatal(StoreError):
-    """Nothing can work until an operator acts on the file: the daemon stops (exit 1)."""
-
-
-class StoreCorrupt(StoreFatal):
-    """The file is not a database, or a page of it is damaged."""
-
-
-class StoreGone(StoreFatal):
-    """The database file was deleted or replaced under the running process."""
-
-
-class StoreMissing(StoreError):
-    """No database yet; read-only commands never create one."""
 
 
 def sqlite_file(url: URL | str) -> Path | None:
@@ -188,52 +175,18 @@ def check_schema(engine: Engine, *, newer_only: bool = False) -> str | None:
     """The database's schema is this version's (read-only commands cannot upgrade it, and
     an older one lacks columns they read); `newer_only`: it is not a later version's.
     Returns the database's revision (None: a new database)."""
-    known, head = revisions()
     try:
         with engine.connect() as connection:
             tables = set(inspect(connection).get_table_names())
             current = connection.execute(text(
                 "SELECT version_num FROM alembic_version")).scalar_one_or_none() \
                 if "alembic_version" in tables else None
-            foreign = sorted(tables - {"alembic_version"}) if current is None else []
     except DBAPIError as exc:
         error = translate(exc, engine)
         if error is None:
             raise
         raise error from None
-    if foreign:  # upgrading would write our tables into another program's database
-        shown = ", ".join(foreign[:3]) + (", …" if len(foreign) > 3 else "")
-        raise StoreError(f"database {_where(engine)} holds tables livereview did not create "
-                         f"({shown}): point database_url at a database of its own")
-    if current is not None and current not in known:
-        raise StoreError(f"database {_where(engine)} has schema revision {current}, which "
-                         "this version of livereview does not know: a newer version wrote "
-                         "it. Run that version, or restore a backup made by this one")
-    if not newer_only and current != head:
-        raise StoreError(f"database {_where(engine)} is older than this version of "
-                         "livereview: `livereview once` (or starting the daemon) upgrades it")
-    return current
-
-
-_REVISION = re.compile(r'^(down_revision|revision) = (?:None|"([^"]+)")$', re.MULTILINE)
-
-
-@cache
-def revisions() -> tuple[frozenset[str], str]:
-    """This version's schema revisions and the newest, read from the migration scripts'
-    `revision = "…"` / `down_revision = "…"` lines as alembic's ScriptDirectory reads
-    them, without importing alembic (tests/unit/test_schema_revisions.py holds the two
-    equal)."""
-    known: set[str] = set()
-    parents: set[str] = set()
-    for script in (MIGRATIONS / "versions").glob("[0-9]*.py"):
-        for name, value in _REVISION.findall(script.read_text(encoding="utf-8")):
-            if value:
-                (known if name == "revision" else parents).add(value)
-    heads = known - parents
-    if len(heads) != 1:
-        raise StoreFatal(f"the migration scripts have {len(heads)} heads: {sorted(heads)}")
-    return frozenset(known), heads.pop()
+    return judge_schema(_where(engine), tables, current, newer_only=newer_only)
 
 
 def translate(exc: DBAPIError, engine: Engine) -> StoreError | None:
@@ -256,50 +209,6 @@ def _one_line(message: str, url: URL) -> str:
     line for the CLI and the log, and never the password, should a driver echo it."""
     flat = " ".join(message.split())
     return flat.replace(url.password, "***") if url.password else flat
-
-
-def damaged(path: Path, error: str) -> str:
-    """One line: what is wrong with the file, what SQLite's own check says, what to do."""
-    verdict = integrity_check(path)
-    found = error if verdict == error else f"{error}; PRAGMA integrity_check: {verdict}"
-    return (f"database {path} is damaged ({found}): stop livereview, move {path.name} and "
-            f"its -wal and -shm files aside, and restore {path} from a backup (with no "
-            "backup, start without it: the bot re-reads open merge requests, and its reply "
-            "markers keep it from answering twice)")
-
-
-def integrity_check(path: Path, limit_seconds: float = INTEGRITY_CHECK_SECONDS) -> str:
-    """SQLite's verdict on the file (its first three problems), bounded in time."""
-    deadline = time.monotonic() + limit_seconds
-    try:
-        connection = sqlite3.connect(f"file:{quote(str(path))}?mode=rw", uri=True)
-    except sqlite3.Error as exc:
-        return str(exc)
-    try:
-        connection.execute("PRAGMA query_only = ON")
-        connection.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
-        rows = connection.execute("PRAGMA integrity_check(3)").fetchall()
-    except sqlite3.Error as exc:
-        if time.monotonic() > deadline:
-            return f"did not finish within {limit_seconds:g}s"
-        return str(exc)
-    finally:
-        connection.close()
-    return " ".join("; ".join(str(row[0]) for row in rows).split())  # one line
-
-
-def read_only_hint(path: Path) -> str:
-    """SQLite says 'unable to open database file' when it cannot create its WAL files: say
-    why when the reason is a read-only directory or filesystem."""
-    directory = path.parent
-    try:
-        read_only_fs = bool(os.statvfs(directory).f_flag & os.ST_RDONLY)
-    except OSError:
-        return ""
-    if read_only_fs or not os.access(directory, os.W_OK):
-        return (f" ({directory} is read-only: the database and its -wal/-shm files must be "
-                "writable)")
-    return ""
 
 
 def readable_by_others(path: Path) -> bool:

@@ -35,9 +35,10 @@ from livereview.core.model_runs import ReviewRun, StoredFinding
 from livereview.store import jobs, reviews
 from livereview.store.db import Store
 from livereview.store.engine import StoreError
+from livereview.store.reads import INSTANCE as INSTANCE
+from livereview.store.reads import one_shard
 from livereview.store.tables import Lease
 
-INSTANCE = "*"  # the watermark scope of a host's one shard (what a single process uses)
 MAX_SHARDS = 16
 
 
@@ -152,7 +153,7 @@ def poll_scopes(store: Store, repos: Sequence[str]) -> dict[str, tuple[str, ...]
     """The shards a host's polls are split into, by watermark scope: what the replicas claim
     and what `health` judges. SQLite is one process: one scope "*" whatever the repos."""
     if store.engine.dialect.name == "sqlite":
-        return {INSTANCE: tuple(repos)}
+        return one_shard(repos)
     return shards(repos)
 
 

@@ -9,34 +9,20 @@ a reply may already be on the host and looks for its marker before posting again
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
 from sqlmodel import Session, col, select
 
-from livereview.core.model import JobState, Message, MRKey
+from livereview.core.model import JobState, MRKey
 from livereview.store import reply_claims
+from livereview.store.replied_marks import DAEMON as DAEMON
+from livereview.store.replied_marks import HOST as HOST
+from livereview.store.replied_marks import TOOL as TOOL
+from livereview.store.replied_marks import Replied as Replied
+from livereview.store.replied_marks import answered as answered
+from livereview.store.replied_marks import fold, job_key_range
 from livereview.store.tables import ReplyJobRow, ToolReply
-
-DAEMON, TOOL = "daemon", "tool"
-# A comment the bot's marked reply on the host answers, recorded by no row of this store:
-# another replica's store, a store restored from backup, a reply made before tracking.
-HOST = "host"
-_LAST = "\U0010ffff"  # sorts after every character a key can hold
-
-
-@dataclass(frozen=True, slots=True)
-class Replied:
-    """One answered comment."""
-
-    host: str
-    repo: str
-    iid: int
-    comment_id: str
-    reply_id: str
-    replied_at: datetime
-    source: str  # DAEMON (a reply job) | TOOL (`livereview mr reply`, the MCP tool) | HOST
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,43 +38,18 @@ class ToolAttempt:
 
 def replied_in(session: Session, key: MRKey) -> dict[str, Replied]:
     """The MR's answered comments by comment id (two indexed reads, no thread scan)."""
-    found: dict[str, Replied] = {}
-    # A job's key is "host:repo:iid:message" (ReplyRequest.key): its unique index serves one
-    # MR's jobs as one range, however many posted jobs other MRs have. The state is checked
-    # here, not in SQL, where SQLite would pick the state index and scan every posted job.
-    prefix = f"{key.host}:{key.repo}:{key.iid}:"
+    low, high = job_key_range(key)
     jobs = session.exec(
         select(ReplyJobRow.host_message_id, ReplyJobRow.posted_message_id, ReplyJobRow.posted_at,
                ReplyJobRow.state)
-        .where(col(ReplyJobRow.key) >= prefix, col(ReplyJobRow.key) < prefix + _LAST,
+        .where(col(ReplyJobRow.key) >= low, col(ReplyJobRow.key) < high,
                ReplyJobRow.host == key.host, ReplyJobRow.repo == key.repo,
                ReplyJobRow.iid == key.iid))
-    for comment_id, reply_id, at, state in jobs:
-        if state == JobState.POSTED.value and at is not None:
-            found[comment_id] = Replied(key.host, key.repo, key.iid, comment_id,
-                                        reply_id or "", at, DAEMON)
     tools = session.exec(
         select(ToolReply.comment_id, ToolReply.reply_id, ToolReply.replied_at)
         .where(ToolReply.host == key.host, ToolReply.repo == key.repo,
                ToolReply.iid == key.iid, col(ToolReply.replied_at).is_not(None)))
-    for comment_id, reply_id, at in tools:
-        if at is not None and comment_id not in found:
-            found[comment_id] = Replied(key.host, key.repo, key.iid, comment_id,
-                                        reply_id or "", at, TOOL)
-    return found
-
-
-def answered(key: MRKey, recorded: Mapping[str, Replied], on_host: Mapping[str, Message]
-             ) -> dict[str, Replied]:
-    """The MR's answered comments: the store's rows (which say who replied and when) and
-    every other comment the host shows the bot's marked reply to (`triggers.bot_replies`,
-    the daemon's own test of "answered"), as HOST at the reply's time."""
-    found = dict(recorded)
-    for comment_id, reply in on_host.items():
-        if comment_id not in found:
-            found[comment_id] = Replied(key.host, key.repo, key.iid, comment_id, reply.id,
-                                        reply.created_at, HOST)
-    return found
+    return fold(key, jobs, tools)
 
 
 def history(session: Session, *, repo: str | None = None, since: datetime | None = None,

@@ -15,7 +15,7 @@ from datetime import datetime
 from livereview.core.model import ActorKind, Identity, Message, Snapshot, Thread
 from livereview.core.sanitize import one_line
 from livereview.core.triggers import bot_replies
-from livereview.store import replied as replied_rows
+from livereview.store import replied_marks as replied_rows
 from livereview.tools import results
 from livereview.tools.errors import BadInput
 from livereview.tools.toolbox import Toolbox
@@ -71,7 +71,7 @@ async def comments(box: Toolbox, mr: str, *, include_replied: bool = False
     key = await box.reached(mr)
     identity = await box.identity(key)
     snapshot = await box.snapshot(key)
-    recorded = await box.stored(replied_rows.replied_in, key)
+    recorded = await box.replied_in(key)
     marks = replied_rows.answered(key, recorded, bot_replies(snapshot, identity))
     return select_comments(snapshot, identity, marks, include_replied=include_replied)
 
@@ -87,7 +87,7 @@ async def comment_replied(box: Toolbox, mr: str, comment_id: str) -> results.Com
     if thread is None:
         raise BadInput(f"--comment {one_line(comment_id)}: no such comment on {key} (see "
                        "`comments --include-replied`)")
-    recorded = await box.stored(replied_rows.replied_in, key)
+    recorded = await box.replied_in(key)
     mark = replied_rows.answered(key, recorded, bot_replies(snapshot, identity)).get(comment_id)
     ids = [m.id for m in thread.messages]
     asked = thread.messages[ids.index(comment_id)]
@@ -122,6 +122,8 @@ def parse_since(value: str | None) -> datetime | None:
 async def replied(box: Toolbox, *, repo: str | None = None, since: str | None = None,
                   limit: int = 1000) -> results.Replied:
     """The reply history (daemon and tool replies), oldest first: no host is asked."""
-    rows = await box.stored(replied_rows.history, repo=repo.strip("/") if repo else None,
+    from livereview.store.replied import history
+
+    rows = await box.stored(history, repo=repo.strip("/") if repo else None,
                             since=parse_since(since), limit=limit)
     return results.Replied(count=len(rows), replies=tuple(_reply(r) for r in rows))

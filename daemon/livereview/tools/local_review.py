@@ -17,7 +17,6 @@ from pathlib import Path
 
 from livereview.core import local_notes
 from livereview.core.local_model import (
-    STATE_DIR,
     AuthorKind,
     Feedback,
     FileStat,
@@ -35,9 +34,10 @@ from livereview.hosts.local.git import BadRange, Git, GitRange, NotARepository, 
 from livereview.store.db import Store
 from livereview.store.review_export import RepoBooks, ReviewBook
 from livereview.tools.errors import MAX_ID, BadInput
+from livereview.tools.local_list import EXCLUDE_LINE
+from livereview.tools.local_list import code_around as code_around
 
 PEOPLE = frozenset({AuthorKind.HUMAN})  # whose words `wait` hands out
-EXCLUDE_LINE = f"{STATE_DIR}/"
 WAIT_POLL_SECONDS = 0.5
 ANSWER_EVERY_SECONDS = 2.0  # the reply workflow's poll while waiting: a cycle costs git calls
 
@@ -279,18 +279,3 @@ async def _content(ws: Workspace, review: LocalReview, path: str) -> str:
 def _line_text(content: str, line: int | None) -> str:
     lines = content.splitlines()
     return lines[line - 1] if line is not None and 0 < line <= len(lines) else ""
-
-
-async def code_around(ws: Workspace, review: LocalReview, thread: LocalThread,
-                      context: int = 2, files: dict[str, list[str]] | None = None
-                      ) -> list[tuple[int, str]]:
-    """The anchored line and `context` lines either side, numbered, for `show`; `files`
-    keeps each file's lines across calls (one git read per file, not per thread)."""
-    if not thread.path or thread.line is None:
-        return []
-    files = {} if files is None else files
-    if thread.path not in files:
-        files[thread.path] = (await _content(ws, review, thread.path)).splitlines()
-    lines = files[thread.path]
-    first = max(1, thread.line - context)
-    return [(n, lines[n - 1]) for n in range(first, min(len(lines), thread.line + context) + 1)]

@@ -9,17 +9,17 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Concatenate, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 
 import structlog
-from sqlmodel import Session
 
 from livereview.core.model import Identity, MRKey, Snapshot
 from livereview.core.sanitize import one_line
 from livereview.hosts.base import FollowsMoves, Host, HostError, NotFound, Unsupported
 from livereview.settings import Settings
-from livereview.store.db import Store
-from livereview.store.engine import StoreError
+from livereview.store.faults import StoreError
+from livereview.store.reads import Reader
+from livereview.store.replied_marks import Replied
 from livereview.tools.errors import (
     BadInput,
     HostFailed,
@@ -29,6 +29,11 @@ from livereview.tools.errors import (
 )
 from livereview.tools.scope import Reach
 from livereview.tools.target import parse_mr
+
+if TYPE_CHECKING:  # the ORM is loaded when a tool first needs it (`mr comments` may not)
+    from sqlmodel import Session
+
+    from livereview.store.db import Store
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -42,22 +47,38 @@ def now() -> datetime:
 @dataclass
 class Toolbox:
     settings: Settings
-    store: Store
+    open_store: Callable[[], Store]  # called once, when a tool first needs the store
     hosts: dict[str, Host]
     clock: Callable[[], datetime] = now
     # The MCP server's caller sees a failure as a tool error, its operator only the log;
     # the CLI's one line on stderr is the failure itself, and a log line would be a second.
     log_failures: bool = True
+    # The same store read without the ORM (store/reads.py): what a CLI call that only reads
+    # the replied marks uses, so that it starts without SQLAlchemy (docs/DESIGN.md §7).
+    reader: Reader | None = None
     _identities: dict[str, Identity] = field(default_factory=dict)
     reach: Reach = field(init=False)
+    _store: Store | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
         self.reach = Reach.of(self.settings)
 
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            try:
+                self._store = self.open_store()
+            except StoreError as exc:
+                raise ToolError(str(exc)) from exc
+        return self._store
+
     async def close(self) -> None:
         for host in self.hosts.values():
             await host.close()
-        self.store.close()
+        if self._store is not None:
+            self._store.close()
+        if self.reader is not None:
+            self.reader.close()
 
     # ---- inputs ---------------------------------------------------------------------
     def mr(self, text: str) -> MRKey:
@@ -134,6 +155,17 @@ class Toolbox:
             return await self.store.run(fn, *args, **kwargs)
         except StoreError as exc:
             raise ToolError(f"database: {exc}") from exc
+
+    async def replied_in(self, key: MRKey) -> dict[str, Replied]:
+        """The MR's answered comments the store records (store/replied.py)."""
+        if self.reader is not None:
+            try:
+                return self.reader.replied(key)  # one CLI call: nothing else on the loop
+            except StoreError as exc:
+                raise ToolError(f"database: {exc}") from exc
+        from livereview.store.replied import replied_in
+
+        return await self.stored(replied_in, key)
 
     async def identity(self, key: MRKey) -> Identity:
         """Who the bot is on the MR's host (asked once per toolbox)."""

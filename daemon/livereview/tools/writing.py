@@ -18,8 +18,7 @@ from livereview.core.model import Identity, Message, MRKey, Snapshot, Thread
 from livereview.core.postable import postable
 from livereview.core.sanitize import outgoing
 from livereview.core.triggers import bot_replies
-from livereview.store import replied as replied_rows
-from livereview.store import reply_claims
+from livereview.store import replied_marks
 from livereview.tools import anchors, results
 from livereview.tools.errors import BadInput
 from livereview.tools.toolbox import Toolbox
@@ -53,7 +52,7 @@ def _marked_reply(snapshot: Snapshot, identity: Identity, comment_id: str) -> Me
 def _answered(key: MRKey, comment_id: str, by: str, reply_id: str, thread_id: str,
               *, in_progress: bool = False) -> results.Posted:
     """Nothing posted: the comment has its one answer already (or is getting it now)."""
-    who = {replied_rows.DAEMON: "the daemon", replied_rows.TOOL: "another tool call"}.get(
+    who = {replied_marks.DAEMON: "the daemon", replied_marks.TOOL: "another tool call"}.get(
         by, "the bot (its marked reply is on the MR)")
     note = (f"comment {comment_id} on {key} is already answered: {who} is posting its reply "
             "now; nothing posted" if in_progress else
@@ -68,6 +67,10 @@ async def reply(box: Toolbox, mr: str, comment_id: str, body: str) -> results.Po
     """Post `body` in the comment's thread, unless it is answered: a retried call adopts
     its own reply; another's reply — the daemon's, or a tool call's — makes the result
     `already_answered`, as does another claimant posting right now (the shared claim)."""
+    # The ORM's store modules: loaded by the calls that write, not by `mr comments`.
+    from livereview.store import replied as replied_rows
+    from livereview.store import reply_claims
+
     key = await box.reached(mr)
     box.require_writes(key, "reply")
     comment_id, digest = comment_id.strip(), hashlib.sha256(_body(body).encode()).hexdigest()
@@ -118,6 +121,8 @@ async def _adopt(box: Toolbox, key: MRKey, comment_id: str, thread_id: str, dige
                  reply_id: str) -> results.Posted:
     """A marked reply an earlier call posted (its response lost, or its process killed):
     recorded as this call's, not posted again."""
+    from livereview.store import replied as replied_rows
+
     await box.stored(replied_rows.adopt_tool_reply, key, comment_id, thread_id, digest,
                      reply_id, box.clock())
     box.wrote(key, "reply", reply_id, adopted=True)
