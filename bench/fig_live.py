@@ -68,6 +68,7 @@ class Outcome:
     wall_seconds: float = 0.0  # first mention written → last reply seen
     scheduler_errors: list[str] = field(default_factory=list)  # APScheduler's job errors
     requests: int = 0  # GitLab requests from the first mention to the end
+    request_kinds: Counter[str] = field(default_factory=Counter)  # the same, by kind
 
     @property
     def answered(self) -> int:
@@ -103,6 +104,17 @@ def read_outcome(gitlab: FakeGitLab, mentions: Sequence[Mention]) -> tuple[
             acks[m.note_id] = min((parse_time(a["created_at"]) - m.created).total_seconds()
                                   for a in mine)
     return acks, replies
+
+
+def request_kind(method: str, path: str) -> str:
+    """What a request to the fake GitLab did, for figure 6's breakdown per reply."""
+    if method == "POST" and path.endswith("/award_emoji"):
+        return "👀"
+    if method == "POST" and path.endswith("/notes"):
+        return "reply"
+    if path.endswith(("/diffs", "/changes")) or "/versions" in path:
+        return "diff"
+    return "poll" if method == "GET" else f"{method} other"
 
 
 def count_answered(gitlab: FakeGitLab, ids: set[str]) -> int:
@@ -175,9 +187,10 @@ async def drive(*, repos: int, mrs_per_repo: int, arrivals: Sequence[float], sta
         ends = [m.created + timedelta(seconds=max(replies[m.note_id]))
                 for m in mentions if replies[m.note_id]]
         wall = (max(ends) - mentions[0].created).total_seconds() if ends else float("nan")
+        during = gitlab.requests[requests_before:]
         return Outcome(mentions, acks, replies, cycles[first_cycles:], len(llm.prompts), wall,
-                       SCHEDULER_ERRORS.seen[errors_before:],
-                       len(gitlab.requests) - requests_before)
+                       SCHEDULER_ERRORS.seen[errors_before:], len(during),
+                       Counter(request_kind(method, path) for method, path, _ in during))
 
 
 def _cycle_summary(cycles: Sequence[CycleReport]) -> str:
@@ -270,6 +283,9 @@ def throughput(state_dir: Path, *, quick: bool, target: float = 10.0) -> list[Ro
               f"→ {rate:.1f} replies/s (first→last reply {steady:.1f}/s); "
               f"duplicates {out.duplicates}, missing {out.missing}, LLM calls {out.llm_calls}, "
               f"{out.requests / max(out.answered, 1):.1f} GitLab requests per reply")
+        answered = max(out.answered, 1)
+        print("  GitLab requests per reply by kind: " + ", ".join(
+            f"{kind} {n / answered:.2f}" for kind, n in out.request_kinds.most_common()))
         firsts = ", ".join(f"{t:.2f}" for t in sorted(out.reply_times())[:12])
         print(f"  first replies at (s after the burst): {firsts}")
         print(f"  poll: {_cycle_summary(out.cycles)}")

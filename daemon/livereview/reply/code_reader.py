@@ -2,9 +2,11 @@
 the definition of a symbol it names, a file at two heads for an interdiff.
 
 Files are read at a commit sha, so what was read once stays true: they are cached per
-(host, repo, sha, path) in a cache bounded by bytes, least recently used out first. Each
-answer reads at most `max_files` files, none bigger than `max_bytes` — a question naming
-fifty symbols costs no more than one naming five.
+(host, repo, sha, path) in a cache bounded by bytes, least recently used out first. So is
+the MR's diff, per version (its diff refs): a burst of questions on one MR reads it once,
+not once an answer (bench figure 6, docs/performance.md). Each answer reads at most
+`max_files` files, none bigger than `max_bytes` — a question naming fifty symbols costs no
+more than one naming five.
 """
 
 from __future__ import annotations
@@ -17,12 +19,13 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from functools import partial
 
-from livereview.core.model import MRKey
+from livereview.core.model import MergeRequest, MRKey
 from livereview.hosts.base import Host, NotFound
 from livereview.reply.code_context import Excerpt
 from livereview.reply.code_refs import Named, Place, definition, region
 
 CACHE_BYTES = 16_000_000
+DIFF = "\0diff"  # the path part of a diff's cache key: no file is named so
 MAX_DIRECTORIES = 6  # folders of the MR's files searched for a definition
 _NOT_CODE = re.compile(r"\.(png|jpe?g|gif|ico|svg|pdf|zip|gz|tgz|bz2|xz|jar|whl|so|dll|exe|bin|"
                        r"lock|min\.js|map|woff2?|ttf|mp[34]|pyc)$", re.IGNORECASE)
@@ -47,6 +50,8 @@ class CodeReader:
         default_factory=OrderedDict)
     _size: int = 0
     _reading: dict[tuple[str, str, str, str], asyncio.Future[str | None]] = field(
+        default_factory=dict)
+    _diffing: dict[tuple[str, str, str, str], asyncio.Future[str]] = field(
         default_factory=dict)
     _listed: OrderedDict[tuple[str, str, str, str], tuple[str, ...]] = field(
         default_factory=OrderedDict)
@@ -82,9 +87,42 @@ class CodeReader:
             return None
         return text
 
+    async def diff(self, host: Host, mr: MergeRequest, version_head: str | None = None
+                   ) -> str:
+        """The MR's diff: the current version (`mr`'s diff refs, as the poll that stored it
+        read them), or the version whose head was `version_head` (a thread started before a
+        push). Cached per version; answers on one MR at once share one read. A version the
+        refs do not name (no head sha) is read each time."""
+        key = mr.key
+        if version_head:
+            cache_key = (key.host, key.repo, version_head, f"{DIFF} version")
+        elif mr.head_sha:
+            cache_key = (key.host, key.repo, mr.head_sha,
+                         f"{DIFF} {mr.base_sha} {mr.start_sha}")
+        else:
+            return await host.diff(key)
+        if cache_key in self._files:
+            self._files.move_to_end(cache_key)
+            return self._files[cache_key] or ""
+        reading = self._diffing.get(cache_key)
+        if reading is None:
+            reading = asyncio.ensure_future(self._read_diff(host, key, version_head, cache_key))
+            self._diffing[cache_key] = reading
+            reading.add_done_callback(partial(self._read_done, cache_key))
+        return await asyncio.shield(reading)  # one waiter's timeout is not the other's
+
+    async def _read_diff(self, host: Host, key: MRKey, version_head: str | None,
+                         cache_key: tuple[str, str, str, str]) -> str:
+        async with asyncio.timeout(self.timeout_seconds):
+            diff = await host.diff(key, version_head)
+        if len(diff) <= self.cache_bytes // 4:  # a huge diff would push out all the rest
+            self._remember(cache_key, diff)
+        return diff
+
     def _read_done(self, cache_key: tuple[str, str, str, str],
-                   reading: asyncio.Future[str | None]) -> None:
+                   reading: asyncio.Future[str | None] | asyncio.Future[str]) -> None:
         self._reading.pop(cache_key, None)
+        self._diffing.pop(cache_key, None)
         if not reading.cancelled():
             reading.exception()  # retrieved: its waiters got it, or left (timed out) already
 

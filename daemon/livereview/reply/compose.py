@@ -81,13 +81,13 @@ class Composer:
         the diff at the MR's head when that is what was read."""
         try:
             if thread.anchor is None:
-                diff = await self._step(host.diff(job.mr))
+                diff = await self._step(self.code.diff(host, stored.mr))
                 return None, context.diffstat(diff), diff
             # A thread started before a push points at an older version of the diff: its
             # line numbers only make sense there.
             outdated = thread.anchor.head_sha not in ("", stored.mr.head_sha)
-            diff = await self._step(host.diff(job.mr, thread.anchor.head_sha if outdated
-                                              else None))
+            diff = await self._step(self.code.diff(
+                host, stored.mr, thread.anchor.head_sha if outdated else None))
             return context.hunk_at(diff, thread.anchor), None, None if outdated else diff
         except NotFound:
             log.info("diff_unavailable")

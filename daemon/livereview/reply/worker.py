@@ -1,10 +1,12 @@
 """The reply job state machine: pending → acked → answered → posted (docs/DESIGN.md §4).
 
-Each transition is committed before the next I/O step. The one step that cannot be made
-atomic — the POST of the reply — is bracketed: `post_started_at` is committed first, and a
-job that finds it set re-reads the thread and adopts a reply carrying its hidden marker
-instead of posting a second one. It posts only under the comment's claim, which an agent's
-tool reply takes too (jobs/claims.py): of the two, one answers.
+Each transition is committed before the next I/O step (the ack and the writing of the
+answer run side by side, and are recorded in that order once both have ended). The one
+step that cannot be made atomic — the POST of the reply — is bracketed: `post_started_at`
+is committed first, and a job that finds it set re-reads the thread and adopts a reply
+carrying its hidden marker instead of posting a second one. It posts only under the
+comment's claim, which an agent's tool reply takes too (jobs/claims.py): of the two, one
+answers.
 
 Whatever a step raises, the job ends its run in a recorded state — retried later with
 backoff, or skipped or failed with the reason — and one log line says why. If even that
@@ -253,20 +255,49 @@ class Worker:
             if guard:
                 raise JobSkipped(guard)
             await self._fence(job)
-            await self.acks.ack(job, host, bound)
-            job = await self.store.run(jobs.mark_acked, job.id, self.clock())
-        if job.state is JobState.ACKED:
+            job, written = await self._ack_while_writing(job, host, stored, identity, bound)
+            job = await self._answered(job, written)
+        elif job.state is JobState.ACKED:
             await self._fence(job)
-            await self.claims.check(job, self.clock())  # no answer that will not be posted
-            answer, meta, lessons_used = await self.composer.compose(job, host, stored,
-                                                                     identity, bound)
-            job = await self.store.run(jobs.mark_answered, job.id, self.clock(),
-                                       answer=answer, meta=meta, lessons_used=lessons_used)
+            job = await self._answered(job, await self._write(job, host, stored, identity,
+                                                              bound))
         if job.state is JobState.ANSWERED:
             # The POST cannot be taken back: no other replica may adopt-or-post until it
             # has surely ended (a replica killed here hands the job over only then).
             await self._fence(job, self.daemon.step_timeout_seconds)
             await self._post(job, host, stored, bound)
+
+    async def _write(self, job: ReplyJob, host: Host, stored: Snapshot, identity: Identity,
+                     bound: FilteringBoundLogger) -> tuple[str, str, str]:
+        await self.claims.check(job, self.clock())  # no answer that will not be posted
+        return await self.composer.compose(job, host, stored, identity, bound)
+
+    async def _answered(self, job: ReplyJob, written: tuple[str, str, str]) -> ReplyJob:
+        answer, meta, lessons_used = written
+        return await self.store.run(jobs.mark_answered, job.id, self.clock(), answer=answer,
+                                    meta=meta, lessons_used=lessons_used)
+
+    async def _ack_while_writing(self, job: ReplyJob, host: Host, stored: Snapshot,
+                                 identity: Identity, bound: FilteringBoundLogger
+                                 ) -> tuple[ReplyJob, tuple[str, str, str]]:
+        """The ack goes out while the answer is written (docs/DESIGN.md §4, "Ack"): the 👀
+        is as early as before, and the answer no longer waits for its request. The ack is
+        recorded once it has ended, before the answer is — also when writing the answer
+        failed, so that the retry does not ack again."""
+        acking = asyncio.create_task(self.acks.ack(job, host, bound),
+                                     name=f"ack-{job.id}")
+        try:
+            written = await self._write(job, host, stored, identity, bound)
+        except asyncio.CancelledError:  # the job's time is up, or the daemon stops
+            acking.cancel()
+            await asyncio.gather(acking, return_exceptions=True)
+            raise
+        except Exception:
+            await acking
+            await self.store.run(jobs.mark_acked, job.id, self.clock())
+            raise
+        await acking
+        return await self.store.run(jobs.mark_acked, job.id, self.clock()), written
 
     async def _own_message(self, job: ReplyJob, host: Host,
                            marker_of: Callable[[str], str | None]) -> str | None:
