@@ -4,11 +4,17 @@ miss the events that configuration filters out (the demo logs warnings only)."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import structlog
+
+# Each xdist worker imports every test module, and pytest rewrites a module's asserts again
+# unless it may keep the result in __pycache__ (git ignores it): under PYTHONDONTWRITEBYTECODE
+# that was 6 of the 10 CPU seconds each worker spends collecting (docs/development.md).
+sys.dont_write_bytecode = False
 
 
 @pytest.fixture(autouse=True)
@@ -100,13 +106,18 @@ PG_MODULES = frozenset(name.partition("::")[0] for name in PG_PASS)
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
-    """`-m pg` alone does not import the modules that hold no test of the pass (each
-    xdist worker collects on its own: seconds of CPU each)."""
-    if config.option.markexpr != "pg" or collection_path.suffix != ".py":
+    """`-m pg` alone does not import the modules that hold no test of the pass, nor the fast
+    tier `-m "not slow"` the modules whose every test is slow (each xdist worker collects
+    on its own: seconds of CPU each)."""
+    tier = config.option.markexpr
+    if tier not in ("pg", "not slow") or collection_path.suffix != ".py":
         return None
     if not collection_path.name.startswith("test_"):
         return None
-    return collection_path.relative_to(config.rootpath).as_posix() not in PG_MODULES or None
+    module = collection_path.relative_to(config.rootpath).as_posix()
+    if tier == "pg":
+        return module not in PG_MODULES or None
+    return module in SLOW_MODULES or None
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
