@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 import structlog
+from hypothesis import settings
+
+from tests.hypothesis_tiers import FAST
 
 # Each xdist worker imports every test module, and pytest rewrites a module's asserts again
 # unless it may keep the result in __pycache__ (git ignores it): under PYTHONDONTWRITEBYTECODE
@@ -103,6 +106,13 @@ PG_PASS: dict[str, str] = {
         "any snapshot change saved as row diffs",
 }
 PG_MODULES = frozenset(name.partition("::")[0] for name in PG_PASS)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The fast tier runs each property on fewer examples (tests/hypothesis_tiers.py); a
+    profile named on the command line wins."""
+    if config.option.markexpr == "not slow" and not config.getoption("hypothesis_profile"):
+        settings.load_profile(FAST)
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
