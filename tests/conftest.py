@@ -47,6 +47,7 @@ SLOW_MODULES = frozenset({
     "tests/e2e/test_settings_cli.py", "tests/e2e/test_sick_database.py",
     "tests/e2e/test_systemd.py", "tests/e2e/test_tls.py", "tests/e2e/test_tools_daemon.py",
     "tests/contract/test_listing_large.py", "tests/contract/test_tools_large.py",
+    "tests/contract/test_tools_one_file.py",  # 3 000-file MRs; test_tools_hosts: --path
 })
 SLOW_TESTS = frozenset({
     "tests/contract/test_review_contract.py::test_an_mr_of_3000_files_is_read_one_file_at_a_time",
