@@ -4,11 +4,20 @@ miss the events that configuration filters out (the demo logs warnings only)."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import structlog
+from hypothesis import settings
+
+from tests.hypothesis_tiers import FAST
+
+# Each xdist worker imports every test module, and pytest rewrites a module's asserts again
+# unless it may keep the result in __pycache__ (git ignores it): under PYTHONDONTWRITEBYTECODE
+# that was 6 of the 10 CPU seconds each worker spends collecting (docs/development.md).
+sys.dont_write_bytecode = False
 
 
 @pytest.fixture(autouse=True)
@@ -38,6 +47,7 @@ SLOW_MODULES = frozenset({
     "tests/e2e/test_settings_cli.py", "tests/e2e/test_sick_database.py",
     "tests/e2e/test_systemd.py", "tests/e2e/test_tls.py", "tests/e2e/test_tools_daemon.py",
     "tests/contract/test_listing_large.py", "tests/contract/test_tools_large.py",
+    "tests/contract/test_tools_one_file.py",  # 3 000-file MRs; test_tools_hosts: --path
 })
 SLOW_TESTS = frozenset({
     "tests/contract/test_review_contract.py::test_an_mr_of_3000_files_is_read_one_file_at_a_time",
@@ -101,14 +111,26 @@ PG_PASS: dict[str, str] = {
 PG_MODULES = frozenset(name.partition("::")[0] for name in PG_PASS)
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """The fast tier runs each property on fewer examples (tests/hypothesis_tiers.py); a
+    profile named on the command line wins."""
+    if config.option.markexpr == "not slow" and not config.getoption("hypothesis_profile"):
+        settings.load_profile(FAST)
+
+
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
-    """`-m pg` alone does not import the modules that hold no test of the pass (each
-    xdist worker collects on its own: seconds of CPU each)."""
-    if config.option.markexpr != "pg" or collection_path.suffix != ".py":
+    """`-m pg` alone does not import the modules that hold no test of the pass, nor the fast
+    tier `-m "not slow"` the modules whose every test is slow (each xdist worker collects
+    on its own: seconds of CPU each)."""
+    tier = config.option.markexpr
+    if tier not in ("pg", "not slow") or collection_path.suffix != ".py":
         return None
     if not collection_path.name.startswith("test_"):
         return None
-    return collection_path.relative_to(config.rootpath).as_posix() not in PG_MODULES or None
+    module = collection_path.relative_to(config.rootpath).as_posix()
+    if tier == "pg":
+        return module not in PG_MODULES or None
+    return module in SLOW_MODULES or None
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

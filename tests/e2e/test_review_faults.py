@@ -11,11 +11,13 @@ import inspect
 import io
 
 from livereview import log_setup as logs
+from livereview.app.daemon import App
 from livereview.core.prompt import Prompt
 from livereview.jobs.llm import Answer
+from livereview.metrics import Metrics
+from livereview.settings import load
 from tests.databases import query
-from tests.e2e.conftest import TOKEN, Sandbox
-from tests.e2e.test_worker_faults import app_for
+from tests.e2e.conftest import TOKEN, Sandbox, write_config
 
 
 class LeakyModelClient:
@@ -33,6 +35,14 @@ def raised_at() -> int:
     """The line of this file that raises (what the description must point to)."""
     lines, start = inspect.getsourcelines(LeakyModelClient.answer)
     return start + next(i for i, text in enumerate(lines) if "raise RuntimeError" in text)
+
+
+def app_for(sandbox: Sandbox) -> App:
+    """The retry is due in minutes: one `once` makes one attempt however slow the machine
+    (with the 10 ms of test_worker_faults, a loaded machine's drain took the retry too)."""
+    write_config(sandbox.config, sandbox.gitlab_server.url, sandbox.llm.url, sandbox.db,
+                 retry_base_seconds=300)
+    return App.create(load(sandbox.config), metrics=Metrics())
 
 
 def run_row(sandbox: Sandbox) -> tuple[str, int, str]:

@@ -25,14 +25,17 @@ import livereview.hosts as hosts_package
 from livereview.hosts.base import HostError
 from livereview.hosts.http import HttpClient, RetryPolicy
 from livereview.metrics import Metrics
+from tests.hypothesis_tiers import examples
 
-# Modest: every property runs an adapter call per example (CI has two cores).
-FUZZ = settings(max_examples=100, deadline=None, database=None, derandomize=True,
+# Modest: every property runs an adapter call per example (CI has two cores); the fast tier
+# runs a fifth of them (tests/hypothesis_tiers.py).
+FUZZ = settings(max_examples=examples(100), deadline=None, database=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 _ACCESSOR = re.compile(r"\.(?:text|text_or|token|number|number_or_none|flag|time|"
                        r"time_or_none|obj|obj_or_none|objects|texts|has|error)\(\s*\"(\w+)\"")
+# every module of the host layer, each host's folder included (docs/DESIGN.md §2)
 READ_KEYS = frozenset(
-    key for source in Path(hosts_package.__file__).parent.glob("*.py")
+    key for source in Path(hosts_package.__file__).parent.rglob("*.py")
     for key in _ACCESSOR.findall(source.read_text(encoding="utf-8")))
 
 Path_ = tuple[str | int, ...]

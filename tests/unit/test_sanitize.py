@@ -19,6 +19,7 @@ from livereview.core.sanitize import (
     one_line,
     outgoing,
 )
+from tests.hypothesis_tiers import examples
 from tests.quick_actions_oracle import commands as gitlab_commands
 from tests.render_oracles import HOSTS, hidden_comments, live_mentions, read
 
@@ -117,7 +118,7 @@ def test_any_text_posted_has_no_live_mention_but_the_allowed(text: str,
     assert hidden_comments(posted) == {}
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(markdown_soup())
 def test_any_markdown_posted_pings_and_hides_nothing_on_any_host(text: str) -> None:
     posted = outgoing(text)
@@ -178,7 +179,7 @@ def test_any_text_stays_inside_its_fence(text: str) -> None:
     assert block.count(fence) == 2
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(markdown_soup(), st.integers(20, 200))
 def test_a_reply_cut_to_any_length_or_a_quote_pings_and_hides_nothing(text: str,
                                                                       cut: int) -> None:
@@ -263,7 +264,7 @@ def fence_soup() -> st.SearchStrategy[str]:
                     ).map("".join)
 
 
-@settings(max_examples=400)
+@settings(max_examples=examples(400))
 @given(fence_soup())
 def test_no_body_posted_runs_a_quick_action_whatever_its_fences(body: str) -> None:
     assert gitlab_commands(outgoing(body)) == []

@@ -27,6 +27,7 @@ from livereview.settings import (
     load,
     parse,
 )
+from tests.hypothesis_tiers import examples
 
 TOKENS = ("glpat-Zx9QwErTy7UiOp3AsDfG", "ghp_Q1w2E3r4T5y6U7i8O9p0AsDfGhJkLzXcVbNm",
           "sk-proj-Q1w2E3r4T5y6U7i8O9p0")
@@ -123,7 +124,7 @@ def assert_safe(message: str, data: object = None) -> None:
         assert all(secret[i:i + 10] not in message for i in range(len(secret) - 9)), message
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(mutated())
 def test_a_mutated_config_loads_or_fails_on_one_safe_line(data: dict[str, Any]) -> None:
     try:
@@ -135,7 +136,7 @@ def test_a_mutated_config_loads_or_fails_on_one_safe_line(data: dict[str, Any]) 
         assert all(secret not in repr(result) for secret in ENV.values())
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.dictionaries(st.one_of(st.sampled_from([*KEYS, "source"]), texts), values,
                        max_size=6))
 def test_any_document_of_random_tables_fails_on_one_safe_line(data: dict[str, Any]) -> None:
@@ -145,7 +146,7 @@ def test_any_document_of_random_tables_fails_on_one_safe_line(data: dict[str, An
         assert_safe(str(exc), data)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated())
 def test_the_same_holds_through_a_toml_file(data: dict[str, Any]) -> None:
     with tempfile.TemporaryDirectory() as folder:
@@ -157,7 +158,7 @@ def test_the_same_holds_through_a_toml_file(data: dict[str, Any]) -> None:
             assert_safe(str(exc), data)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.sampled_from(["daemon", "bot", "ai", "hosts", "repos"]), st.data())
 def test_a_misspelt_key_is_named_before_anything_it_leaves_missing(section: str,
                                                                      data: st.DataObject
