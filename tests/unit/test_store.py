@@ -85,7 +85,7 @@ def test_commit_messages_authors_and_reaction_times_round_trip(database_url: str
     store.transaction(snapshots.ingest, snap, diff(None, snap), [], IDENTITY, T0)
     loaded = store.transaction(snapshots.load, KEY)
     assert loaded == snap
-    assert loaded is not None and loaded.commits[0].author == "Bob Builder"
+    assert loaded is not None and loaded.commits and loaded.commits[0].author == "Bob Builder"
     [dated, undated] = loaded.messages()["1"].reactions
     assert dated.created_at == T0 + timedelta(seconds=3) and undated.created_at is None
     store.close()
