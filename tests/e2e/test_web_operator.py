@@ -165,3 +165,13 @@ def test_console_pages_need_a_config(sandbox: Sandbox) -> None:
     with TestClient(create_app(Site([]), Access()), base_url=BASE) as web:
         page = web.get("/health")
     assert page.status_code == 404 and "--config" in page.text
+
+
+def test_the_conversation_page_says_commits_not_read_rather_than_none(sandbox: Sandbox) -> None:
+    """An MR first read with nothing asked of the bot is stored without its commits
+    (sync/commits.py): the page must not claim it has none."""
+    sandbox.note("looks fine")
+    assert sandbox.once() == 0
+    with console(sandbox) as web:
+        page = web.get(mr_page(sandbox)).text
+    assert "Not read yet" in page and "No commit listed" not in page

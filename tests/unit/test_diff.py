@@ -3,11 +3,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import replace
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from livereview.core.model import Event, EventKind, Reaction
-from livereview.sync.diff import diff
+from livereview.sync.diff import CommitsNotRead, diff, pushed
 from tests.factories import ALICE, BOB, msg, snapshot, thread
 
 
@@ -78,3 +79,13 @@ def test_diff_accounts_for_every_message(before: dict[str, str], after: dict[str
 @given(bodies)
 def test_diff_against_itself_is_empty(messages: dict[str, str]) -> None:
     assert diff(_snap(messages), _snap(messages)) == []
+
+
+def test_a_push_diffed_without_the_commits_that_tell_its_kind_is_refused_not_guessed() -> None:
+    """A snapshot read without its commits (sync/commits.py) cannot say whether the old
+    head is still among them: the poller reads them first; diff never guesses."""
+    stored = snapshot(thread("t1", msg("1")))
+    fresh = replace(stored, mr=replace(stored.mr, head_sha="new"), commits=None)
+    assert pushed(stored, fresh) and not pushed(stored, replace(stored, commits=None))
+    with pytest.raises(CommitsNotRead):
+        diff(stored, fresh)

@@ -42,7 +42,7 @@ async def test_the_snapshot_is_the_review_as_an_mr(
         await ops.reply(ws, key.iid, 1, "an agent", AuthorKind.AGENT)
         snap = await host.fetch_mr("r", key.iid)
         assert snap.mr.key == key and snap.mr.state == "opened"
-        assert [c.title for c in snap.commits] == ["feature"]
+        assert [c.title for c in snap.commits or ()] == ["feature"]
         thread = snap.threads[0]
         assert thread.anchor is not None and thread.anchor.new_path == "db/q.sql"
         assert thread.anchor.head_sha == snap.mr.head_sha

@@ -85,7 +85,7 @@ def test_commit_messages_authors_and_reaction_times_round_trip(database_url: str
     store.transaction(snapshots.ingest, snap, diff(None, snap), [], IDENTITY, T0)
     loaded = store.transaction(snapshots.load, KEY)
     assert loaded == snap
-    assert loaded is not None and loaded.commits[0].author == "Bob Builder"
+    assert loaded is not None and loaded.commits and loaded.commits[0].author == "Bob Builder"
     [dated, undated] = loaded.messages()["1"].reactions
     assert dated.created_at == T0 + timedelta(seconds=3) and undated.created_at is None
     store.close()
@@ -145,3 +145,20 @@ def test_replicas_starting_together_migrate_an_empty_postgresql_database_once(
             store.close()
     finally:
         postgres.drop(name)
+
+
+def test_commits_not_read_are_stored_and_loaded_as_not_read_and_then_as_read(
+        database_url: str) -> None:
+    """Migration 0016: a snapshot stored without its commits loads without them (None),
+    not as an MR with no commits; stored again with them, it loads with them."""
+    store = Store.open(database_url)
+    unread = replace(snapshot(thread("t1", msg("1"))), commits=None)
+    store.transaction(snapshots.ingest, unread, diff(None, unread), [], IDENTITY, T0)
+    assert store.transaction(snapshots.load, KEY) == unread
+    none = replace(unread, commits=())
+    store.transaction(snapshots.ingest, none, [], [], IDENTITY, T0, unread)
+    assert store.transaction(snapshots.load, KEY) == none
+    read = replace(unread, commits=(Commit("c1", "Start", T0),))
+    store.transaction(snapshots.ingest, read, [], [], IDENTITY, T0, none)
+    assert store.transaction(snapshots.load, KEY) == read
+    store.close()

@@ -61,8 +61,10 @@ def as_dict(graph: Graph) -> dict[str, Any]:
                 "reactions": graph.reactions(m),
             } for m in t.messages],
         } for t in graph.snapshot.threads],
-        "commits": [{"sha": c.sha, "title": c.title, "message": c.message, "author": c.author,
-                     "created_at": c.created_at.isoformat()} for c in graph.snapshot.commits],
+        # null: not read yet (an MR stored at first sight without a job), not "no commits"
+        "commits": None if graph.snapshot.commits is None else [
+            {"sha": c.sha, "title": c.title, "message": c.message, "author": c.author,
+             "created_at": c.created_at.isoformat()} for c in graph.snapshot.commits],
         "events": [{"kind": e.kind, "thread_id": e.host_thread_id,
                     "message_id": e.host_message_id, "detail": e.detail,
                     "at": e.created_at.isoformat()} for e in graph.events],

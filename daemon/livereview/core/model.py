@@ -160,7 +160,10 @@ class Snapshot:
 
     mr: MergeRequest
     threads: tuple[Thread, ...]
-    commits: tuple[Commit, ...]  # newest first, as hosts list them
+    # Newest first, as hosts list them. None: not read (an MR read at first sight that asked
+    # nothing of the bot, docs/DESIGN.md §6 "First sight"): never "no commits"; the read
+    # that needs them (a push to tell apart, a job) reads them.
+    commits: tuple[Commit, ...] | None
 
     def messages(self) -> dict[str, Message]:
         return {m.id: m for t in self.threads for m in t.messages}

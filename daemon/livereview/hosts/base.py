@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from livereview.core.model import (
     Anchor,
     ChangedMR,
+    Commit,
     DiffRefs,
     FileChange,
     FileDiff,
@@ -111,6 +112,19 @@ class ExplainsAccess(Protocol):
     access token or an account's API token, and its scopes)."""
 
     def access_notes(self) -> list[AccessNote]: ...
+
+
+@runtime_checkable
+class ReadsCommitsApart(Protocol):
+    """A host whose MR, discussions and commits are separate requests (GitLab): a read may
+    leave the commits out (`Snapshot.commits` None) and read them when they are needed
+    (docs/DESIGN.md §6 "First sight"; bench figure 16)."""
+
+    async def fetch_mr_without_commits(self, repo: str, iid: int,
+                                       reactions_for: frozenset[str] = frozenset()
+                                       ) -> Snapshot: ...
+
+    async def fetch_commits(self, key: MRKey) -> tuple[Commit, ...]: ...
 
 
 @runtime_checkable

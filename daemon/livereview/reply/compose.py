@@ -20,6 +20,7 @@ from livereview.core.answer import with_kinds
 from livereview.core.lessons import applicable
 from livereview.core.model import (
     Anchor,
+    Commit,
     FileStatus,
     Identity,
     JobReason,
@@ -204,6 +205,16 @@ class Composer:
             f"{verdict.replace('_', ' ') or 'not decided'}.\n\n{finding.body}",
             kind=RefKind.FINDING, relevance=1.0)]
 
+    async def _commits(self, job: ReplyJob, host: Host, stored: Snapshot
+                       ) -> tuple[Commit, ...]:
+        """The MR's commits for the prompt: as stored, or read now when the MR was stored
+        without them (a poller stores them with any job it makes: this is the safety net
+        for a job made otherwise)."""
+        if stored.commits is not None:
+            return stored.commits
+        read = await self._step(host.fetch_mr(job.mr.repo, job.mr.iid))
+        return read.commits or ()
+
     async def compose(self, job: ReplyJob, host: Host, stored: Snapshot, identity: Identity,
                       log: FilteringBoundLogger) -> tuple[str, str, str]:
         """The reply's body (safe, with its marker), its metadata (JSON) and the ids of the
@@ -225,7 +236,8 @@ class Composer:
         max_chars = min(answers.max_chars, self.max_reply_chars)
         policy = AnswerPolicy(answers.tone, answers.concede, answers.languages, max_chars)
         prompt = context.build(stored.mr, thread, job.message_id, identity, hunk=hunk,
-                               stat=stat, commits=stored.commits, lessons=used,
+                               stat=stat, commits=await self._commits(job, host, stored),
+                               lessons=used,
                                references=references, surroundings=around, policy=policy,
                                budget_chars=chars_for(answers.context_budget_tokens))
         answer = await self._step(self.answerer.answer(prompt), "the model's answer")

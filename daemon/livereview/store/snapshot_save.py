@@ -151,7 +151,7 @@ def save_children(session: Session, cid: int, snapshot: Snapshot, stored: Snapsh
             {"conversation_id": cid, "position": i, "sha": c.sha, "title": c.title,
              "created_at": c.created_at, "parent_ids": " ".join(c.parent_ids),
              "message": c.message, "author": c.author}
-            for i, c in enumerate(snapshot.commits)])
+            for i, c in enumerate(snapshot.commits or ())])  # None: not read, no rows
     new_threads = []
     for position, thread in enumerate(snapshot.threads):
         was_position, old = old_threads.pop(thread.id, (None, None))

@@ -56,7 +56,11 @@ def _last_activity(snapshot: Snapshot, identity: Identity, previous: datetime | 
         for m in t.messages
         if not m.system and not identity.is_me(m.author)
     ]
-    candidates = [*human, *(c.created_at for c in snapshot.commits[:1])]
+    # Commits not read: the MR's updated_at (a push bumps it) stands in for the newest
+    # commit's time; it is never earlier, so the MR is polled hot no less than before.
+    pushed = [snapshot.mr.updated_at] if snapshot.commits is None else \
+        [c.created_at for c in snapshot.commits[:1]]
+    candidates = [*human, *pushed]
     if previous is not None:
         candidates.append(previous)
     return max(candidates, default=snapshot.mr.created_at)
@@ -85,6 +89,7 @@ def _conversation_values(snapshot: Snapshot, identity: Identity, now: datetime,
             "base_sha": mr.base_sha, "start_sha": mr.start_sha, "web_url": mr.web_url,
             "created_at": mr.created_at, "updated_at": mr.updated_at,
             "reviewers": _reviewers_json(mr.reviewers), "fetched_at": now,
+            "commits_read": snapshot.commits is not None,
             "last_activity_at": _last_activity(snapshot, identity, previous)}
 
 
@@ -154,7 +159,8 @@ def _anchor(row: MRThread) -> Anchor | None:
 
 _MR_COLUMNS = ("id", "title", "description", "author_id", "author_username", "author_name",
                "source_branch", "target_branch", "state", "head_sha", "base_sha",
-               "start_sha", "web_url", "created_at", "updated_at", "reviewers")
+               "start_sha", "web_url", "created_at", "updated_at", "reviewers",
+               "commits_read")
 _LOAD = columns(*(col(getattr(MRConversation, name)) for name in _MR_COLUMNS)).where(
     col(MRConversation.host) == bindparam("host"),
     col(MRConversation.repo) == bindparam("repo"),
@@ -192,7 +198,7 @@ def load(session: Session, key: MRKey) -> Snapshot | None:
         for t in session.exec(select(MRThread).where(MRThread.conversation_id == cid)
                               .order_by(col(MRThread.position)))
     )
-    commits = tuple(
+    commits = None if not row.commits_read else tuple(
         Commit(c.sha, c.title, c.created_at, tuple(c.parent_ids.split()), c.message, c.author)
         for c in session.exec(select(MRCommit).where(MRCommit.conversation_id == cid)
                               .order_by(col(MRCommit.position)))

@@ -45,6 +45,8 @@ class MRConversation(SQLModel, table=True):
     fetched_at: datetime  # when we last fetched it
     last_activity_at: datetime  # newest human message or push we saw (drives hot polling)
     reviewers: str = Field(default="", sa_type=Text)  # JSON [[id, username], …] (0015)
+    # False: stored without its commits (Snapshot.commits None, 0016), not "no commits".
+    commits_read: bool = True
 
 
 class MRCommit(SQLModel, table=True):

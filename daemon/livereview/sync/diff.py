@@ -48,10 +48,23 @@ def _reaction_events(
     ]
 
 
+class CommitsNotRead(ValueError):
+    """A push was diffed without the commits that tell a push from a force-push."""
+
+
+def pushed(stored: Snapshot | None, fresh: Snapshot) -> bool:
+    """The head moved since `stored`: telling a push from a force-push needs `fresh`'s
+    commits (a read without them reads them first: sync/poller.py)."""
+    return stored is not None and bool(fresh.mr.head_sha) \
+        and stored.mr.head_sha != fresh.mr.head_sha
+
+
 def _push_events(stored: Snapshot, fresh: Snapshot) -> list[Event]:
     old_head, new_head = stored.mr.head_sha, fresh.mr.head_sha
-    if not new_head or old_head == new_head:
+    if not pushed(stored, fresh):
         return []
+    if fresh.commits is None:
+        raise CommitsNotRead(f"{fresh.mr.key}: {old_head}..{new_head} without its commits")
     # A push keeps the old head among the MR's commits; a force-push (rebase, amend)
     # drops it: the new head no longer descends from what we stored.
     shas = {c.sha for c in fresh.commits}

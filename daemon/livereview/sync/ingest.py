@@ -63,15 +63,26 @@ class Read:
     now: datetime
 
 
-def load_or_store(session: Session, fresh: Snapshot, read: Read) -> Snapshot | FirstRead:
+@dataclass(frozen=True)
+class NeedsCommits:
+    """A first read read without its commits asks something of the bot (a reply, a
+    review): nothing stored; it is read again with its commits, which the job's answer
+    uses (docs/DESIGN.md §6 "First sight")."""
+
+
+def load_or_store(session: Session, fresh: Snapshot, read: Read
+                  ) -> Snapshot | FirstRead | NeedsCommits:
     """The stored snapshot of `fresh`'s MR; or, when none is stored, `fresh` decided (as
     the poller decides a first read: nothing stored, no review awaiting a reply) and stored
-    with its jobs and runs, and its turned-down concessions' lessons archived."""
+    with its jobs and runs, and its turned-down concessions' lessons archived — unless it
+    makes a job and its commits were not read (NeedsCommits)."""
     stored = snapshots.load(session, fresh.mr.key)
     if stored is not None:
         return stored
     decided = decide(None, fresh, read.baseline, read.concessions, read.identity,
                      read.policy, read.review_on)
+    if fresh.commits is None and (decided.requests or decided.reviews):
+        return NeedsCommits()
     archived = lesson_rows.archive_from(session, decided.turned_down, read.now) \
         if decided.turned_down else []
     ingested = store(session, fresh, decided.events, decided.requests, decided.reviews,

@@ -49,10 +49,12 @@ from livereview.store import reviews, snapshots, state, sync_failures
 from livereview.store.db import Store
 from livereview.store.engine import StoreError
 from livereview.store.leases import INSTANCE, Leases
+from livereview.sync import commits
 from livereview.sync.active import ActiveTier, tier_on
 from livereview.sync.decide import decide, unchanged
+from livereview.sync.diff import CommitsNotRead
 from livereview.sync.first_sight import by_recency
-from livereview.sync.ingest import FirstRead, Ingested, Read, load_or_store
+from livereview.sync.ingest import FirstRead, Ingested, NeedsCommits, Read, load_or_store
 from livereview.sync.ingest import store as store_read
 from livereview.sync.plan import Plan, Planner
 from livereview.sync.sweep import feed
@@ -219,10 +221,12 @@ class HostPoller:
     async def sync_mr(self, key: MRKey, baseline: datetime,
                       concessions: frozenset[str] = frozenset()) -> tuple[int, int]:
         """Fetch one MR, persist what changed; returns (events, new jobs)."""
-        fresh = await self.host.fetch_mr(key.repo, key.iid, reactions_for=concessions)
+        fresh = await commits.read(self.host, key.repo, key.iid, concessions)
         big = (sum(len(t.messages) for t in fresh.threads) > OFF_LOOP_MESSAGES
                or sum(len(m.body) for t in fresh.threads for m in t.messages) > OFF_LOOP_CHARS)
         last = self._ingested.get(key)
+        if last is not None and commits.needed(last, fresh):
+            fresh = await commits.completed(self.host, fresh)
         # A long MR re-fetched unchanged (a hot one, every few seconds): compare it with
         # what was stored last time instead of loading and diffing it again.
         if big and last is not None and not concessions \
@@ -235,13 +239,20 @@ class HostPoller:
         # A long MR is decided off the store's thread, which the other MRs' writes share.
         found = await self.store.run(snapshots.load, key) if big else \
             await self.store.run(load_or_store, fresh, read)
+        if isinstance(found, NeedsCommits):  # a first read that makes a job: with commits
+            fresh = await commits.completed(self.host, fresh)
+            found = await self.store.run(load_or_store, fresh, read)
+        if isinstance(found, NeedsCommits):  # cannot be: `fresh` has its commits now
+            raise CommitsNotRead(f"{key}: read with its commits, still without them")
+        if not isinstance(found, FirstRead) and commits.needed(found, fresh):
+            fresh = await commits.completed(self.host, fresh)
         if isinstance(found, FirstRead):  # none was stored: decided and stored already
             self._capped(key, found.decided.capped)
             self._archived(key, found.archived)
             created = self._stored(key, found.ingested)
             events = found.decided.events
         else:
-            events, created = await self._decide_and_store(key, fresh, found, read, big)
+            events, created, fresh = await self._decide_and_store(key, fresh, found, read, big)
         if big:
             self._ingested[key] = fresh
             while len(self._ingested) > INGESTED_KEPT:
@@ -254,8 +265,10 @@ class HostPoller:
         return len(events), len(created)
 
     async def _decide_and_store(self, key: MRKey, fresh: Snapshot, stored: Snapshot | None,
-                                read: Read, big: bool) -> tuple[list[Event], list[tuple[int, str]]]:
-        """Diff `fresh` against what is stored, store what changed; (events, new jobs)."""
+                                read: Read, big: bool
+                                ) -> tuple[list[Event], list[tuple[int, str]], Snapshot]:
+        """Diff `fresh` against what is stored, store what changed; (events, new jobs, the
+        snapshot as stored: with its commits when a job needed them)."""
         # Only a new comment can reply on a review: no query when the count is unchanged.
         awaiting = await self.store.run(reviews.awaiting, key) if stored is not None and _count(
             stored) != _count(fresh) else None
@@ -263,6 +276,9 @@ class HostPoller:
                 read.review_on, awaiting)
         # A long one is decided in a thread: the event loop stays free for the other MRs.
         decided = await asyncio.to_thread(decide, *args) if big else decide(*args)
+        if fresh.commits is None and (decided.requests or decided.reviews):
+            # A job's answer shows the commits (pushes are decided with them already).
+            fresh = await commits.completed(self.host, fresh)
         self._capped(key, decided.capped)
         now = self.clock()
         if decided.turned_down:
@@ -270,11 +286,11 @@ class HostPoller:
                                                      decided.turned_down, now))
         if unchanged(stored, fresh, decided.events):
             await self.store.run(snapshots.touch, key, now)
-            return decided.events, []
+            return decided.events, [], fresh
         ingested = await self.store.run(
             store_read, fresh, decided.events, decided.requests, decided.reviews,
             self.identity, now, stored, self.policy.max_edit_answers)
-        return decided.events, self._stored(key, ingested)
+        return decided.events, self._stored(key, ingested), fresh
 
     def _archived(self, key: MRKey, lessons: Sequence[Lesson]) -> None:
         for lesson in lessons:

@@ -12,8 +12,9 @@ async def show(box: Toolbox, mr: str) -> results.Overview:
     snapshot = await box.snapshot(key)
     now = snapshot.mr
     people = await box.call(key, "show", box.host(key).people(key))
-    head = next((c for c in snapshot.commits if c.sha == now.head_sha),
-                snapshot.commits[0] if snapshot.commits else None)  # newest first
+    commits = snapshot.commits or ()  # a host's fetch_mr reads them (hosts/base.py)
+    head = next((c for c in commits if c.sha == now.head_sha),
+                commits[0] if commits else None)  # newest first
     return results.Overview(
         mr=str(key), title=now.title, description=now.description,
         author=now.author.username, source_branch=now.source_branch,

@@ -20,6 +20,7 @@ import structlog
 from livereview.core.model import (
     Anchor,
     ChangedMR,
+    Commit,
     Identity,
     Message,
     MRKey,
@@ -206,20 +207,32 @@ class GitLab(GitLabReview, OverHttp):
 
     async def fetch_mr(self, repo: str, iid: int,
                        reactions_for: frozenset[str] = frozenset()) -> Snapshot:
+        snapshot = await self.fetch_mr_without_commits(repo, iid, reactions_for)
+        return replace(snapshot, commits=await self.fetch_commits(snapshot.mr.key))
+
+    async def fetch_mr_without_commits(self, repo: str, iid: int,
+                                       reactions_for: frozenset[str] = frozenset()
+                                       ) -> Snapshot:
+        """The MR and its discussions; its commits not read (`commits` None): a third
+        request the poller makes only when a push or a job needs them (hosts/base.py
+        ReadsCommitsApart)."""
         key = MRKey(self.name, repo, iid)
         base = self._mr_path(key)
         # Hot MRs are re-fetched every few seconds: revalidate rather than re-download.
         data = await self.http.one("GET", base, conditional=True)
         threads = [payloads.thread(d) async for page in self.http.items(
             f"{base}/discussions", conditional=True) for d in page]
-        commits = [payloads.commit(c) async for page in self.http.items(
-            f"{base}/commits", conditional=True) for c in page]
         if reactions_for:
             threads = [await self._with_reactions(key, t, reactions_for)
                        if any(m.id in reactions_for for m in t.messages) else t
                        for t in threads]
         return Snapshot(mr=payloads.merge_request(key, data), threads=tuple(threads),
-                        commits=tuple(commits))
+                        commits=None)
+
+    async def fetch_commits(self, key: MRKey) -> tuple[Commit, ...]:
+        """https://docs.gitlab.com/api/merge_requests/#get-single-merge-request-commits"""
+        return tuple([payloads.commit(c) async for page in self.http.items(
+            f"{self._mr_path(key)}/commits", conditional=True) for c in page])
 
     async def fetch_thread(self, key: MRKey, thread_id: str) -> Thread:
         data = await self.http.one("GET", f"{self._mr_path(key)}/discussions/{thread_id}")
