@@ -131,7 +131,7 @@ def test_an_mr_whose_fetch_failed_is_synced_again_after_a_restart(sandbox: Sandb
 async def test_only_the_last_few_long_mrs_are_kept_in_memory(sandbox: Sandbox) -> None:
     """A long MR's last stored snapshot is kept to skip reloading it unchanged — for the
     most recent few only, so one that went cold does not stay in memory for good."""
-    from livereview.sync.poller import INGESTED_KEPT
+    from livereview.sync.read import INGESTED_KEPT
     keys = []
     for n in range(INGESTED_KEPT + 2):  # a 300 kB note makes an MR long
         iid = sandbox.gitlab.add_mr(PROJECT, title=f"big {n}", author="bob",
@@ -143,5 +143,5 @@ async def test_only_the_last_few_long_mrs_are_kept_in_memory(sandbox: Sandbox) -
         await app.cycle(cold=True)
     finally:
         await app.close()
-    kept = list(app.pollers["gl"]._ingested)
+    kept = list(app.pollers["gl"]._reader.ingested)
     assert len(kept) == INGESTED_KEPT and set(kept) <= set(keys)

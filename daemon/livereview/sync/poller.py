@@ -7,7 +7,8 @@ arrive "in the past" of the watermark. Re-fetching is harmless — the diff dedu
 MRs with recent activity or open jobs are fetched every cycle anyway (hot). A host whose
 listing costs a request per repo and that has no change feed (Bitbucket) lists only the
 repos with a hot MR every cycle, and every repo once per quiet interval (sync/quiet.py).
-What a cycle reads is decided in sync/plan.py; this module reads, stores and triggers.
+What a cycle reads is decided in sync/plan.py, one MR is read and stored in sync/read.py;
+this module schedules the reads.
 """
 
 from __future__ import annotations
@@ -15,25 +16,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import operator
 import time
-from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 import structlog
 
 from livereview.core.model import (
-    Event,
     Identity,
-    Lesson,
     MRKey,
     Policy,
     Snapshot,
 )
 from livereview.hosts.base import (
-    AuthFailed,
     Forbidden,
     Host,
     HostError,
@@ -44,32 +40,24 @@ from livereview.hosts.lanes import urgent
 from livereview.log_setup import FailureLog
 from livereview.metrics import Metrics
 from livereview.settings import DaemonSettings
-from livereview.store import lessons as lesson_rows
-from livereview.store import reviews, snapshots, state, sync_failures
+from livereview.store import state, sync_failures
 from livereview.store.db import Store
 from livereview.store.engine import StoreError
 from livereview.store.leases import INSTANCE, Leases
-from livereview.sync import commits
+from livereview.sync import repo_checks
 from livereview.sync.active import ActiveTier, tier_on
-from livereview.sync.decide import decide, unchanged
-from livereview.sync.diff import CommitsNotRead
 from livereview.sync.first_sight import by_recency
-from livereview.sync.ingest import FirstRead, Ingested, NeedsCommits, Read, load_or_store
-from livereview.sync.ingest import store as store_read
 from livereview.sync.plan import Plan, Planner
+from livereview.sync.read import MRReader
 from livereview.sync.sweep import feed
 from livereview.sync.watermark import ListingMarks
 
 log = structlog.get_logger("livereview.poller")
 MR_CONCURRENCY = 4  # MRs fetched at once per host (each is 3+ sequential requests)
-# An MR with more messages, or more text, is diffed and triggered in a thread.
-OFF_LOOP_MESSAGES = 2_000
-OFF_LOOP_CHARS = 256_000
 MAX_BACKOFF_SECONDS = 900.0
 # A sweep of this many MRs or more logs its progress every this many (the daemon's progress
 # in its log; `once` on a terminal draws a bar instead: cli/progress.py).
 SWEEP_LOG_EVERY = 100
-INGESTED_KEPT = 4  # long MRs whose last stored snapshot is kept to skip an unchanged reload
 
 
 @dataclass
@@ -116,9 +104,6 @@ class HostPoller:
     _halted: bool = False  # stopping: syncs not yet begun were dropped, never to begin
     planning: bool = False  # listing and deciding what to read (no sync begun by it yet)
     _failures: dict[MRKey, tuple[int, float]] = field(default_factory=dict)  # count, retry at
-    # Long MRs as last stored, the most recent few: each can weigh tens of MB, and one that
-    # went cold or was merged must not stay in memory for good.
-    _ingested: OrderedDict[MRKey, Snapshot] = field(default_factory=OrderedDict)
     _limit: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(MR_CONCURRENCY))
     review_on: dict[str, tuple[str, ...]] = field(default_factory=dict)  # repo → events
     on_new_reviews: Callable[[], None] = lambda: None
@@ -130,8 +115,13 @@ class HostPoller:
     # the stored reactions would come and go.
     _seen_concessions: dict[MRKey, frozenset[str]] = field(default_factory=dict)
     _marks: ListingMarks = field(init=False)
+    _reader: MRReader = field(init=False)  # sync/read.py: one MR read and stored
 
     def __post_init__(self) -> None:
+        self._reader = MRReader(
+            self.host, self.identity, self.store, self.policy, self.metrics,
+            lambda: self.clock(), self.review_on, lambda: self.on_new_jobs(),
+            lambda: self.on_new_reviews())
         self._planner = Planner(self.host, self.store, self.settings)
         self._marks = ListingMarks(self.store, self.host.name)
         self._active = ActiveTier(self.host, self.host.name, self.metrics) if isinstance(
@@ -186,126 +176,14 @@ class HostPoller:
         listing; they are checked again on every cold cycle."""
         some = repos is not None
         repos = tuple(r for r in self.repos if r not in done) if repos is None else repos
-        # All at once (the host's client bounds the requests in flight): one after the
-        # other, 200 repos at 50 ms held the first sight up for 10 s.
-        verdicts = await asyncio.gather(*(self._check(repo) for repo in repos))
-        for repo, (checked, reason) in zip(repos, verdicts, strict=True):
-            if not checked:
-                continue
-            if reason is None:
-                if self.unhealthy.pop(repo, None) is not None:
-                    log.info("repo_recovered", host=self.host.name, repo=repo)
-            elif repo not in self.unhealthy:
-                log.error("repo_unhealthy", host=self.host.name, repo=repo, reason=reason)
-                self.unhealthy[repo] = reason
+        await repo_checks.check(self.host, repos, self.unhealthy)
         self.metrics.repo_unhealthy.labels(self.host.name).set(len(self.unhealthy))
         self._repos_checked = self._repos_checked or not some
-
-    async def _check(self, repo: str) -> tuple[bool, str | None]:
-        """(whether it could be checked, why it is unusable or None)."""
-        try:
-            return True, None if await self.host.repo_exists(repo) else "not found"
-        except (AuthFailed, Forbidden) as exc:
-            return True, str(exc)
-        except HostError as exc:  # unreachable right now: keep the last verdict
-            log.warning("repo_check_failed", host=self.host.name, repo=repo, error=str(exc))
-            return False, None
-
-    def _capped(self, key: MRKey, message_ids: Sequence[str]) -> None:
-        """Edits left unanswered by the cap (core/edits.py): counted, and said once each."""
-        for message_id in message_ids:
-            self.metrics.edit_answers_capped.labels(self.host.name).inc()
-            log.warning("edit_answers_capped", host=self.host.name, repo=key.repo, mr=key.iid,
-                        message_id=message_id, max_edit_answers=self.policy.max_edit_answers)
 
     async def sync_mr(self, key: MRKey, baseline: datetime,
                       concessions: frozenset[str] = frozenset()) -> tuple[int, int]:
         """Fetch one MR, persist what changed; returns (events, new jobs)."""
-        fresh = await commits.read(self.host, key.repo, key.iid, concessions)
-        big = (sum(len(t.messages) for t in fresh.threads) > OFF_LOOP_MESSAGES
-               or sum(len(m.body) for t in fresh.threads for m in t.messages) > OFF_LOOP_CHARS)
-        last = self._ingested.get(key)
-        if last is not None and commits.needed(last, fresh):
-            fresh = await commits.completed(self.host, fresh)
-        # A long MR re-fetched unchanged (a hot one, every few seconds): compare it with
-        # what was stored last time instead of loading and diffing it again.
-        if big and last is not None and not concessions \
-                and await asyncio.to_thread(operator.eq, last, fresh):
-            await self.store.run(snapshots.touch, key, self.clock())
-            return 0, 0
-        self._ingested.pop(key, None)
-        review_on = self.review_on.get(key.repo, ())
-        read = Read(baseline, concessions, self.identity, self.policy, review_on, self.clock())
-        # A long MR is decided off the store's thread, which the other MRs' writes share.
-        found = await self.store.run(snapshots.load, key) if big else \
-            await self.store.run(load_or_store, fresh, read)
-        if isinstance(found, NeedsCommits):  # a first read that makes a job: with commits
-            fresh = await commits.completed(self.host, fresh)
-            found = await self.store.run(load_or_store, fresh, read)
-        if isinstance(found, NeedsCommits):  # cannot be: `fresh` has its commits now
-            raise CommitsNotRead(f"{key}: read with its commits, still without them")
-        if not isinstance(found, FirstRead) and commits.needed(found, fresh):
-            fresh = await commits.completed(self.host, fresh)
-        if isinstance(found, FirstRead):  # none was stored: decided and stored already
-            self._capped(key, found.decided.capped)
-            self._archived(key, found.archived)
-            created = self._stored(key, found.ingested)
-            events = found.decided.events
-        else:
-            events, created, fresh = await self._decide_and_store(key, fresh, found, read, big)
-        if big:
-            self._ingested[key] = fresh
-            while len(self._ingested) > INGESTED_KEPT:
-                self._ingested.popitem(last=False)
-        for job_id, job_key in created:
-            log.info("reply_job_created", job_id=job_id, job_key=job_key, host=self.host.name,
-                     repo=key.repo, mr=key.iid)
-        if created:
-            self.on_new_jobs()
-        return len(events), len(created)
-
-    async def _decide_and_store(self, key: MRKey, fresh: Snapshot, stored: Snapshot | None,
-                                read: Read, big: bool
-                                ) -> tuple[list[Event], list[tuple[int, str]], Snapshot]:
-        """Diff `fresh` against what is stored, store what changed; (events, new jobs, the
-        snapshot as stored: with its commits when a job needed them)."""
-        # Only a new comment can reply on a review: no query when the count is unchanged.
-        awaiting = await self.store.run(reviews.awaiting, key) if stored is not None and _count(
-            stored) != _count(fresh) else None
-        args = (stored, fresh, read.baseline, read.concessions, self.identity, self.policy,
-                read.review_on, awaiting)
-        # A long one is decided in a thread: the event loop stays free for the other MRs.
-        decided = await asyncio.to_thread(decide, *args) if big else decide(*args)
-        if fresh.commits is None and (decided.requests or decided.reviews):
-            # A job's answer shows the commits (pushes are decided with them already).
-            fresh = await commits.completed(self.host, fresh)
-        self._capped(key, decided.capped)
-        now = self.clock()
-        if decided.turned_down:
-            self._archived(key, await self.store.run(lesson_rows.archive_from,
-                                                     decided.turned_down, now))
-        if unchanged(stored, fresh, decided.events):
-            await self.store.run(snapshots.touch, key, now)
-            return decided.events, [], fresh
-        ingested = await self.store.run(
-            store_read, fresh, decided.events, decided.requests, decided.reviews,
-            self.identity, now, stored, self.policy.max_edit_answers)
-        return decided.events, self._stored(key, ingested), fresh
-
-    def _archived(self, key: MRKey, lessons: Sequence[Lesson]) -> None:
-        for lesson in lessons:
-            log.info("lesson_archived", lesson_id=lesson.id, reason="a human gave the "
-                     "concession a thumbs down", repo=key.repo, mr=key.iid)
-
-    def _stored(self, key: MRKey, ingested: Ingested) -> list[tuple[int, str]]:
-        """Say what storing a read made (review runs, capped edits); its new reply jobs."""
-        self._capped(key, tuple(r.message_id for r in ingested.capped))
-        for run_id, run_key in ingested.runs:
-            log.info("review_run_created", review_run=run_id, run_key=run_key,
-                     host=self.host.name, repo=key.repo, mr=key.iid)
-        if ingested.runs:
-            self.on_new_reviews()
-        return ingested.jobs
+        return await self._reader.read(key, baseline, concessions)
 
     async def _first_mentions(self, repos: tuple[str, ...], baselines: dict[str, datetime],
                               report: CycleReport
