@@ -153,6 +153,8 @@ def _one_size(state_dir: Path, repos: int, target_mib: float, before: list[Row],
     at_latency = requests * LATENCY / CONCURRENCY
     idle_cpu = sum(c["cpu_seconds"] for c in m.cycles[1:]) / max(1, len(m.cycles) - 1)
     asked = sum(c["jobs"] for c in m.cycles)
+    print("the daemon as `pip install livereview` installs it: without trio, which this "
+          "development environment holds for selenium (bench/memory_driver.py)")
     print(f"peak RSS {m.peak_mib:.1f} MiB (VmHWM; getrusage children max "
           f"{m.children_peak_mib:.1f} MiB), {after_import:.1f} MiB after imports; the fake "
           f"GitLab used {m.fake_cpu:.1f} s CPU serving it")
