@@ -7,7 +7,7 @@ when its database is new or older than this version, `run`/`once` upgrade it in 
 that exits afterwards; a current schema (every other start) spawns nothing. The CLI's and
 the tools' `migrate` stays in-process: they exit soon anyway.
 
-A spawned `python -m`, not a fork: the parent may already hold threads (the metrics
+A spawned `python -c`, not a fork: the parent may already hold threads (the metrics
 server, the web console, a test's fake hosts) whose locks a fork would copy held. The
 database URL, password included, goes to the child on stdin, never on its command line
 (`ps` shows that to every user). The child runs the same `migrate` as the CLI (the same
@@ -18,7 +18,6 @@ message, which the parent raises again: the operator reads the same one line as 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -31,6 +30,8 @@ from livereview.store.faults import StoreCorrupt, StoreError, StoreFatal, StoreG
 ERRORS: dict[str, type[StoreError]] = {
     cls.__name__: cls for cls in (StoreError, StoreFatal, StoreCorrupt, StoreGone, StoreMissing)}
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # holds livereview/: the parent's code
+CHILD = ("import sys; sys.path.append(sys.argv[1]); "
+         "from livereview.store.migrate_apart import child; sys.exit(child())")
 
 
 def upgrade(database_url: str, busy_timeout_seconds: float, engine: Engine) -> None:
@@ -38,17 +39,16 @@ def upgrade(database_url: str, busy_timeout_seconds: float, engine: Engine) -> N
     if engines.check_schema(engine, newer_only=True) == engines.revisions()[1]:
         return  # current: nothing to run, no child
     engine.dispose()  # no idle connection of ours beside the child's upgrade
-    if not sys.executable:  # an embedding interpreter cannot start `python -m`
+    if not sys.executable:  # an embedding interpreter cannot start `python -c`
         engines.migrate(engine)
         return
     request = json.dumps({"url": database_url, "busy_timeout_seconds": busy_timeout_seconds})
-    env = {**os.environ,
-           "PYTHONPATH": os.pathsep.join(filter(None, (str(PACKAGE_ROOT),
-                                                       os.environ.get("PYTHONPATH"))))}
-    # -P: the working directory is not put on the child's import path.
-    done = subprocess.run(  # our own interpreter and module, no shell
-        [sys.executable, "-P", "-m", "livereview.store.migrate_apart"], input=request,
-        capture_output=True, text=True, env=env, check=False)
+    # -P: the working directory is not put on the child's import path; the parent's package
+    # root is appended last (never ahead of the standard library), for a parent that was
+    # not started from an installed livereview.
+    done = subprocess.run(  # noqa: S603 - our own interpreter and code, no shell
+        [sys.executable, "-P", "-c", CHILD, str(PACKAGE_ROOT)], input=request,
+        capture_output=True, text=True, check=False)
     if done.returncode == 0:
         return
     raise _error(done, engine.url.password)
@@ -68,7 +68,7 @@ def _error(done: subprocess.CompletedProcess[str], password: str | None) -> Stor
     return StoreError(f"the database's schema upgrade failed in its child process: {last}")
 
 
-def _child() -> int:
+def child() -> int:
     """Read the request on stdin, migrate, say a StoreError on stdout as JSON."""
     request = json.loads(sys.stdin.read())
     try:
@@ -82,7 +82,3 @@ def _child() -> int:
         json.dump({"error": named, "message": str(exc)}, sys.stdout)
         return 1
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(_child())
