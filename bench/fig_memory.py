@@ -98,10 +98,10 @@ def measure(state_dir: Path, repos: int, per_repo: int, cycles: int,
     print(f"fake populated in {time.perf_counter() - started:.1f} s")
     lines: list[dict[str, Any]] = []
     db = state_dir / f"memory-{repos}-{per_repo}-{latency}.db"
-    # The schema as `livereview db migrate` (or the daemon's first start) leaves it: a
-    # daemon that finds it current never loads alembic (store/engine.py, migrate).
-    subprocess.run([sys.executable, "-m", "livereview", "db", "migrate", "--create",  # noqa: S603
-                    "--url", f"sqlite:///{db}"], check=True, capture_output=True)
+    # No database yet: the daemon's first start creates and upgrades it, in a child process
+    # (store/migrate_apart.py) that keeps alembic out of the measured one, whose peak RSS
+    # getrusage's children maximum includes as well (the child's is far lower).
+    db.unlink(missing_ok=True)
     with FakeGitLabServer(gitlab, latency_seconds=latency) as server, FakeLLMServer() as llm:
         cpu_before = time.process_time()
         proc = subprocess.Popen(  # noqa: S603 - our own interpreter and script
@@ -153,6 +153,8 @@ def _one_size(state_dir: Path, repos: int, target_mib: float, before: list[Row],
     at_latency = requests * LATENCY / CONCURRENCY
     idle_cpu = sum(c["cpu_seconds"] for c in m.cycles[1:]) / max(1, len(m.cycles) - 1)
     asked = sum(c["jobs"] for c in m.cycles)
+    print("the daemon as `pip install livereview` installs it: without trio, which this "
+          "development environment holds for selenium (bench/memory_driver.py)")
     print(f"peak RSS {m.peak_mib:.1f} MiB (VmHWM; getrusage children max "
           f"{m.children_peak_mib:.1f} MiB), {after_import:.1f} MiB after imports; the fake "
           f"GitLab used {m.fake_cpu:.1f} s CPU serving it")

@@ -68,6 +68,9 @@ SLOW_TESTS = frozenset({
     "tests/unit/test_release.py::"
     "test_livereview_version_prints_the_one_version_the_package_and_its_metadata_share",
     "tests/unit/test_settings_files.py::test_a_file_the_user_may_not_read",
+    # four daemon-style upgrades in child interpreters (store/migrate_apart.py)
+    "tests/unit/test_store.py::"
+    "test_replicas_starting_together_migrate_an_empty_postgresql_database_once",
     "tests/unit/test_config_reference.py::test_the_script_reports_a_stale_page_with_exit_1",
     "tests/unit/test_docs.py::test_the_site_builds_without_a_broken_link",
 })

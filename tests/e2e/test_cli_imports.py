@@ -9,8 +9,10 @@ bench/fig_startup.py measures the time and memory this buys.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +20,7 @@ from typing import cast
 
 import pytest
 
+from livereview.store.faults import revisions
 from tests.local_repo import review_repo
 
 PROBE = """
@@ -191,6 +194,25 @@ def test_run_loads_neither_the_model_sdk_nor_the_faces_nor_alembic_when_current(
     modules: list[str] = found["modules"]
     assert {"livereview.app.daemon", "livereview.jobs.chat", "apscheduler"} <= set(modules)
     assert _present(modules, RUN_NEVER) == []
+
+
+def test_run_on_a_new_store_upgrades_it_in_a_child_and_never_loads_alembic(
+        tmp_path: Path) -> None:
+    """Alembic and an upgrade cost the process ~13 MiB of RSS for good (bench figure 5):
+    the daemon's first start on a new database migrates it in a child process."""
+    config = _config(tmp_path)
+    report = tmp_path / "modules.json"
+    env = {**os.environ, "LIVEREVIEW_E2E_TOKEN": "t" * 20}
+    env.pop("LIVEREVIEW_CONFIG", None)
+    subprocess.run([sys.executable, "-c", RUN_PROBE,  # noqa: S603
+                    json.dumps(["--config", str(config), "run"]), str(report)],
+                   cwd=tmp_path, env=env, check=True, capture_output=True, timeout=600)
+    found = json.loads(report.read_text(encoding="utf-8"))
+    assert found["code"] == 0
+    assert _present(found["modules"], ("alembic", "mako")) == []
+    with contextlib.closing(sqlite3.connect(tmp_path / "state.db")) as db:
+        assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [
+            (revisions()[1],)]
 
 
 def test_mr_comments_reads_the_replied_marks_of_a_current_sqlite_store_without_the_orm(

@@ -17,9 +17,11 @@ import pytest
 import structlog
 
 from livereview.log_setup import FailureLog
+from livereview.store import engine as engines
 from livereview.store import jobs
 from livereview.store.db import Store
-from livereview.store.engine import StoreCorrupt, StoreGone
+from livereview.store.engine import StoreCorrupt, StoreError, StoreGone
+from livereview.store.faults import revisions
 from tests.e2e.conftest import TOKEN, Daemon, Sandbox, fill, wait_for, write_config
 
 
@@ -174,3 +176,40 @@ def test_after_a_fatal_error_the_store_does_not_touch_the_file_again(tmp_path: P
     with pytest.raises(StoreGone):
         other.transaction(jobs.listing)
     other.close()
+
+
+def _older(db: Path) -> None:
+    """A database at the revision before this version's head, as the previous release left
+    it (WAL mode, as every livereview database is)."""
+    from alembic import command
+
+    known, head = revisions()
+    engine = engines.create(f"sqlite:///{db}")
+    config = engines._config()
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, f"{head}-1")
+    engine.dispose()
+    assert engines.check_schema(engines.create(f"sqlite:///{db}"), newer_only=True) in known
+
+
+@pytest.mark.sqlite_only("a SQLite write lock held by another process")
+def test_an_upgrade_in_the_child_process_fails_with_the_line_an_in_process_one_says(
+        tmp_path: Path) -> None:
+    """The daemon upgrades in a child (store/migrate_apart.py): its StoreError reaches the
+    daemon as the same class and the same one line, and the database stays as it was."""
+    said: list[tuple[type[Exception], str]] = []
+    for apart in (False, True):
+        db = tmp_path / f"apart-{apart}" / "livereview.db"
+        db.parent.mkdir()
+        _older(db)
+        with contextlib.closing(sqlite3.connect(db, isolation_level=None)) as writer:
+            writer.execute("BEGIN IMMEDIATE")  # another writer holds the lock throughout
+            with pytest.raises(StoreError) as refused:
+                Store.open(f"sqlite:///{db}", busy_timeout_seconds=0.05, apart=apart)
+            writer.execute("ROLLBACK")
+        said.append((type(refused.value), str(refused.value).replace(str(db), "DB")))
+        assert engines.check_schema(engines.create(f"sqlite:///{db}"), newer_only=True) \
+            != revisions()[1]
+    assert said[0] == said[1]
+    assert said[1] == (StoreError, "database sqlite:///DB: database is locked")

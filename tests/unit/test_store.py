@@ -6,6 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import timedelta
 
+import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.config import Config
 from alembic.migration import MigrationContext
@@ -128,14 +129,17 @@ def test_a_second_trigger_for_the_same_message_is_a_no_op(database_url: str) -> 
     store.close()
 
 
+@pytest.mark.parametrize("apart", [False, True], ids=["in-process", "daemon-child"])
 def test_replicas_starting_together_migrate_an_empty_postgresql_database_once(
-        postgres: Postgres) -> None:
+        postgres: Postgres, apart: bool) -> None:
     """Without a lock each would CREATE the tables and all but one fail (a unique
-    violation in PostgreSQL's catalog): the daemons started together must all come up."""
+    violation in PostgreSQL's catalog): the daemons started together must all come up,
+    whether they upgrade in-process (`db migrate`, the tools) or in a child (the daemon:
+    store/migrate_apart.py)."""
     name, url = postgres.fresh(migrated=False)
     try:
         pool = ThreadPoolExecutor(4)
-        futures = [pool.submit(Store.open, url) for _ in range(4)]
+        futures = [pool.submit(Store.open, url, apart=apart) for _ in range(4)]
         try:  # bounded: without the lock the losers may also wait on each other's DDL
             stores = [future.result(timeout=60) for future in futures]
         finally:

@@ -86,7 +86,7 @@ class App:
                metrics: Metrics | None = None) -> App:
         metrics = metrics or Metrics(replica=settings.daemon.replica)
         metrics.prepare({h.type for h in settings.hosts}, {h.name for h in settings.hosts})
-        store = open_store(settings.daemon)
+        store = open_store(settings.daemon, apart=True)  # alembic stays out of the daemon
         leases = Leases(store, settings.daemon.lease_seconds,
                         holder_name(settings.daemon.replica))
         # A local host's reviews live in each repository's own store (docs/DESIGN.md §14).

@@ -19,11 +19,12 @@ if TYPE_CHECKING:  # the ORM: imported when a store is opened
     from livereview.store.db import Store
 
 
-def open_store(settings: DaemonSettings) -> Store:
-    """The configured database (created and migrated if need be)."""
+def open_store(settings: DaemonSettings, *, apart: bool = False) -> Store:
+    """The configured database (created and migrated if need be; `apart`: the upgrade in
+    a child process, for the long-running daemon: store/migrate_apart.py)."""
     from livereview.store.db import Store
 
-    return Store.open(settings.database_url, settings.busy_timeout_seconds)
+    return Store.open(settings.database_url, settings.busy_timeout_seconds, apart=apart)
 
 
 def _plain_reader(settings: DaemonSettings) -> Reader | None:

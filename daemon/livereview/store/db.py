@@ -43,11 +43,19 @@ class Store:
         self._failed: set[str] = set()  # the kinds of transaction failing since it began
 
     @classmethod
-    def open(cls, database_url: str, busy_timeout_seconds: float = 10.0) -> Store:
-        """Open for the daemon: create the database (private) if missing, migrate it."""
+    def open(cls, database_url: str, busy_timeout_seconds: float = 10.0, *,
+             apart: bool = False) -> Store:
+        """Open for the daemon: create the database (private) if missing, migrate it.
+        `apart` (the long-running daemon): an upgrade runs in a child process, so that
+        alembic never weighs on this one (store/migrate_apart.py)."""
         engine = engines.create(database_url, busy_timeout_seconds)
         try:
-            engines.migrate(engine)
+            if apart:
+                from livereview.store import migrate_apart
+
+                migrate_apart.upgrade(database_url, busy_timeout_seconds, engine)
+            else:
+                engines.migrate(engine)
         except StoreError:
             engine.dispose()
             raise

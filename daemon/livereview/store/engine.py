@@ -38,6 +38,7 @@ from livereview.store.faults import revisions as revisions
 if TYPE_CHECKING:  # alembic (and its mako) is imported by `migrate` only: a read-only
     from alembic.config import Config  # command starts without it (check_schema below)
 
+CACHE_KIB = 512  # SQLite's page cache per connection (negative cache_size: KiB)
 MIGRATION_LOCK = 0x6C69766572657669  # "livervi": the advisory lock migrations take
 
 
@@ -75,6 +76,11 @@ def _sqlite_pragmas(engine: Engine, busy_timeout_seconds: float, *, read_only: b
             cursor.execute("PRAGMA journal_mode = WAL")
             cursor.execute("PRAGMA synchronous = NORMAL")
         cursor.execute("PRAGMA foreign_keys = ON")
+        # 512 KiB of page cache per connection, not SQLite's default 2 MiB: the daemon's
+        # one store connection would hold ~2 MiB of RSS it barely needs (figure 5, the
+        # memory budget), since the OS's page cache keeps the file's pages anyway;
+        # figure 16 (CPU per MR read) measured no cost (docs/performance.md).
+        cursor.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
         cursor.close()
 
     @event.listens_for(engine, "begin")
