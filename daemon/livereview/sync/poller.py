@@ -115,6 +115,10 @@ class HostPoller:
     # the stored reactions would come and go.
     _seen_concessions: dict[MRKey, frozenset[str]] = field(default_factory=dict)
     _marks: ListingMarks = field(init=False)
+    # MRs a cycle listed while they were being read: read once more when that read ends
+    # (it may have fetched them before the change listed), one re-read however many cycles.
+    _again: dict[MRKey, asyncio.Task[None]] = field(default_factory=dict)
+    _store_failures: int = 0  # reads whose storing failed: a listing they held stays put
     _reader: MRReader = field(init=False)  # sync/read.py: one MR read and stored
 
     def __post_init__(self) -> None:
@@ -226,6 +230,7 @@ class HostPoller:
                 await self.host.clear_mentions(inbox_items)
         except StoreError as exc:  # the next cycle tries again; the app says it once
             report.errors += 1
+            self._store_failures += 1
             report.store_error = str(exc)
             return
         except Exception as exc:  # noqa: BLE001 - one MR's trouble never stops the others
@@ -272,11 +277,31 @@ class HostPoller:
         task.add_done_callback(lambda _: self._syncing.pop(key, None))
         return task
 
+    def _read_again(self, key: MRKey, baseline: datetime, report: CycleReport, plan: Plan
+                    ) -> asyncio.Task[None]:
+        """`key` is listed while a read of it runs, which may have fetched it before the
+        change listed: once that read ends, read it again (one re-read for every cycle that
+        listed it meanwhile — it begins after all of them started)."""
+        if (waiting := self._again.get(key)) is not None:
+            return waiting
+        running = self._syncing[key]
+
+        async def after() -> None:
+            await asyncio.wait([running])
+            # From here on a cycle that lists it needs a read begun after it: its own.
+            self._again.pop(key, None)
+            if not self._halted:
+                await (self._syncing.get(key) or self._start(key, baseline, report, plan))
+
+        task = asyncio.create_task(after(), name=f"sync-again-{key}")
+        self._again[key] = task
+        return task
+
     async def caught_up(self) -> None:
         """Until no MR sync begun by this poller is running, and the listing watermark has
         moved for those that were (callers that look once)."""
-        while self._syncing or self._feeders:
-            await asyncio.wait([*self._syncing.values(), *self._feeders])
+        while self._syncing or self._feeders or self._again:
+            await asyncio.wait([*self._syncing.values(), *self._feeders, *self._again.values()])
         await self._marks.settled()
 
     def halt(self) -> int:
@@ -286,7 +311,7 @@ class HostPoller:
         self._halted = True
         self._marks.cancel()
         queued = [task for key, task in self._syncing.items() if key not in self._reading]
-        for task in [*queued, *self._feeders]:
+        for task in [*queued, *self._feeders, *self._again.values()]:
             task.cancel()
         return len(queued) + len(self._queued)
 
@@ -315,10 +340,13 @@ class HostPoller:
         and the mentions they bring on other MRs."""
         report = CycleReport()
         started, started_clock = self.monotonic(), self.clock()
+        store_failures = self._store_failures
         sent_before = self.host.requests_sent
         shards = ({INSTANCE: self.repos} if self.leases is None else
                   await self.leases.poll_shards(self.host.name, self.repos, started_clock))
         if not shards:  # live peers hold every shard: this replica's part is done
+            if self._active is not None:  # their MRs are theirs to look at
+                self._active.choose(())
             self.metrics.last_poll_success.labels(self.host.name).set(time.time())
             return self._finish(report, started, sent_before)
         repos = tuple(repo for group in shards.values() for repo in group)
@@ -361,6 +389,9 @@ class HostPoller:
             log.info("poll_sweep_started", host=self.host.name, mrs=len(keys),
                      listed=report.listed)
         tasks = [*early.values()]
+        again = [] if self._halted else [
+            self._read_again(key, baselines[key.repo], report, plan) for key in sorted(
+                plan.targets & set(self._syncing) - set(early), key=str)]
         if keys:
             self._queued.update(keys)
             feeder = asyncio.create_task(feed(
@@ -384,8 +415,8 @@ class HostPoller:
         if plan.listed is not None and not self._halted:
             held = [task for key, task in self._syncing.items() if key not in self._glancing]
             await self._marks.advance_after(
-                [*held, *self._feeders], tuple(shards), started_clock,
-                lambda: not self._halted and not report.store_error)
+                [*held, *again, *self._feeders], tuple(shards), started_clock,
+                lambda: not self._halted and self._store_failures == store_failures)
         self.metrics.last_poll_success.labels(self.host.name).set(time.time())
         return self._finish(report, started, sent_before)
 
