@@ -94,11 +94,12 @@ class CodeReader:
         push). Cached per version; answers on one MR at once share one read. A version the
         refs do not name (no head sha) is read each time."""
         key = mr.key
+        # The MR is in the key: two MRs of one branch (a backport) share heads, not diffs.
         if version_head:
-            cache_key = (key.host, key.repo, version_head, f"{DIFF} version")
+            cache_key = (key.host, key.repo, version_head, f"{DIFF} {key.iid} version")
         elif mr.head_sha:
             cache_key = (key.host, key.repo, mr.head_sha,
-                         f"{DIFF} {mr.base_sha} {mr.start_sha}")
+                         f"{DIFF} {key.iid} {mr.base_sha} {mr.start_sha}")
         else:
             return await host.diff(key)
         if cache_key in self._files:
