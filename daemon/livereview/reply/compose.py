@@ -32,7 +32,7 @@ from livereview.core.model import (
 from livereview.core.postable import postable
 from livereview.core.prompt import Reference, RefKind
 from livereview.core.remap import Fate, remap
-from livereview.hosts.base import Forbidden, Host, NotFound
+from livereview.hosts.base import Forbidden, Host, NotFound, ReadsCommitsApart
 from livereview.jobs import failure
 from livereview.jobs.knowledge import Knowledge
 from livereview.jobs.llm import Answerer
@@ -212,6 +212,8 @@ class Composer:
         for a job made otherwise)."""
         if stored.commits is not None:
             return stored.commits
+        if isinstance(host, ReadsCommitsApart):  # the commits alone, not the whole MR
+            return await self._step(host.fetch_commits(job.mr))
         read = await self._step(host.fetch_mr(job.mr.repo, job.mr.iid))
         return read.commits or ()
 
