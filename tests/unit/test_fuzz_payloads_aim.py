@@ -21,8 +21,3 @@ def test_the_fields_each_host_s_adapter_reads_are_fuzz_targets(host: str) -> Non
     assert read, f"no field read through a payload accessor in hosts/{host}/"
     assert read <= READ_KEYS, sorted(read - READ_KEYS)
 
-
-def test_the_fields_the_shared_payload_code_reads_are_fuzz_targets() -> None:
-    read = {key for source in HOSTS.glob("*.py")
-            for key in _ACCESSOR.findall(source.read_text(encoding="utf-8"))}
-    assert read <= READ_KEYS, sorted(read - READ_KEYS)
