@@ -52,7 +52,7 @@ async def main(url: str, repos: int, db: Path, cycles: int, llm_url: str) -> Non
         "hosts": [{"name": "gl", "type": "gitlab", "url": url, "token_env": TOKEN_ENV}],
         "repos": [{"host": "gl", "path": f"bench/repo-{i:03d}"} for i in range(repos)],
     }, {TOKEN_ENV: TOKEN})
-    app = App.create(settings)
+    app = App.create(settings, upgrade_apart=True)  # as `livereview run` does
     emit(stage="created")
     try:
         for i in range(cycles):

@@ -83,10 +83,13 @@ class App:
 
     @classmethod
     def create(cls, settings: Settings, *, answerer: Answerer | None = None,
-               metrics: Metrics | None = None) -> App:
+               metrics: Metrics | None = None, upgrade_apart: bool = False) -> App:
+        """The daemon for `settings`. `upgrade_apart`: a schema upgrade, if one is due, runs
+        in a child process (store/migrate_apart.py) — `run` and `once`, which live on with
+        the memory an in-process upgrade keeps; the rest upgrade in-process."""
         metrics = metrics or Metrics(replica=settings.daemon.replica)
         metrics.prepare({h.type for h in settings.hosts}, {h.name for h in settings.hosts})
-        store = open_store(settings.daemon, apart=True)  # alembic stays out of the daemon
+        store = open_store(settings.daemon, apart=upgrade_apart)
         leases = Leases(store, settings.daemon.lease_seconds,
                         holder_name(settings.daemon.replica))
         # A local host's reviews live in each repository's own store (docs/DESIGN.md §14).

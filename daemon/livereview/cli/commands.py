@@ -292,7 +292,7 @@ async def _daemon(settings: Settings, args: argparse.Namespace,
     metrics = Metrics(replica=settings.daemon.replica)
     if args.command == "run" and settings.daemon.metrics_listen:
         metrics.serve(settings.daemon.metrics_listen)  # a taken port: fail before creating
-    app = App.create(settings, metrics=metrics)
+    app = App.create(settings, metrics=metrics, upgrade_apart=True)  # alembic stays out
     try:
         if args.command == "run":
             async with contextlib.AsyncExitStack() as serving:
