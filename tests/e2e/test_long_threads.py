@@ -96,7 +96,7 @@ async def test_a_long_mr_refetched_unchanged_is_not_loaded_and_diffed_again(
         store = LoadLog(app.store)
         app.store = app.worker.store = app.worker.composer.store = store
         for poller in app.pollers.values():
-            poller.store = poller._reader.store = store
+            poller.store = store
         await app.cycle()  # the long MR is hot: fetched again, unchanged
         assert key not in store.loaded
         note = sandbox.gitlab.add_note(PROJECT, iid, author="alice", body="@livereview ok?")

@@ -22,7 +22,7 @@ from livereview.core.model import MRKey, Snapshot
 from livereview.store import jobs
 from livereview.store.engine import StoreError
 from tests.e2e.conftest import BACKSTOP_SECONDS, GitHubSandbox
-from tests.e2e.test_github_active import listed_until, open_prs, watch
+from tests.e2e.test_github_active import open_prs, watch
 
 QUIET = "acme/quiet-0"
 LATER = timedelta(minutes=10)  # longer than watermark_overlap_seconds (120 s)

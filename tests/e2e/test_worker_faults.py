@@ -118,7 +118,7 @@ def inject(app: App, step: str, error: BaseException, times: int) -> CountingSto
         store = CountingStore(app.store, fail="mark_posted", times=times)
         app.store = app.worker.store = app.worker.composer.store = store
         for poller in app.pollers.values():
-            poller.store = poller._reader.store = store
+            poller.store = store
         return store
     app.hosts["gl"] = FaultyHost(app.hosts["gl"], step, error, times)
     return None

@@ -47,7 +47,7 @@ class MRReader:
 
     host: Host
     identity: Identity
-    store: Store
+    store: Callable[[], Store]  # the poller's, as it is now
     policy: Policy
     metrics: Metrics
     clock: Callable[[], datetime]
@@ -78,17 +78,17 @@ class MRReader:
         # what was stored last time instead of loading and diffing it again.
         if big and last is not None and not concessions \
                 and await asyncio.to_thread(operator.eq, last, fresh):
-            await self.store.run(snapshots.touch, key, self.clock())
+            await self.store().run(snapshots.touch, key, self.clock())
             return 0, 0
         self.ingested.pop(key, None)
         review_on = self.review_on.get(key.repo, ())
         read = Read(baseline, concessions, self.identity, self.policy, review_on, self.clock())
         # A long MR is decided off the store's thread, which the other MRs' writes share.
-        found = await self.store.run(snapshots.load, key) if big else \
-            await self.store.run(load_or_store, fresh, read)
+        found = await self.store().run(snapshots.load, key) if big else \
+            await self.store().run(load_or_store, fresh, read)
         if isinstance(found, NeedsCommits):  # a first read that makes a job: with commits
             fresh = await commits.completed(self.host, fresh)
-            found = await self.store.run(load_or_store, fresh, read)
+            found = await self.store().run(load_or_store, fresh, read)
         if isinstance(found, NeedsCommits):  # cannot be: `fresh` has its commits now
             raise CommitsNotRead(f"{key}: read with its commits, still without them")
         if not isinstance(found, FirstRead) and commits.needed(found, fresh):
@@ -117,7 +117,7 @@ class MRReader:
         """Diff `fresh` against what is stored, store what changed; (events, new jobs, the
         snapshot as stored: with its commits when a job needed them)."""
         # Only a new comment can reply on a review: no query when the count is unchanged.
-        awaiting = await self.store.run(reviews.awaiting, key) if stored is not None and _count(
+        awaiting = await self.store().run(reviews.awaiting, key) if stored is not None and _count(
             stored) != _count(fresh) else None
         args = (stored, fresh, read.baseline, read.concessions, self.identity, self.policy,
                 read.review_on, awaiting)
@@ -129,12 +129,12 @@ class MRReader:
         self._capped(key, decided.capped)
         now = self.clock()
         if decided.turned_down:
-            self._archived(key, await self.store.run(lesson_rows.archive_from,
+            self._archived(key, await self.store().run(lesson_rows.archive_from,
                                                      decided.turned_down, now))
         if unchanged(stored, fresh, decided.events):
-            await self.store.run(snapshots.touch, key, now)
+            await self.store().run(snapshots.touch, key, now)
             return decided.events, [], fresh
-        ingested = await self.store.run(
+        ingested = await self.store().run(
             store_read, fresh, decided.events, decided.requests, decided.reviews,
             self.identity, now, stored, self.policy.max_edit_answers)
         return decided.events, self._stored(key, ingested), fresh
