@@ -88,3 +88,12 @@ def load_or_store(session: Session, fresh: Snapshot, read: Read
     ingested = store(session, fresh, decided.events, decided.requests, decided.reviews,
                      read.identity, read.now, None, read.policy.max_edit_answers)
     return FirstRead(decided, archived, ingested)
+
+
+def load_or_store_with_commits(session: Session, fresh: Snapshot, read: Read
+                               ) -> Snapshot | FirstRead | NeedsCommits:
+    """`load_or_store` again, for a first read that now has the commits it needed: its own
+    transaction kind in the store's failure log (store/db.py says a failure is over when a
+    transaction of the kind that failed works again — the first call, which only found the
+    commits missing, writes nothing and works on a full disk)."""
+    return load_or_store(session, fresh, read)

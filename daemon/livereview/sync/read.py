@@ -27,7 +27,14 @@ from livereview.store.db import Store
 from livereview.sync import commits
 from livereview.sync.decide import decide, unchanged
 from livereview.sync.diff import CommitsNotRead
-from livereview.sync.ingest import FirstRead, Ingested, NeedsCommits, Read, load_or_store
+from livereview.sync.ingest import (
+    FirstRead,
+    Ingested,
+    NeedsCommits,
+    Read,
+    load_or_store,
+    load_or_store_with_commits,
+)
 from livereview.sync.ingest import store as store_read
 
 log = structlog.get_logger("livereview.poller")
@@ -88,7 +95,7 @@ class MRReader:
             await self.store().run(load_or_store, fresh, read)
         if isinstance(found, NeedsCommits):  # a first read that makes a job: with commits
             fresh = await commits.completed(self.host, fresh)
-            found = await self.store().run(load_or_store, fresh, read)
+            found = await self.store().run(load_or_store_with_commits, fresh, read)
         if isinstance(found, NeedsCommits):  # cannot be: `fresh` has its commits now
             raise CommitsNotRead(f"{key}: read with its commits, still without them")
         if not isinstance(found, FirstRead) and commits.needed(found, fresh):
