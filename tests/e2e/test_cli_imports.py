@@ -46,8 +46,8 @@ NOTHING = (*NEVER, "sqlalchemy", "sqlmodel", "pydantic", "httpx2",
 
 def _config(tmp_path: Path) -> Path:
     config = tmp_path / "livereview.toml"
-    config.write_text(
-        f'[daemon]\ndatabase_url = "sqlite:///{tmp_path / "state.db"}"\n\n'
+    config.write_text(  # no metrics port: two `run`s on two xdist workers would share it
+        f'[daemon]\ndatabase_url = "sqlite:///{tmp_path / "state.db"}"\nmetrics_listen = ""\n\n'
         '[ai]\nbase_url = "http://127.0.0.1:9"\nmodel = "m"\napi_key_env = ""\n\n'
         '[[hosts]]\nname = "gl"\ntype = "gitlab"\nurl = "http://127.0.0.1:9"\n'
         'token_env = "LIVEREVIEW_E2E_TOKEN"\n\n[[repos]]\nhost = "gl"\npath = "acme/api"\n',

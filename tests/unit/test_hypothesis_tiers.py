@@ -41,8 +41,12 @@ def test_the_fast_tier_loads_the_fast_profile_and_any_other_run_the_default(
         pytestconfig: pytest.Config) -> None:
     named = pytestconfig.getoption("hypothesis_profile")
     fast = pytestconfig.option.markexpr == "not slow"
-    expected = named or (FAST if fast else "default")
-    assert settings.get_current_profile_name() == expected
+    current = settings.get_current_profile_name()
+    if named or fast:
+        assert current == (named or FAST)
+    else:  # hypothesis's own: "ci" where it sees a CI (CI=true, as .ci/run's caller sets)
+        assert current in ("default", "ci")
+        assert settings().max_examples == 100
 
 
 def test_ci_runs_the_full_tier_only() -> None:
