@@ -98,7 +98,8 @@ class HostPoller:
     last_cycle_ok: bool = False
     _failures_log: FailureLog = field(default_factory=lambda: FailureLog(log))
     _syncing: dict[MRKey, asyncio.Task[None]] = field(default_factory=dict)
-    _reading: set[MRKey] = field(default_factory=set)  # syncs past the concurrency limit
+    # Syncs past the concurrency limit: when each began reading (monotonic).
+    _reading: dict[MRKey, float] = field(default_factory=dict)
     _queued: set[MRKey] = field(default_factory=set)  # a sweep's MRs not begun (sweep.py)
     _feeders: set[asyncio.Task[None]] = field(default_factory=set)
     _halted: bool = False  # stopping: syncs not yet begun were dropped, never to begin
@@ -266,11 +267,11 @@ class HostPoller:
             # once, every MR's first response would wait in memory for its second (295 MiB
             # at first sight of 10 000 MRs), and nothing would be stored until the end.
             async with self._limit:
-                self._reading.add(key)
+                self._reading[key] = self.monotonic()
                 try:
                     await self._sync_one(key, baseline, report, plan)
                 finally:
-                    self._reading.discard(key)
+                    self._reading.pop(key, None)
 
         task = asyncio.create_task(bounded(), name=f"sync-{key}")
         self._syncing[key] = task
@@ -389,9 +390,14 @@ class HostPoller:
             log.info("poll_sweep_started", host=self.host.name, mrs=len(keys),
                      listed=report.listed)
         tasks = [*early.values()]
+        # Listed while a read of it that began before this cycle runs: read again after it.
+        # (One still waiting for its turn reads after this cycle began: it sees the change;
+        # one in the active tier is looked at every second and read by every hot cycle.)
+        stale = {key for key, began in self._reading.items()
+                 if began < started and key not in self.active}
         again = [] if self._halted else [
-            self._read_again(key, baselines[key.repo], report, plan) for key in sorted(
-                plan.targets & set(self._syncing) - set(early), key=str)]
+            self._read_again(key, baselines[key.repo], report, plan)
+            for key in sorted(plan.targets & stale - set(early), key=str)]
         if keys:
             self._queued.update(keys)
             feeder = asyncio.create_task(feed(
