@@ -27,7 +27,6 @@ from livereview.core.model import (
     Identity,
     MRKey,
     Policy,
-    Snapshot,
 )
 from livereview.hosts.base import (
     Forbidden,
@@ -73,10 +72,6 @@ class CycleReport:
     planned: int = 0  # MRs this cycle set out to fetch
     in_background: int = 0  # MRs still syncing when the cycle stopped waiting
     store_error: str = ""
-
-
-def _count(snapshot: Snapshot) -> int:
-    return sum(len(t.messages) for t in snapshot.threads)
 
 
 @dataclass
