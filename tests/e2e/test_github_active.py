@@ -5,6 +5,7 @@ quiet repos stay on the hot cycle's search. Counts of requests the fake saw, nev
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from livereview.core.model import MRKey
 from livereview.metrics import Metrics
 from livereview.settings import load
 from livereview.store import state
-from livereview.store.leases import INSTANCE
+from livereview.store.leases import INSTANCE, Leases
 from tests.e2e.conftest import BACKSTOP_SECONDS, GITHUB_REPO, GitHubSandbox, write_github_config
 
 QUIET = [f"acme/quiet-{n}" for n in range(3)]
@@ -181,6 +182,33 @@ async def test_a_pr_leaves_the_active_tier_once_its_last_activity_is_older_than_
         await app.cycle()
         assert not poller.active
         gh.github.reset_requests()
+        assert await poller.glance() == 0
+    finally:
+        await app.close()
+    assert asked(gh) == []
+
+
+class PeersHoldEveryShard(Leases):
+    """A replica whose live peers hold every shard of the host (store/leases.py)."""
+
+    async def poll_shards(self, host: str, repos: Sequence[str], now: datetime
+                          ) -> dict[str, tuple[str, ...]]:
+        return {}
+
+
+async def test_a_replica_whose_peers_took_every_shard_stops_looking_at_their_prs(
+        gh: GitHubSandbox, tmp_path: Path) -> None:
+    gh.comment("people are on this PR right now")
+    app = watch(gh, [GITHUB_REPO], tmp_path)
+    try:
+        await app.cycle(cold=True)
+        await app.cycle()
+        poller = app.pollers["gh"]
+        assert poller.active == (MRKey("gh", GITHUB_REPO, gh.number),)
+        poller.leases = PeersHoldEveryShard(app.store)
+        await app.cycle()
+        gh.github.reset_requests()
+        assert not poller.active
         assert await poller.glance() == 0
     finally:
         await app.close()
