@@ -5,17 +5,20 @@ from __future__ import annotations
 import base64
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import httpx2
 
 from livereview import __version__
 from livereview.hosts.base import Host, PacedInbox
 from livereview.hosts.http import HttpClient
-from livereview.hosts.local.adapter import LocalBooks, LocalHost
 from livereview.hosts.routed import Routed, RoutedPaced, TokenRoute
 from livereview.metrics import Metrics
 from livereview.settings import HostSettings, Secret
 from livereview.settings.repo_globs import RepoPattern
+
+if TYPE_CHECKING:  # git and the review store: loaded when a local host is configured
+    from livereview.hosts.local.adapter import LocalBooks
 
 
 def _headers(settings: HostSettings, secret: Secret) -> dict[str, str]:
@@ -45,6 +48,8 @@ def connect(settings: HostSettings, metrics: Metrics,
             books: LocalBooks | None = None) -> Host:
     # git and each repository's review store, no HTTP (docs/DESIGN.md §14)
     if settings.type == "local":
+        from livereview.hosts.local.adapter import LocalHost
+
         return LocalHost(settings.name, books, Path(settings.url or "/"))
     if settings.type not in ("gitlab", "github", "bitbucket-cloud", "bitbucket-server"):
         raise ValueError(f"host type {settings.type} is not supported")
