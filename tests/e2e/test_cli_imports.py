@@ -174,10 +174,10 @@ with open(sys.argv[2], "w", encoding="utf-8") as out:
 """
 # What `livereview run` never loads (bench figure 5 measures the memory this keeps out):
 # the OpenAI SDK's types (jobs/chat.py speaks the protocol), the faces it does not serve,
-# the fakes, alembic on a database that is current, rich / pygments, and the packages of
-# host types it does not watch.
+# the fakes, alembic on a database that is current, rich / pygments, trio (asyncio only:
+# cli/asyncio_only.py), and the packages of host types it does not watch.
 RUN_NEVER = ("openai", "mcp", "starlette", "uvicorn", "jinja2", "livereview.sandbox",
-             "alembic", "mako", "livereview.web", "livereview.mcp", "rich", "pygments",
+             "alembic", "mako", "livereview.web", "livereview.mcp", "rich", "pygments", "trio",
              "livereview.hosts.github", "livereview.hosts.bitbucket_cloud",
              "livereview.hosts.bitbucket_server")  # the config has a GitLab host only
 
