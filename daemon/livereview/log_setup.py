@@ -78,6 +78,44 @@ if TYPE_CHECKING:
 # The configuration given before structlog was imported: applied when it is.
 _waiting: tuple[str, tuple[str, ...], str, TextIO] | None = None
 
+# structlog's filtering loggers drop a call below the configured level before doing
+# anything (structlog/_native.py, make_filtering_bound_logger): so does `_Deferred`.
+_METHOD_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "msg": logging.INFO,
+                  "warning": logging.WARNING, "warn": logging.WARNING,
+                  "error": logging.ERROR, "exception": logging.ERROR,
+                  "critical": logging.CRITICAL, "fatal": logging.CRITICAL}
+
+
+def _dropped(*_args: object, **_kwargs: object) -> None:
+    return None
+
+
+class _Deferred:
+    """A module's logger that imports structlog when a line is logged, not when the module
+    is: a call the configured level drops, before structlog is loaded, is dropped here as
+    structlog would drop it. Anything else is structlog's own logger's."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, method: str) -> object:
+        waiting = _waiting
+        if "structlog" not in sys.modules and waiting is not None and method in _METHOD_LEVELS:
+            level = logging.getLevelName(waiting[2])  # the level name `configure` was given
+            if isinstance(level, int) and _METHOD_LEVELS[method] < level:
+                return _dropped
+        import structlog
+
+        return getattr(structlog.get_logger(self._name), method)
+
+
+def get_logger(name: str) -> structlog.typing.FilteringBoundLogger:
+    """structlog's logger for `name`, for the modules a light command loads (the HTTP
+    client, a host adapter, the tools): structlog is imported by the first line logged
+    (bench figure 17: `mr comments` that reads a host without a retry logs nothing)."""
+    return cast("structlog.typing.FilteringBoundLogger", _Deferred(name))
+
+
 REDACTED = "***"
 
 

@@ -182,7 +182,3 @@ class Metrics:
             raise ListenError(f"daemon.metrics_listen: cannot listen on {listen}: "
                               f"{cause}") from None
         self.serving = listen
-
-
-def status_class(status: int | None) -> str:
-    return "error" if status is None else f"{status // 100}xx"

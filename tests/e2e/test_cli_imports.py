@@ -20,6 +20,8 @@ from typing import cast
 
 import pytest
 
+from livereview.sandbox.gitlab.server import FakeGitLabServer
+from livereview.sandbox.gitlab.state import FakeGitLab
 from livereview.store.faults import revisions
 from tests.local_repo import review_repo
 
@@ -44,12 +46,12 @@ NOTHING = (*NEVER, "sqlalchemy", "sqlmodel", "pydantic", "httpx2",
            "prometheus_client", "livereview.store", "livereview.settings")
 
 
-def _config(tmp_path: Path) -> Path:
+def _config(tmp_path: Path, gitlab_url: str = "http://127.0.0.1:9") -> Path:
     config = tmp_path / "livereview.toml"
     config.write_text(  # no metrics port: two `run`s on two xdist workers would share it
         f'[daemon]\ndatabase_url = "sqlite:///{tmp_path / "state.db"}"\nmetrics_listen = ""\n\n'
         '[ai]\nbase_url = "http://127.0.0.1:9"\nmodel = "m"\napi_key_env = ""\n\n'
-        '[[hosts]]\nname = "gl"\ntype = "gitlab"\nurl = "http://127.0.0.1:9"\n'
+        f'[[hosts]]\nname = "gl"\ntype = "gitlab"\nurl = "{gitlab_url}"\n'
         'token_env = "LIVEREVIEW_E2E_TOKEN"\n\n[[repos]]\nhost = "gl"\npath = "acme/api"\n',
         encoding="utf-8")
     return config
@@ -58,13 +60,15 @@ def _config(tmp_path: Path) -> Path:
 def probed(argv: list[str], cwd: Path, tmp_path: Path) -> dict[str, object]:
     """What a fresh interpreter that ran `main(argv)` reports: its exit code, its modules
     and the source files it read (linecache: what `inspect.getsource` and tracebacks
-    read)."""
+    read). What it printed is left in `tmp_path / "stdout"`."""
     report = tmp_path / "modules.json"
     env = {**os.environ, "LIVEREVIEW_E2E_TOKEN": "t" * 20}
     env.pop("LIVEREVIEW_CONFIG", None)
     env.pop("OPENAI_API_KEY", None)
-    subprocess.run([sys.executable, "-c", PROBE, json.dumps(argv), str(report)],  # noqa: S603
-                   cwd=cwd, env=env, check=True, capture_output=True, timeout=600)
+    done = subprocess.run([sys.executable, "-c", PROBE, json.dumps(argv),  # noqa: S603
+                           str(report)], cwd=cwd, env=env, check=True, capture_output=True,
+                          timeout=600)
+    (tmp_path / "stdout").write_bytes(done.stdout)
     found: dict[str, object] = json.loads(report.read_text(encoding="utf-8"))
     return found
 
@@ -170,10 +174,10 @@ with open(sys.argv[2], "w", encoding="utf-8") as out:
 """
 # What `livereview run` never loads (bench figure 5 measures the memory this keeps out):
 # the OpenAI SDK's types (jobs/chat.py speaks the protocol), the faces it does not serve,
-# the fakes, alembic on a database that is current, rich / pygments, and the packages of
-# host types it does not watch.
+# the fakes, alembic on a database that is current, rich / pygments, trio (asyncio only:
+# cli/asyncio_only.py), and the packages of host types it does not watch.
 RUN_NEVER = ("openai", "mcp", "starlette", "uvicorn", "jinja2", "livereview.sandbox",
-             "alembic", "mako", "livereview.web", "livereview.mcp", "rich", "pygments",
+             "alembic", "mako", "livereview.web", "livereview.mcp", "rich", "pygments", "trio",
              "livereview.hosts.github", "livereview.hosts.bitbucket_cloud",
              "livereview.hosts.bitbucket_server")  # the config has a GitLab host only
 
@@ -249,3 +253,38 @@ def test_reading_local_reviews_reads_the_repository_store_without_the_orm(
     assert code == 0
     assert "livereview.store.local_reads" in modules
     assert _present(modules, forbidden) == []
+
+
+# What `mr comments` — the call an agent makes in a loop — does not load to read one MR's
+# comments from a host that answers: the HTTP client without trio (cli/asyncio_only.py),
+# no metrics (nothing exports them), no structlog while nothing is logged
+# (log_setup.get_logger), no Markdown parser, no local host, none of the other operations'
+# tools, and only the configured host type's adapter (bench figure 17 measures the memory).
+MR_COMMENTS_NEVER = (*NEVER, "trio", "prometheus_client", "livereview.metrics", "structlog",
+                     "markdown_it", "livereview.hosts.local", "livereview.tools.writing",
+                     "livereview.tools.diffs", "livereview.tools.anchors",
+                     "livereview.tools.show", "livereview.core.postable",
+                     "livereview.hosts.github", "livereview.hosts.bitbucket_cloud",
+                     "livereview.hosts.bitbucket_server", "sqlalchemy", "sqlmodel")
+
+
+def test_mr_comments_reads_a_served_mr_loading_only_the_one_shot_read(tmp_path: Path) -> None:
+    gitlab = FakeGitLab(token="t" * 20)  # what probed() gives the CLI
+    gitlab.add_user("alice", "Alice")
+    gitlab.add_project("acme/api")
+    iid = gitlab.add_mr("acme/api", title="Guard the cache", author="bob",
+                        files={"a.py": ("x = 1\n", "x = 2\n")})
+    gitlab.add_note("acme/api", iid, author="alice", body="Is a lock needed for a read?")
+    with FakeGitLabServer(gitlab) as server:
+        config = _config(tmp_path, server.url)
+        assert main_ok(["--config", str(config), "db", "migrate", "--create",
+                        "--url", f"sqlite:///{tmp_path / 'state.db'}"], tmp_path)
+        found = probed(["--config", str(config), "mr", "comments", f"gl:acme/api!{iid}",
+                        "--json"], tmp_path, tmp_path)
+    assert found["code"] == 0
+    shown = json.loads((tmp_path / "stdout").read_text(encoding="utf-8"))
+    assert [c["body"] for c in shown["comments"]] == ["Is a lock needed for a read?"]
+    modules = cast("list[str]", found["modules"])
+    assert {"livereview.tools.comments", "livereview.hosts.gitlab.adapter",
+            "livereview.store.reads", "httpx2"} <= set(modules)
+    assert _present(modules, MR_COMMENTS_NEVER) == []

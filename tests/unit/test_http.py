@@ -214,3 +214,21 @@ async def test_a_comfortable_budget_is_not_paced() -> None:
     await http.json("GET", "/x")
     assert http.rate_limit_remaining == 4000
     assert http.pace(time.time()) == 0.0
+
+
+async def test_without_metrics_the_client_still_reads_the_rate_limit_and_retries_a_429(
+        ) -> None:
+    """One CLI call or an MCP session exports no metrics (app/wiring.py passes none): the
+    pacing and the retries that the rate-limit headers drive are the same."""
+    reset = int(time.time()) + 10
+    headers = {"RateLimit-Limit": "600", "RateLimit-Remaining": "5",
+               "RateLimit-Reset": str(reset)}
+    handler, seen = scripted(httpx2.Response(429, headers={"Retry-After": "0"}),
+                             httpx2.Response(200, json=[1], headers=headers))
+    http = HttpClient(base_url="https://gitlab.example", headers={"PRIVATE-TOKEN": "t" * 20},
+                      host_type="gitlab", metrics=None, retry=FAST,
+                      transport=httpx2.MockTransport(handler))
+    assert await http.json("GET", "/api/v4/user") == [1]
+    assert len(seen) == 2
+    assert http.rate_limit_remaining == 5
+    assert 1.5 <= http.pace(reset - 10) <= 2.0

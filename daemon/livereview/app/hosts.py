@@ -5,17 +5,20 @@ from __future__ import annotations
 import base64
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import httpx2
 
 from livereview import __version__
 from livereview.hosts.base import Host, PacedInbox
 from livereview.hosts.http import HttpClient
-from livereview.hosts.local.adapter import LocalBooks, LocalHost
 from livereview.hosts.routed import Routed, RoutedPaced, TokenRoute
-from livereview.metrics import Metrics
 from livereview.settings import HostSettings, Secret
 from livereview.settings.repo_globs import RepoPattern
+
+if TYPE_CHECKING:  # git and the review store: loaded when a local host is configured
+    from livereview.hosts.local.adapter import LocalBooks
+    from livereview.metrics import Metrics
 
 
 def _headers(settings: HostSettings, secret: Secret) -> dict[str, str]:
@@ -40,11 +43,13 @@ def _headers(settings: HostSettings, secret: Secret) -> dict[str, str]:
     return {"PRIVATE-TOKEN": token}
 
 
-def connect(settings: HostSettings, metrics: Metrics,
+def connect(settings: HostSettings, metrics: Metrics | None,
             transport: httpx2.AsyncBaseTransport | None = None,
             books: LocalBooks | None = None) -> Host:
     # git and each repository's review store, no HTTP (docs/DESIGN.md §14)
     if settings.type == "local":
+        from livereview.hosts.local.adapter import LocalHost
+
         return LocalHost(settings.name, books, Path(settings.url or "/"))
     if settings.type not in ("gitlab", "github", "bitbucket-cloud", "bitbucket-server"):
         raise ValueError(f"host type {settings.type} is not supported")
@@ -72,7 +77,7 @@ def token_picker(settings: HostSettings) -> Callable[[str], int]:
     return pick
 
 
-def _adapter(settings: HostSettings, token: Secret, metrics: Metrics,
+def _adapter(settings: HostSettings, token: Secret, metrics: Metrics | None,
              transport: httpx2.AsyncBaseTransport | None) -> Host:
     http = HttpClient(
         base_url=settings.url, headers=_headers(settings, token),

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 import httpx2
 
 from livereview.app.hosts import connect
-from livereview.metrics import Metrics
 from livereview.settings import DaemonSettings, Settings
 from livereview.store.faults import StoreError
 from livereview.store.reads import Reader, sqlite_path
@@ -59,6 +58,7 @@ def open_toolbox(settings: Settings,
     else:
         def opened() -> Store:
             return open_store(settings.daemon)
-    metrics = Metrics()
-    hosts = {h.name: connect(h, metrics, transport) for h in settings.hosts}
+    # No metrics: nothing serves this process's counts (one CLI call, an MCP session), so
+    # prometheus_client is not loaded for them (bench figure 17).
+    hosts = {h.name: connect(h, None, transport) for h in settings.hosts}
     return Toolbox(settings, opened, hosts, log_failures=log_failures, reader=reader)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, NoReturn, cast
 
 from livereview import __version__
 from livereview import log_setup as logs
-from livereview.cli import exits
+from livereview.cli import asyncio_only, exits
 from livereview.cli.arg_types import seconds
 
 if TYPE_CHECKING:
@@ -379,6 +379,7 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    asyncio_only.install()  # before anything imports httpx2: no trio (cli/asyncio_only.py)
     # Until a command configures its own: whatever logs early (a store opened by `db
     # migrate`, a local review's workspace) goes to stderr, never into stdout's output.
     logs.configure("auto", level="WARNING")

@@ -19,10 +19,13 @@ from typing import TextIO
 from livereview.app.wiring import open_toolbox
 from livereview.core.sanitize import clean, one_line
 from livereview.settings import Settings
-from livereview.tools import anchors, comments, diffs, results, show, writing
+from livereview.tools import results
 from livereview.tools.errors import EXIT_USAGE, BadInput, ToolError
-from livereview.tools.patch import as_patch
 from livereview.tools.toolbox import Toolbox
+
+# Each operation imports its own tools when it runs: `mr comments`, the one an agent calls in
+# a loop, loads neither the diff nor the posting side (bench figure 17;
+# tests/e2e/test_cli_imports.py pins it).
 
 EXIT_OK = 0
 MR_HELP = "the MR's web URL, or HOST:REPO!IID (e.g. gl:group/project!7)"
@@ -86,29 +89,68 @@ def _text(value: str) -> str:
 
 
 def _call(box: Toolbox, args: argparse.Namespace) -> Awaitable[results.Result]:
-    operations: dict[str, Callable[[], Awaitable[results.Result]]] = {
-        "show": lambda: show.show(box, args.mr),
-        "comments": lambda: comments.comments(box, args.mr,
-                                              include_replied=args.include_replied),
-        "reply": lambda: writing.reply(box, args.mr, args.comment, _text(args.body)),
-        "diffstat": lambda: diffs.diffstat(box, args.mr, args.path),
-        "file": lambda: diffs.file(box, args.mr, args.path, args.ref),
-        "comment": lambda: _comment(box, args),
-        "approve": lambda: writing.approve(box, args.mr),
-        "unapprove": lambda: writing.unapprove(box, args.mr),
-        "request-changes": lambda: writing.request_changes(box, args.mr, _text(args.body)),
-        "replied": lambda: _replied(box, args),
+    operations: dict[str, Callable[[Toolbox, argparse.Namespace],
+                                   Awaitable[results.Result]]] = {
+        "show": _show, "comments": _comments_of, "reply": _reply, "file": _file,
+        "comment": _comment, "approve": _approve, "unapprove": _unapprove,
+        "request-changes": _request_changes, "replied": _replied,
     }
-    return operations[args.operation]()
+    return operations[args.operation](box, args)
+
+
+def _show(box: Toolbox, args: argparse.Namespace) -> Awaitable[results.Result]:
+    from livereview.tools import show
+
+    return show.show(box, args.mr)
+
+
+def _comments_of(box: Toolbox, args: argparse.Namespace) -> Awaitable[results.Result]:
+    from livereview.tools import comments
+
+    return comments.comments(box, args.mr, include_replied=args.include_replied)
+
+
+def _reply(box: Toolbox, args: argparse.Namespace) -> Awaitable[results.Result]:
+    from livereview.tools import writing
+
+    return writing.reply(box, args.mr, args.comment, _text(args.body))
+
+
+def _file(box: Toolbox, args: argparse.Namespace) -> Awaitable[results.Result]:
+    from livereview.tools import diffs
+
+    return diffs.file(box, args.mr, args.path, args.ref)
+
+
+def _approve(box: Toolbox, args: argparse.Namespace) -> Awaitable[results.Result]:
+    from livereview.tools import writing
+
+    return writing.approve(box, args.mr)
+
+
+def _unapprove(box: Toolbox, args: argparse.Namespace) -> Awaitable[results.Result]:
+    from livereview.tools import writing
+
+    return writing.unapprove(box, args.mr)
+
+
+def _request_changes(box: Toolbox, args: argparse.Namespace) -> Awaitable[results.Result]:
+    from livereview.tools import writing
+
+    return writing.request_changes(box, args.mr, _text(args.body))
 
 
 def _comment(box: Toolbox, args: argparse.Namespace) -> Awaitable[results.Result]:
+    from livereview.tools import anchors, writing
+
     first, last = (None, None) if args.line is None else anchors.parse_lines(args.line)
     return writing.comment(box, args.mr, _text(args.body), args.path, first, args.old,
                            end_line=last)
 
 
 def _replied(box: Toolbox, args: argparse.Namespace) -> Awaitable[results.Result]:
+    from livereview.tools import comments
+
     if args.comment is None and args.mr is None:
         return comments.replied(box, repo=args.repo, since=args.since)
     if args.comment is None or args.mr is None or args.repo or args.since:
@@ -120,6 +162,9 @@ def _replied(box: Toolbox, args: argparse.Namespace) -> Awaitable[results.Result
 async def _diff(box: Toolbox, args: argparse.Namespace, out: TextIO) -> None:
     """Printed as each file arrives (memory bounded by one file), each under git's headers;
     `--json` writes the same document as the MCP tool (hunks only, paths beside), streamed."""
+    from livereview.tools import diffs
+    from livereview.tools.patch import as_patch
+
     key = await box.reached(args.mr)  # bad input is said before anything is written
     diffs.check_context(args.context)
     stream = diffs.diff_stream(box, args.mr, args.path, args.context)
@@ -139,6 +184,8 @@ async def _diff(box: Toolbox, args: argparse.Namespace, out: TextIO) -> None:
 async def _diffstat_live(box: Toolbox, args: argparse.Namespace, out: TextIO) -> None:
     """On a terminal each page of rows is printed as the host serves it, the totals
     last; `--json` is the one document, written when the list is complete."""
+    from livereview.tools import diffs
+
     if args.json:
         result = await diffs.diffstat(box, args.mr, args.path)
         out.write(json.dumps(results.as_json(result), indent=2) + "\n")

@@ -13,9 +13,11 @@ from __future__ import annotations
 import functools
 import re
 from html.parser import HTMLParser
+from typing import TYPE_CHECKING
 
-from markdown_it import MarkdownIt
-from markdown_it.token import Token
+if TYPE_CHECKING:  # the parser is loaded when first used (below)
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
 
 # Inside these elements text is not prose: hosts do not make mentions there.
 _NOT_PROSE_TAGS = frozenset({"code", "pre", "a", "blockquote", "kbd", "samp", "script", "style"})
@@ -24,6 +26,10 @@ _VOID_TAGS = frozenset({"br", "hr", "img", "input", "wbr", "area", "col", "embed
 
 @functools.cache
 def _parser() -> MarkdownIt:
+    """Imported on first use: a command that only prints comments (`mr comments`) never
+    parses Markdown, and markdown-it-py is some 60 modules (bench figure 17)."""
+    from markdown_it import MarkdownIt
+
     return MarkdownIt("commonmark")
 
 

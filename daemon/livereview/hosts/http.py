@@ -16,10 +16,9 @@ import time
 from collections.abc import AsyncGenerator, Mapping
 from contextlib import aclosing
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx2
-import structlog
 import truststore
 
 from livereview.hosts.base import (
@@ -27,14 +26,23 @@ from livereview.hosts.base import (
     TLSFailed,
     Transient,
 )
-from livereview.hosts.http_status import host_error, limit_header, rate_limited, retry_after
+from livereview.hosts.http_status import (
+    host_error,
+    limit_header,
+    rate_limited,
+    retry_after,
+    status_class,
+)
 from livereview.hosts.lanes import Lanes
 from livereview.hosts.payload import JsonObject, json_object, json_objects
 from livereview.hosts.revalidate import Keep, Revalidate, ValidatorCache, revalidated
-from livereview.metrics import Metrics, status_class
+from livereview.log_setup import get_logger
 from livereview.reachability import cause
 
-log = structlog.get_logger("livereview.http")
+if TYPE_CHECKING:  # prometheus_client: loaded where something exports the counts
+    from livereview.metrics import Metrics
+
+log = get_logger("livereview.http")
 IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
 OFF_LOOP_BYTES = 1_000_000  # JSON bodies bigger than this are decoded in a thread
@@ -73,7 +81,7 @@ class HttpClient:
         base_url: str,
         headers: Mapping[str, str],
         host_type: str,
-        metrics: Metrics,
+        metrics: Metrics | None,  # None: nothing exports them (one CLI call, an MCP session)
         timeout: float = 30.0,
         ca_bundle: str | None = None,
         max_concurrency: int = 4,
@@ -106,26 +114,33 @@ class HttpClient:
 
     def _observe(self, response: httpx2.Response | None) -> None:
         status = response.status_code if response is not None else None
-        self.metrics.host_requests.labels(self.host_type, status_class(status)).inc()
-        if response is None:
-            return
-        # GitLab: RateLimit-*; GitHub: X-RateLimit-* (Reset is epoch seconds in both). GitHub
-        # counts GraphQL apart (X-RateLimit-Resource: graphql): pace on the REST budget.
-        # Bitbucket Cloud (resource `api`) sends only Limit, per hour, and NearLimit: https://
-        # bitbucket.org/blog/introducing-scaled-rate-limits-for-bitbucket-cloud-api
-        if response.headers.get("X-RateLimit-Resource", "core") != "graphql":
-            for name in ("Remaining", "Limit", "Reset"):
-                value = limit_header(response, name)
-                if value.isdigit():
-                    self._rate_limit[name] = int(value)
-            if limit_header(response, "Remaining").isdigit():
-                self.metrics.rate_limit_remaining.labels(self.host_type).set(
-                    self._rate_limit["Remaining"])
-            near = limit_header(response, "NearLimit").lower()
-            if near in ("true", "false"):
-                self._near_limit = near == "true"
-        if status in (403, 429) and rate_limited(response):
-            self.metrics.rate_limited.labels(self.host_type).inc()
+        remaining_seen = limited = False
+        if response is not None:
+            # GitLab: RateLimit-*; GitHub: X-RateLimit-* (Reset is epoch seconds in both).
+            # GitHub counts GraphQL apart (X-RateLimit-Resource: graphql): pace on the REST
+            # budget. Bitbucket Cloud (resource `api`) sends only Limit, per hour, and
+            # NearLimit: https://bitbucket.org/blog/introducing-scaled-rate-limits-for-bitbucket-cloud-api
+            if response.headers.get("X-RateLimit-Resource", "core") != "graphql":
+                for name in ("Remaining", "Limit", "Reset"):
+                    value = limit_header(response, name)
+                    if value.isdigit():
+                        self._rate_limit[name] = int(value)
+                remaining_seen = limit_header(response, "Remaining").isdigit()
+                near = limit_header(response, "NearLimit").lower()
+                if near in ("true", "false"):
+                    self._near_limit = near == "true"
+            limited = status in (403, 429) and rate_limited(response)
+        if self.metrics is not None:
+            self._count(self.metrics, status, remaining_seen=remaining_seen, limited=limited)
+
+    def _count(self, metrics: Metrics, status: int | None, *, remaining_seen: bool,
+               limited: bool) -> None:
+        metrics.host_requests.labels(self.host_type, status_class(status)).inc()
+        if remaining_seen:
+            metrics.rate_limit_remaining.labels(self.host_type).set(
+                self._rate_limit["Remaining"])
+        if limited:
+            metrics.rate_limited.labels(self.host_type).inc()
 
     @property
     def rate_limit_remaining(self) -> int | None:

@@ -19,6 +19,12 @@ from livereview.hosts.base import (
 )
 
 
+def status_class(status: int | None) -> str:
+    """The `status_class` label of livereview_host_requests_total: 2xx … 5xx, or `error`
+    when no answer came."""
+    return "error" if status is None else f"{status // 100}xx"
+
+
 def limit_header(response: httpx2.Response, name: str) -> str:
     """GitLab's `RateLimit-*` or GitHub's `X-RateLimit-*` header, stripped ('' if absent)."""
     return (response.headers.get(f"RateLimit-{name}")

@@ -11,11 +11,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 
-import structlog
-
 from livereview.core.model import Identity, MRKey, Snapshot
 from livereview.core.sanitize import one_line
 from livereview.hosts.base import FollowsMoves, Host, HostError, NotFound, Unsupported
+from livereview.log_setup import get_logger
 from livereview.settings import Settings
 from livereview.store.faults import StoreError
 from livereview.store.reads import Reader
@@ -37,7 +36,7 @@ if TYPE_CHECKING:  # the ORM is loaded when a tool first needs it (`mr comments`
 
 P = ParamSpec("P")
 T = TypeVar("T")
-log = structlog.get_logger("livereview.tools")
+log = get_logger("livereview.tools")
 
 
 def now() -> datetime:

@@ -15,8 +15,6 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-import structlog
-
 from livereview.core.model import (
     Anchor,
     ChangedMR,
@@ -42,8 +40,9 @@ from livereview.hosts.gitlab import payloads, positions
 from livereview.hosts.gitlab.review import GitLabReview
 from livereview.hosts.http import HttpClient, decoded
 from livereview.hosts.payload import json_object
+from livereview.log_setup import get_logger
 
-log = structlog.get_logger("livereview.gitlab")
+log = get_logger("livereview.gitlab")
 API = "/api/v4"
 _MOVED_TO = re.compile(r"/projects/(\d+)(?:/|$)")
 # After a 403 on the instance-wide listing, per-project listing is used; the instance

@@ -24,8 +24,6 @@ from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-import structlog
-
 from livereview.core.model import (
     DiffRefs,
     FileChange,
@@ -45,11 +43,12 @@ from livereview.hosts.base import AuthFailed, Forbidden, NotFound
 from livereview.hosts.diffs import EVERY_FILE, PathFilter, count_lines, looks_binary, too_large
 from livereview.hosts.gitlab import payloads
 from livereview.hosts.payload import JsonObject, json_objects
+from livereview.log_setup import get_logger
 
 if TYPE_CHECKING:
     from livereview.hosts.http import HttpClient
 
-log = structlog.get_logger("livereview.gitlab")
+log = get_logger("livereview.gitlab")
 # Files per page of /diffs: memory holds one page, and GitLab collapses (empties) every
 # file diff past its own per-file limit, so a page stays a few MB at worst.
 DIFF_PAGE = 20
