@@ -86,7 +86,9 @@ def _conversation_values(snapshot: Snapshot, identity: Identity, now: datetime,
             "author_id": mr.author.id, "author_username": mr.author.username,
             "author_name": mr.author.name, "source_branch": mr.source_branch,
             "target_branch": mr.target_branch, "head_sha": mr.head_sha,
-            "base_sha": mr.base_sha, "start_sha": mr.start_sha, "web_url": mr.web_url,
+            # Not read (a listing row's MR): "" in the columns, and said by diff_refs_read.
+            "base_sha": mr.base_sha or "", "start_sha": mr.start_sha or "",
+            "diff_refs_read": mr.refs_read, "web_url": mr.web_url,
             "created_at": mr.created_at, "updated_at": mr.updated_at,
             "reviewers": _reviewers_json(mr.reviewers), "fetched_at": now,
             "commits_read": snapshot.commits is not None,
@@ -160,7 +162,7 @@ def _anchor(row: MRThread) -> Anchor | None:
 _MR_COLUMNS = ("id", "title", "description", "author_id", "author_username", "author_name",
                "source_branch", "target_branch", "state", "head_sha", "base_sha",
                "start_sha", "web_url", "created_at", "updated_at", "reviewers",
-               "commits_read")
+               "commits_read", "diff_refs_read")
 _LOAD = columns(*(col(getattr(MRConversation, name)) for name in _MR_COLUMNS)).where(
     col(MRConversation.host) == bindparam("host"),
     col(MRConversation.repo) == bindparam("repo"),
@@ -208,7 +210,8 @@ def load(session: Session, key: MRKey) -> Snapshot | None:
         author=Actor(row.author_id, row.author_username, row.author_name),
         source_branch=row.source_branch,
         target_branch=row.target_branch, state=row.state, head_sha=row.head_sha,
-        base_sha=row.base_sha, start_sha=row.start_sha, web_url=row.web_url,
+        base_sha=row.base_sha if row.diff_refs_read else None,
+        start_sha=row.start_sha if row.diff_refs_read else None, web_url=row.web_url,
         created_at=row.created_at, updated_at=row.updated_at,
         reviewers=_reviewers(row.reviewers),
     )

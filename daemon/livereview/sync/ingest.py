@@ -65,9 +65,10 @@ class Read:
 
 @dataclass(frozen=True)
 class NeedsCommits:
-    """A first read read without its commits asks something of the bot (a reply, a
-    review): nothing stored; it is read again with its commits, which the job's answer
-    uses (docs/DESIGN.md §6 "First sight")."""
+    """A first read read without its commits (or, from a listing row, without its diff
+    refs) asks something of the bot (a reply, a review): nothing stored; it is read again
+    whole — the job's answer shows the commits and places notes with the diff refs
+    (docs/DESIGN.md §6 "First sight")."""
 
 
 def load_or_store(session: Session, fresh: Snapshot, read: Read
@@ -75,13 +76,14 @@ def load_or_store(session: Session, fresh: Snapshot, read: Read
     """The stored snapshot of `fresh`'s MR; or, when none is stored, `fresh` decided (as
     the poller decides a first read: nothing stored, no review awaiting a reply) and stored
     with its jobs and runs, and its turned-down concessions' lessons archived — unless it
-    makes a job and its commits were not read (NeedsCommits)."""
+    makes a job and its commits or diff refs were not read (NeedsCommits)."""
     stored = snapshots.load(session, fresh.mr.key)
     if stored is not None:
         return stored
     decided = decide(None, fresh, read.baseline, read.concessions, read.identity,
                      read.policy, read.review_on)
-    if fresh.commits is None and (decided.requests or decided.reviews):
+    if not (fresh.commits is not None and fresh.mr.refs_read) and (
+            decided.requests or decided.reviews):
         return NeedsCommits()
     archived = lesson_rows.archive_from(session, decided.turned_down, read.now) \
         if decided.turned_down else []
