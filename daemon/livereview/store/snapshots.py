@@ -237,10 +237,16 @@ def most_active(session: Session, host: str, since: datetime) -> list[MRKey]:
     return [MRKey(host, repo, iid) for repo, iid in rows]
 
 
-def touch(session: Session, key: MRKey, now: datetime) -> None:
+def touch(session: Session, key: MRKey, now: datetime, refs: MergeRequest | None = None
+          ) -> None:
+    """An MR read unchanged: when it was read — and `refs`'s diff refs, where it was
+    stored without them (from its listing row)."""
+    values: dict[str, object] = {"fetched_at": now}
+    if refs is not None and refs.base_sha is not None and refs.start_sha is not None:
+        values.update(base_sha=refs.base_sha, start_sha=refs.start_sha, diff_refs_read=True)
     session.connection().execute(update(MRConversation).where(
         col(MRConversation.host) == key.host, col(MRConversation.repo) == key.repo,
-        col(MRConversation.iid) == key.iid).values(fetched_at=now))
+        col(MRConversation.iid) == key.iid).values(**values))
 
 
 def ingest(

@@ -13,7 +13,7 @@ import asyncio
 import operator
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 import structlog
@@ -95,9 +95,14 @@ class MRReader:
             fresh = await commits.completed(self.host, fresh)
         # A long MR re-fetched unchanged (a hot one, every few seconds): compare it with
         # what was stored last time instead of loading and diffing it again.
-        if big and last is not None and not concessions \
-                and await asyncio.to_thread(operator.eq, last, fresh):
-            await self.store().run(snapshots.touch, key, self.clock())
+        # One stored from its listing row (no diff refs) is compared with its refs as read.
+        known = last if last is None or last.mr.refs_read else replace(last, mr=replace(
+            last.mr, base_sha=fresh.mr.base_sha, start_sha=fresh.mr.start_sha))
+        if big and known is not None and not concessions \
+                and await asyncio.to_thread(operator.eq, known, fresh):
+            await self.store().run(snapshots.touch, key, self.clock(),
+                                   None if known is last else fresh.mr)
+            self.ingested[key] = fresh
             return 0, 0
         self.ingested.pop(key, None)
         review_on = self.review_on.get(key.repo, ())
