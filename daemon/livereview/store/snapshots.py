@@ -137,11 +137,13 @@ def _upsert_conversation(session: Session, found: tuple[int, datetime] | None,
 
 def save(
     session: Session, snapshot: Snapshot, events: list[Event], identity: Identity,
-    now: datetime, stored: Snapshot | None = None,
+    now: datetime, stored: Snapshot | None = None, *, unstored: bool = False,
 ) -> int:
     """Store `snapshot` over `stored` (what this MR's poller loaded and diffed against, or
-    None to replace whatever is stored) and append `events`; returns the conversation id."""
-    found = _find(session, snapshot.mr.key)
+    None to replace whatever is stored) and append `events`; returns the conversation id.
+    `unstored`: this transaction found nothing stored for the MR already (not looked up
+    again)."""
+    found = None if unstored else _find(session, snapshot.mr.key)
     cid = _upsert_conversation(session, found, snapshot, identity, now)
     if stored is None and found is not None:
         for table in _CHILDREN:
@@ -251,12 +253,13 @@ def touch(session: Session, key: MRKey, now: datetime, refs: MergeRequest | None
 
 def ingest(
     session: Session, snapshot: Snapshot, events: list[Event], requests: list[ReplyRequest],
-    identity: Identity, now: datetime, stored: Snapshot | None = None,
+    identity: Identity, now: datetime, stored: Snapshot | None = None, *,
+    unstored: bool = False,
 ) -> list[tuple[int, str]]:
     """Persist a fetched snapshot (over `stored`, the one it was diffed against), its
     events and the reply jobs they trigger, atomically: a crash leaves either all of it or
-    none (and the next poll derives it again)."""
-    save(session, snapshot, events, identity, now, stored)
+    none (and the next poll derives it again). `unstored`: as for `save`."""
+    save(session, snapshot, events, identity, now, stored, unstored=unstored)
     return jobs.enqueue(session, requests, now)
 
 

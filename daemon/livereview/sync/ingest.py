@@ -42,10 +42,13 @@ class FirstRead:
 
 def store(session: Session, fresh: Snapshot, events: list[Event],
           requests: list[ReplyRequest], wanted: list[ReviewRequest], identity: Identity,
-          now: datetime, stored: Snapshot | None, max_edit_answers: int) -> Ingested:
-    """The snapshot, its reply jobs and its review runs in one transaction."""
+          now: datetime, stored: Snapshot | None, max_edit_answers: int, *,
+          unstored: bool = False) -> Ingested:
+    """The snapshot, its reply jobs and its review runs in one transaction (`unstored`:
+    this transaction found nothing stored for the MR)."""
     requests, capped = jobs.within_edit_cap(session, requests, max_edit_answers)
-    created = snapshots.ingest(session, fresh, events, requests, identity, now, stored)
+    created = snapshots.ingest(session, fresh, events, requests, identity, now, stored,
+                               unstored=unstored)
     if stored is None:  # read at last: the snapshot speaks for it from now on
         sightings.forget(session, fresh.mr.key)
     return Ingested(created, reviews.enqueue(session, wanted, now), capped)
@@ -88,7 +91,8 @@ def load_or_store(session: Session, fresh: Snapshot, read: Read
     archived = lesson_rows.archive_from(session, decided.turned_down, read.now) \
         if decided.turned_down else []
     ingested = store(session, fresh, decided.events, decided.requests, decided.reviews,
-                     read.identity, read.now, None, read.policy.max_edit_answers)
+                     read.identity, read.now, None, read.policy.max_edit_answers,
+                     unstored=True)
     return FirstRead(decided, archived, ingested)
 
 
@@ -99,3 +103,11 @@ def load_or_store_with_commits(session: Session, fresh: Snapshot, read: Read
     transaction of the kind that failed works again — the first call, which only found the
     commits missing, writes nothing and works on a full disk)."""
     return load_or_store(session, fresh, read)
+
+
+Found = Snapshot | FirstRead | NeedsCommits
+
+
+def load_or_store_each(session: Session, reads: list[tuple[Snapshot, Read]]) -> list[Found]:
+    """`load_or_store` for each of `reads`, in one transaction (sync/first_reads.py)."""
+    return [load_or_store(session, fresh, read) for fresh, read in reads]

@@ -35,12 +35,12 @@ from livereview.store.db import Store
 from livereview.sync import commits
 from livereview.sync.decide import decide, unchanged
 from livereview.sync.diff import CommitsNotRead
+from livereview.sync.first_reads import FirstReads
 from livereview.sync.ingest import (
     FirstRead,
     Ingested,
     NeedsCommits,
     Read,
-    load_or_store,
     load_or_store_with_commits,
 )
 from livereview.sync.ingest import store as store_read
@@ -72,6 +72,10 @@ class MRReader:
     # Long MRs as last stored, the most recent few: each can weigh tens of MB, and one that
     # went cold or was merged must not stay in memory for good.
     ingested: OrderedDict[MRKey, Snapshot] = field(default_factory=OrderedDict)
+    first_reads: FirstReads = field(init=False)  # sync/first_reads.py
+
+    def __post_init__(self) -> None:
+        self.first_reads = FirstReads(self.store)
 
     def _capped(self, key: MRKey, message_ids: Sequence[str]) -> None:
         """Edits left unanswered by the cap (core/edits.py): counted, and said once each."""
@@ -109,7 +113,7 @@ class MRReader:
         read = Read(baseline, concessions, self.identity, self.policy, review_on, self.clock())
         # A long MR is decided off the store's thread, which the other MRs' writes share.
         found = await self.store().run(snapshots.load, key) if big else \
-            await self.store().run(load_or_store, fresh, read)
+            await self.first_reads.load_or_store(fresh, read)
         if isinstance(found, NeedsCommits):  # a first read that makes a job: read whole
             fresh = await commits.completed(self.host, fresh)
             found = await self.store().run(load_or_store_with_commits, fresh, read)
