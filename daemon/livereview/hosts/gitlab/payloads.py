@@ -117,6 +117,9 @@ def merge_request(key: MRKey, data: JsonObject, *, listed: bool = False) -> Merg
         source_branch=data.text_or("source_branch"),
         target_branch=data.text_or("target_branch"),
         state=data.text_or("state", "opened"),
+        # A row's `sha` is MergeRequest#diff_head_sha (MergeRequestBasic `expose
+        # :diff_head_sha, as: :sha`): the latest diff's head_commit_sha once it is persisted,
+        # as diff_refs' head_sha is (app/models/merge_request.rb): the same head either way.
         head_sha=(refs.text_or("head_sha") if refs else "") or data.text_or("sha"),
         base_sha=None if listed else (refs.text_or("base_sha") if refs else ""),
         start_sha=None if listed else (refs.text_or("start_sha") if refs else ""),
