@@ -34,12 +34,12 @@ async def _mr(driver: Driver) -> tuple[MRKey, Snapshot]:
 
 
 def _anchor(snap: Snapshot, new_line: int | None, old_line: int | None) -> Anchor:
-    mr = snap.mr
-    return Anchor(PATH, PATH, new_line, old_line, mr.base_sha, mr.start_sha, mr.head_sha)
+    refs = snap.mr.diff_refs()
+    return Anchor(PATH, PATH, new_line, old_line, refs.base_sha, refs.start_sha, refs.head_sha)
 
 
 def _refs(snap: Snapshot) -> DiffRefs:
-    return DiffRefs(snap.mr.base_sha, snap.mr.start_sha, snap.mr.head_sha)
+    return snap.mr.diff_refs()
 
 
 async def test_inline_comments_land_on_an_added_and_a_removed_line(driver: Driver) -> None:

@@ -1,6 +1,7 @@
 """What a first read asks GitLab for (bench figure 16, sync/commits.py): an MR that asks
-nothing of the bot costs its MR and its discussions, not its commits; one whose read makes
-a job is stored with its commits, and its answer shows them."""
+nothing of the bot costs its discussions alone — the MR is the listing's row, its commits
+and diff refs not read; one whose read makes a job is stored with its commits and diff
+refs, and its answer shows them."""
 
 from __future__ import annotations
 
@@ -35,7 +36,12 @@ def _commits_read(sandbox: Sandbox) -> dict[int, bool]:
         sandbox.db, "SELECT iid, commits_read FROM mr_conversations")}
 
 
-async def test_first_sight_of_idle_mrs_reads_each_mr_and_its_discussions_and_not_its_commits(
+def _refs_read(sandbox: Sandbox) -> dict[int, bool]:
+    return {iid: bool(read) for iid, read in query(
+        sandbox.db, "SELECT iid, diff_refs_read FROM mr_conversations")}
+
+
+async def test_first_sight_of_active_mrs_reads_each_ones_discussions_alone(
         sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LIVEREVIEW_E2E_TOKEN", TOKEN)
     iids = [sandbox.iid] + [sandbox.gitlab.add_mr(PROJECT, title=f"change {i}", author="bob",
@@ -48,10 +54,15 @@ async def test_first_sight_of_idle_mrs_reads_each_mr_and_its_discussions_and_not
     finally:
         await app.close()
     assert report.fetched == MRS and report.jobs == 0
-    assert _per_mr(sandbox) == Counter({(iid, what): 1 for iid in iids
-                                        for what in ("", "discussions")})
+    # The MR itself is the listing's row: one request per MR read, not two (or three).
+    assert _per_mr(sandbox) == Counter({(iid, "discussions"): 1 for iid in iids})
     assert _commits_read(sandbox) == dict.fromkeys(iids, False)  # not read, not "none"
+    assert _refs_read(sandbox) == dict.fromkeys(iids, False)
     assert query(sandbox.db, "SELECT count(*) FROM mr_commits") == [(0,)]
+    listed = {iid: (title, head) for iid, title, head in query(
+        sandbox.db, "SELECT iid, title, head_sha FROM mr_conversations")}
+    assert listed == {iid: (mr.title, mr.head_sha) for iid in iids
+                      for mr in [sandbox.gitlab.find_mr(PROJECT, iid)]}
 
 
 async def test_an_idle_mr_stored_without_commits_reads_them_when_it_is_pushed_to(
@@ -94,7 +105,34 @@ async def test_an_mr_whose_first_read_makes_a_job_is_stored_with_its_commits_and
     assert report.jobs == 1
     assert _commits_read(sandbox) == {sandbox.iid: True}
     assert _per_mr(sandbox)[sandbox.iid, "commits"] >= 1
+    assert _refs_read(sandbox) == {sandbox.iid: True}  # read with the job, as it was made
+    version = sandbox.gitlab.find_mr(PROJECT, sandbox.iid).versions[-1]
+    assert query(sandbox.db, "SELECT base_sha, start_sha, head_sha FROM mr_conversations") \
+        == [(version.base, version.start, version.head)]
     [prompt] = [p for p in sandbox.llm.llm.prompts
                 if "and now that get takes it?" in str(p)]
     assert "Take the lock in get" in str(prompt)
     assert len(sandbox.bot_notes()) == 2  # the answer of two days ago, and this one
+
+
+async def test_an_mr_stored_from_its_listing_row_reads_its_diff_refs_when_a_later_read_makes_a_job(
+        sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch) -> None:
+    """First sight stores the MR as its listing row shows it (no diff refs); a mention
+    since is read with the MR itself, stored with its diff refs, and answered."""
+    monkeypatch.setenv("LIVEREVIEW_E2E_TOKEN", TOKEN)
+    sandbox.note("looks fine")
+    app = App.create(load(sandbox.config), metrics=Metrics())
+    try:
+        await app.cycle(cold=True)
+        assert _refs_read(sandbox) == {sandbox.iid: False}
+        assert _per_mr(sandbox)[sandbox.iid, ""] == 0
+        sandbox.note("@livereview is the lock released on error?")
+        await app.once()
+    finally:
+        await app.close()
+    assert _per_mr(sandbox)[sandbox.iid, ""] >= 1
+    assert _refs_read(sandbox) == {sandbox.iid: True}
+    version = sandbox.gitlab.find_mr(PROJECT, sandbox.iid).versions[-1]
+    assert query(sandbox.db, "SELECT base_sha, start_sha, head_sha FROM mr_conversations") \
+        == [(version.base, version.start, version.head)]
+    assert len(sandbox.bot_notes()) == 1

@@ -99,6 +99,11 @@ async def test_a_long_mr_refetched_unchanged_is_not_loaded_and_diffed_again(
             poller.store = store
         await app.cycle()  # the long MR is hot: fetched again, unchanged
         assert key not in store.loaded
+        # First sight stored it from its listing row; the diff refs read since are kept.
+        version = sandbox.gitlab.find_mr(PROJECT, iid).versions[-1]
+        refs = query(sandbox.db, "SELECT iid, base_sha, start_sha, diff_refs_read FROM "
+                     "mr_conversations")
+        assert [r[1:] for r in refs if r[0] == iid] == [(version.base, version.start, True)]
         note = sandbox.gitlab.add_note(PROJECT, iid, author="alice", body="@livereview ok?")
         await app.cycle()  # it changed: loaded, diffed and stored as usual
         assert key in store.loaded

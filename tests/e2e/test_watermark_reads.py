@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from livereview.core.model import MRKey, Snapshot
+from livereview.core.model import MergeRequest, MRKey, Snapshot
 from livereview.store import jobs
 from livereview.store.engine import StoreError
 from tests.e2e.conftest import BACKSTOP_SECONDS, GitHubSandbox
@@ -85,11 +85,12 @@ async def test_a_question_whose_background_read_failed_to_store_is_answered_late
         gate, real = asyncio.Event(), poller.sync_mr
 
         async def slow_read(key: MRKey, baseline: datetime,
-                            concessions: frozenset[str] = frozenset()) -> tuple[int, int]:
+                            concessions: frozenset[str] = frozenset(),
+                            listed: MergeRequest | None = None) -> tuple[int, int]:
             await gate.wait()
             if fail:
                 raise StoreError("database is locked")  # one transaction's trouble
-            return await real(key, baseline, concessions)
+            return await real(key, baseline, concessions, listed)
 
         poller.sync_mr = slow_read  # type: ignore[method-assign]
         _later_on_the_host(gh)

@@ -48,7 +48,7 @@ def test_a_pull_request_is_read_with_its_refs_author_and_link() -> None:
     assert (mr.title, mr.state, mr.author.username, mr.author.name) == (
         "Guard the cache with a lock", "opened", "bob", "Bob Builder")
     assert (mr.source_branch, mr.target_branch) == ("feature-cache-lock", "main")
-    assert mr.head_sha == HEAD and mr.base_sha.startswith("1a3c5e7")
+    assert mr.head_sha == HEAD and mr.diff_refs().base_sha.startswith("1a3c5e7")
     assert mr.web_url.endswith("/projects/ACME/repos/widgets/pull-requests/7")
     assert mr.updated_at == datetime(2024, 5, 2, 15, 34, 54, 123000, tzinfo=UTC)
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from structlog.testing import capture_logs
 
-from livereview.core.model import DiffRefs, InlineComment, MRKey, Side, Verdict
+from livereview.core.model import InlineComment, MRKey, Side, Verdict
 from livereview.core.sanitize import WORD_JOINER
 from livereview.hosts.base import BadResponse, Forbidden
 from livereview.hosts.gitlab.adapter import REPROBE_SECONDS, GitLab
@@ -183,7 +183,7 @@ async def test_no_body_the_adapter_posts_runs_a_quick_action_even_unsanitised(
     thread = await host.comment(key, FENCED_MERGE)
     await host.reply(key, thread.thread_id, FENCED_MERGE)
     mr = (await host.fetch_mr(REPO, 1)).mr
-    refs = DiffRefs(mr.base_sha, mr.start_sha, mr.head_sha)
+    refs = mr.diff_refs()
     await host.post_review(key, refs, [InlineComment("a.py", 1, Side.NEW, FENCED_MERGE)],
                            FENCED_MERGE, Verdict.COMMENTED)
     bodies = [str(n["body"]) for n in setup.fake.notes_by("livereview")]

@@ -10,7 +10,6 @@ import pytest
 from livereview.core.local_model import AuthorKind
 from livereview.core.model import (
     Anchor,
-    DiffRefs,
     FileStatus,
     InlineComment,
     MRKey,
@@ -89,7 +88,7 @@ async def test_the_bot_writes_replies_comments_reviews_and_verdicts(
     ws, host, key = opened
     try:
         snap = await host.fetch_mr("r", key.iid)
-        refs = DiffRefs(snap.mr.base_sha, snap.mr.start_sha, snap.mr.head_sha)
+        refs = snap.mr.diff_refs()
         reply = await host.reply(key, "1", "answer")
         await host.react(key, reply.id, "eyes")
         inline = await host.comment(key, "on a removed line", Anchor(

@@ -166,3 +166,21 @@ def test_commits_not_read_are_stored_and_loaded_as_not_read_and_then_as_read(
     store.transaction(snapshots.ingest, read, [], [], IDENTITY, T0, none)
     assert store.transaction(snapshots.load, KEY) == read
     store.close()
+
+
+def test_diff_refs_not_read_are_stored_and_loaded_as_not_read_and_then_as_read(
+        database_url: str) -> None:
+    """Migration 0017: an MR stored from its listing row (no diff refs) loads with them None,
+    never as empty shas; stored again with them, or touched with them, it loads with them."""
+    store = Store.open(database_url)
+    read = snapshot(thread("t1", msg("1")))
+    unread = replace(read, mr=replace(read.mr, base_sha=None, start_sha=None))
+    store.transaction(snapshots.ingest, unread, diff(None, unread), [], IDENTITY, T0)
+    loaded = store.transaction(snapshots.load, KEY)
+    assert loaded == unread and loaded is not None and not loaded.mr.refs_read
+    store.transaction(snapshots.ingest, read, [], [], IDENTITY, T0, unread)
+    assert store.transaction(snapshots.load, KEY) == read
+    store.transaction(snapshots.ingest, unread, [], [], IDENTITY, T0, read)
+    store.transaction(snapshots.touch, KEY, T0, read.mr)
+    assert store.transaction(snapshots.load, KEY) == read
+    store.close()

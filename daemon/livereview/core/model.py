@@ -143,8 +143,11 @@ class MergeRequest:
     target_branch: str
     state: str  # opened | closed | merged | locked
     head_sha: str
-    base_sha: str
-    start_sha: str
+    # The diff version's base and start. None: not read — an MR built from a listing row
+    # (GitLab's `diff_refs` are only in "Get single MR": docs/DESIGN.md §6 "First sight"),
+    # never "": what places a note on a line reads them (`diff_refs`).
+    base_sha: str | None
+    start_sha: str | None
     web_url: str
     created_at: datetime
     updated_at: datetime
@@ -152,6 +155,20 @@ class MergeRequest:
     # `requested_reviewers`, Bitbucket reviewers): part of the snapshot, so that being added
     # is an event like any other (core/review_requests.py).
     reviewers: tuple[Actor, ...] = ()
+
+    @property
+    def refs_read(self) -> bool:
+        return self.base_sha is not None and self.start_sha is not None
+
+    def diff_refs(self) -> DiffRefs:
+        """The version's diff refs; RefsNotRead when this MR was built without them."""
+        if self.base_sha is None or self.start_sha is None:
+            raise RefsNotRead(f"{self.key}: its diff refs were not read")
+        return DiffRefs(self.base_sha, self.start_sha, self.head_sha)
+
+
+class RefsNotRead(ValueError):
+    """An MR's diff refs were asked of a read that did not read them (a listing row)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,6 +208,9 @@ class ChangedMR:
     iid: int
     updated_at: datetime
     state: str = "opened"
+    # The MR as the row shows it, where the listing carries all an MR read needs but its
+    # diff refs (GitLab): a first read uses it instead of reading the MR again (sync/read.py).
+    mr: MergeRequest | None = None
 
 
 class EventKind(enum.StrEnum):

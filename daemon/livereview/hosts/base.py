@@ -20,6 +20,7 @@ from livereview.core.model import (
     FileDiff,
     Identity,
     InlineComment,
+    MergeRequest,
     Message,
     MRKey,
     People,
@@ -125,6 +126,19 @@ class ReadsCommitsApart(Protocol):
                                        ) -> Snapshot: ...
 
     async def fetch_commits(self, key: MRKey) -> tuple[Commit, ...]: ...
+
+
+@runtime_checkable
+class ReadsFromListing(Protocol):
+    """A host whose listing rows carry an MR read's every field but its diff refs (GitLab:
+    `ChangedMR.mr`): a first read reads only the MR's discussions, and the MR itself when
+    its diff refs are needed — a job it makes, a later read (docs/DESIGN.md §6 "First
+    sight"; bench figure 16)."""
+
+    async def fetch_threads(self, mr: MergeRequest,
+                            reactions_for: frozenset[str] = frozenset()) -> Snapshot: ...
+
+    async def fetch_merge_request(self, key: MRKey) -> MergeRequest: ...
 
 
 @runtime_checkable

@@ -73,9 +73,10 @@ class Moved:
         """Where the note goes on the MR's head, or None: a general comment."""
         if self.line is None or not self.in_diff:
             return None
+        refs = mr.diff_refs()  # read by the job that posts it (reply/worker.py)
         return Anchor(new_path=self.path, old_path=self.old_path, new_line=self.line,
-                      old_line=self.base_line, base_sha=mr.base_sha, start_sha=mr.start_sha,
-                      head_sha=mr.head_sha)
+                      old_line=self.base_line, base_sha=refs.base_sha,
+                      start_sha=refs.start_sha, head_sha=refs.head_sha)
 
     def where(self) -> str:
         return code_span(f"{shown_path(self.path)}:{self.line}")

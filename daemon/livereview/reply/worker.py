@@ -57,7 +57,7 @@ from livereview.jobs.knowledge import Knowledge
 from livereview.jobs.llm import Answerer
 from livereview.log_setup import FailureLog
 from livereview.metrics import Metrics
-from livereview.reply import follow_line
+from livereview.reply import diff_refs, follow_line
 from livereview.reply.ack import Acknowledger
 from livereview.reply.code_reader import CodeReader
 from livereview.reply.compose import Composer, JobSkipped
@@ -246,6 +246,7 @@ class Worker:
         stored = await self.store.run(snapshots.load, job.mr)
         if stored is None:
             raise JobSkipped("the MR is not in the store")
+        stored = await diff_refs.with_refs(host, stored, self._step)
         if stored.mr.state != "opened" and not self.bot.answer_closed_mrs:
             raise JobSkipped(f"the MR is {stored.mr.state}")
         identity = self.identities[job.mr.host]

@@ -279,7 +279,7 @@ class ReviewRunner:
                    follow_up_of=previous.head_sha[:12] if follow and previous else "")
         return await self.store.run(
             steps.start_review, run.id, self.clock(), head_sha=mr.head_sha,
-            base_sha=mr.base_sha, start_sha=mr.start_sha,
+            base_sha=mr.diff_refs().base_sha, start_sha=mr.diff_refs().start_sha,
             previous_run_id=previous.id if previous else None,
             previous_head_sha=previous.head_sha if follow and previous else "")
 

@@ -86,7 +86,9 @@ def _conversation_values(snapshot: Snapshot, identity: Identity, now: datetime,
             "author_id": mr.author.id, "author_username": mr.author.username,
             "author_name": mr.author.name, "source_branch": mr.source_branch,
             "target_branch": mr.target_branch, "head_sha": mr.head_sha,
-            "base_sha": mr.base_sha, "start_sha": mr.start_sha, "web_url": mr.web_url,
+            # Not read (a listing row's MR): "" in the columns, and said by diff_refs_read.
+            "base_sha": mr.base_sha or "", "start_sha": mr.start_sha or "",
+            "diff_refs_read": mr.refs_read, "web_url": mr.web_url,
             "created_at": mr.created_at, "updated_at": mr.updated_at,
             "reviewers": _reviewers_json(mr.reviewers), "fetched_at": now,
             "commits_read": snapshot.commits is not None,
@@ -135,11 +137,13 @@ def _upsert_conversation(session: Session, found: tuple[int, datetime] | None,
 
 def save(
     session: Session, snapshot: Snapshot, events: list[Event], identity: Identity,
-    now: datetime, stored: Snapshot | None = None,
+    now: datetime, stored: Snapshot | None = None, *, unstored: bool = False,
 ) -> int:
     """Store `snapshot` over `stored` (what this MR's poller loaded and diffed against, or
-    None to replace whatever is stored) and append `events`; returns the conversation id."""
-    found = _find(session, snapshot.mr.key)
+    None to replace whatever is stored) and append `events`; returns the conversation id.
+    `unstored`: this transaction found nothing stored for the MR already (not looked up
+    again)."""
+    found = None if unstored else _find(session, snapshot.mr.key)
     cid = _upsert_conversation(session, found, snapshot, identity, now)
     if stored is None and found is not None:
         for table in _CHILDREN:
@@ -160,7 +164,7 @@ def _anchor(row: MRThread) -> Anchor | None:
 _MR_COLUMNS = ("id", "title", "description", "author_id", "author_username", "author_name",
                "source_branch", "target_branch", "state", "head_sha", "base_sha",
                "start_sha", "web_url", "created_at", "updated_at", "reviewers",
-               "commits_read")
+               "commits_read", "diff_refs_read")
 _LOAD = columns(*(col(getattr(MRConversation, name)) for name in _MR_COLUMNS)).where(
     col(MRConversation.host) == bindparam("host"),
     col(MRConversation.repo) == bindparam("repo"),
@@ -208,7 +212,8 @@ def load(session: Session, key: MRKey) -> Snapshot | None:
         author=Actor(row.author_id, row.author_username, row.author_name),
         source_branch=row.source_branch,
         target_branch=row.target_branch, state=row.state, head_sha=row.head_sha,
-        base_sha=row.base_sha, start_sha=row.start_sha, web_url=row.web_url,
+        base_sha=row.base_sha if row.diff_refs_read else None,
+        start_sha=row.start_sha if row.diff_refs_read else None, web_url=row.web_url,
         created_at=row.created_at, updated_at=row.updated_at,
         reviewers=_reviewers(row.reviewers),
     )
@@ -234,20 +239,27 @@ def most_active(session: Session, host: str, since: datetime) -> list[MRKey]:
     return [MRKey(host, repo, iid) for repo, iid in rows]
 
 
-def touch(session: Session, key: MRKey, now: datetime) -> None:
+def touch(session: Session, key: MRKey, now: datetime, refs: MergeRequest | None = None
+          ) -> None:
+    """An MR read unchanged: when it was read — and `refs`'s diff refs, where it was
+    stored without them (from its listing row)."""
+    values: dict[str, object] = {"fetched_at": now}
+    if refs is not None and refs.base_sha is not None and refs.start_sha is not None:
+        values.update(base_sha=refs.base_sha, start_sha=refs.start_sha, diff_refs_read=True)
     session.connection().execute(update(MRConversation).where(
         col(MRConversation.host) == key.host, col(MRConversation.repo) == key.repo,
-        col(MRConversation.iid) == key.iid).values(fetched_at=now))
+        col(MRConversation.iid) == key.iid).values(**values))
 
 
 def ingest(
     session: Session, snapshot: Snapshot, events: list[Event], requests: list[ReplyRequest],
-    identity: Identity, now: datetime, stored: Snapshot | None = None,
+    identity: Identity, now: datetime, stored: Snapshot | None = None, *,
+    unstored: bool = False,
 ) -> list[tuple[int, str]]:
     """Persist a fetched snapshot (over `stored`, the one it was diffed against), its
     events and the reply jobs they trigger, atomically: a crash leaves either all of it or
-    none (and the next poll derives it again)."""
-    save(session, snapshot, events, identity, now, stored)
+    none (and the next poll derives it again). `unstored`: as for `save`."""
+    save(session, snapshot, events, identity, now, stored, unstored=unstored)
     return jobs.enqueue(session, requests, now)
 
 

@@ -47,6 +47,9 @@ class MRConversation(SQLModel, table=True):
     reviewers: str = Field(default="", sa_type=Text)  # JSON [[id, username], …] (0015)
     # False: stored without its commits (Snapshot.commits None, 0016), not "no commits".
     commits_read: bool = True
+    # False: stored from a listing row, its diff refs not read (MergeRequest.base_sha and
+    # start_sha None, 0017); base_sha and start_sha are "" then.
+    diff_refs_read: bool = True
 
 
 class MRCommit(SQLModel, table=True):

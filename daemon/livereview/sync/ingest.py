@@ -42,10 +42,13 @@ class FirstRead:
 
 def store(session: Session, fresh: Snapshot, events: list[Event],
           requests: list[ReplyRequest], wanted: list[ReviewRequest], identity: Identity,
-          now: datetime, stored: Snapshot | None, max_edit_answers: int) -> Ingested:
-    """The snapshot, its reply jobs and its review runs in one transaction."""
+          now: datetime, stored: Snapshot | None, max_edit_answers: int, *,
+          unstored: bool = False) -> Ingested:
+    """The snapshot, its reply jobs and its review runs in one transaction (`unstored`:
+    this transaction found nothing stored for the MR)."""
     requests, capped = jobs.within_edit_cap(session, requests, max_edit_answers)
-    created = snapshots.ingest(session, fresh, events, requests, identity, now, stored)
+    created = snapshots.ingest(session, fresh, events, requests, identity, now, stored,
+                               unstored=unstored)
     if stored is None:  # read at last: the snapshot speaks for it from now on
         sightings.forget(session, fresh.mr.key)
     return Ingested(created, reviews.enqueue(session, wanted, now), capped)
@@ -65,9 +68,10 @@ class Read:
 
 @dataclass(frozen=True)
 class NeedsCommits:
-    """A first read read without its commits asks something of the bot (a reply, a
-    review): nothing stored; it is read again with its commits, which the job's answer
-    uses (docs/DESIGN.md §6 "First sight")."""
+    """A first read read without its commits (or, from a listing row, without its diff
+    refs) asks something of the bot (a reply, a review): nothing stored; it is read again
+    whole — the job's answer shows the commits and places notes with the diff refs
+    (docs/DESIGN.md §6 "First sight")."""
 
 
 def load_or_store(session: Session, fresh: Snapshot, read: Read
@@ -75,18 +79,20 @@ def load_or_store(session: Session, fresh: Snapshot, read: Read
     """The stored snapshot of `fresh`'s MR; or, when none is stored, `fresh` decided (as
     the poller decides a first read: nothing stored, no review awaiting a reply) and stored
     with its jobs and runs, and its turned-down concessions' lessons archived — unless it
-    makes a job and its commits were not read (NeedsCommits)."""
+    makes a job and its commits or diff refs were not read (NeedsCommits)."""
     stored = snapshots.load(session, fresh.mr.key)
     if stored is not None:
         return stored
     decided = decide(None, fresh, read.baseline, read.concessions, read.identity,
                      read.policy, read.review_on)
-    if fresh.commits is None and (decided.requests or decided.reviews):
+    if not (fresh.commits is not None and fresh.mr.refs_read) and (
+            decided.requests or decided.reviews):
         return NeedsCommits()
     archived = lesson_rows.archive_from(session, decided.turned_down, read.now) \
         if decided.turned_down else []
     ingested = store(session, fresh, decided.events, decided.requests, decided.reviews,
-                     read.identity, read.now, None, read.policy.max_edit_answers)
+                     read.identity, read.now, None, read.policy.max_edit_answers,
+                     unstored=True)
     return FirstRead(decided, archived, ingested)
 
 
@@ -97,3 +103,11 @@ def load_or_store_with_commits(session: Session, fresh: Snapshot, read: Read
     transaction of the kind that failed works again — the first call, which only found the
     commits missing, writes nothing and works on a full disk)."""
     return load_or_store(session, fresh, read)
+
+
+Found = Snapshot | FirstRead | NeedsCommits
+
+
+def load_or_store_each(session: Session, reads: list[tuple[Snapshot, Read]]) -> list[Found]:
+    """`load_or_store` for each of `reads`, in one transaction (sync/first_reads.py)."""
+    return [load_or_store(session, fresh, read) for fresh, read in reads]

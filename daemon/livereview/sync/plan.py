@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from livereview.core.model import ChangedMR, MRKey
+from livereview.core.model import ChangedMR, MergeRequest, MRKey
 from livereview.hosts.base import Host, LooksCheaply, PacedInbox
 from livereview.hosts.per_repo import ListsEachRepo
 from livereview.settings import DaemonSettings
@@ -33,6 +33,9 @@ class Plan:
     concessions: dict[MRKey, frozenset[str]] = field(default_factory=dict)  # 👎 to watch
     failed: set[MRKey] = field(default_factory=set)  # fetches that failed, kept in the store
     active: list[MRKey] = field(default_factory=list)  # the active tier's (sync/active.py)
+    # MRs never read, as their listing rows show them (hosts/base.py ReadsFromListing): a
+    # read takes its own out (sync/poller.py), so each row is held until its MR is read.
+    rows: dict[MRKey, MergeRequest] = field(default_factory=dict)
 
 
 @dataclass
@@ -80,17 +83,19 @@ class Planner:
         return plan
 
     async def changed(self, watched: set[str], since: datetime | None,
-                      baselines: dict[str, datetime], now: datetime
-                      ) -> tuple[dict[MRKey, datetime], int]:
+                      baselines: dict[str, datetime], now: datetime,
+                      rows: dict[MRKey, MergeRequest]) -> tuple[dict[MRKey, datetime], int]:
         """MRs the listing says changed (→ the listing's updated_at), minus those already
         fetched after the change and those idle since before their repo's baseline."""
         listed = await self.host.list_changed_mrs(tuple(sorted(watched)), since)
-        return await self.unseen(listed, baselines, now), len(listed)
+        return await self.unseen(listed, baselines, now, rows), len(listed)
 
     async def unseen(self, changed: list[ChangedMR], baselines: dict[str, datetime],
-                     now: datetime) -> dict[MRKey, datetime]:
+                     now: datetime, rows: dict[MRKey, MergeRequest]
+                     ) -> dict[MRKey, datetime]:
         """The listed MRs, minus those already fetched after their change and those idle
-        since before their repo's baseline (kept as sightings, not read)."""
+        since before their repo's baseline (kept as sightings, not read). The MRs of those
+        to read that were never read go into `rows`, where the listing carries them."""
         if not changed:
             return {}
         marks = await self.store.run(snapshots.fetch_marks, self.host.name)
@@ -99,6 +104,8 @@ class Planner:
         targets, idle = to_read(self.host.name, changed, marks, sighted, baselines, overlap)
         if idle:
             await self.store.run(sightings.record, idle, now)
+        rows.update((key, mr.mr) for mr in changed if mr.mr is not None
+                    and (key := mr.mr.key) in targets and key not in marks)
         return targets
 
     async def _list(self, plan: Plan, now: datetime, since: datetime | None, cold: bool,
@@ -113,7 +120,8 @@ class Planner:
             inbox = self.host.capabilities.mention_inbox and self.host.inbox_due()
             listing = since is None or not inbox or not self.host.listing_is_cheap
         if listing:
-            plan.recency, plan.listed = await self.changed(watched, since, baselines, now)
+            plan.recency, plan.listed = await self.changed(watched, since, baselines, now,
+                                                           plan.rows)
             plan.targets = set(plan.recency)
         if inbox:
             plan.inbox = await self.host.mention_inbox(tuple(sorted(watched)))
@@ -130,16 +138,17 @@ class Planner:
                 quiet=timedelta(seconds=self.settings.quiet_repo_interval_seconds),
                 hot=timedelta(seconds=self.settings.hot_poll_interval_seconds))
         if self._quiet.sweep_due(now):
-            plan.recency, plan.listed = await self.changed(watched, since, baselines, now)
+            plan.recency, plan.listed = await self.changed(watched, since, baselines, now,
+                                                           plan.rows)
             plan.targets = set(plan.recency)
             self._quiet.swept(now)
             return
         if hot:  # from the watermark, which only a sweep moves: nothing is skipped
-            plan.recency, _ = await self.changed(hot, since, baselines, now)
+            plan.recency, _ = await self.changed(hot, since, baselines, now, plan.rows)
             plan.targets = set(plan.recency)
         if host.involvement_feed and self._quiet.feed_due(now, len(watched)):
             involved = await self.unseen(await host.involved_mrs(
-                tuple(sorted(watched)), since), baselines, now)
+                tuple(sorted(watched)), since), baselines, now, plan.rows)
             plan.recency.update(involved)
             plan.targets |= set(involved)
             self._quiet.fed(now)

@@ -25,6 +25,7 @@ import structlog
 
 from livereview.core.model import (
     Identity,
+    MergeRequest,
     MRKey,
     Policy,
 )
@@ -181,9 +182,11 @@ class HostPoller:
         self._repos_checked = self._repos_checked or not some
 
     async def sync_mr(self, key: MRKey, baseline: datetime,
-                      concessions: frozenset[str] = frozenset()) -> tuple[int, int]:
-        """Fetch one MR, persist what changed; returns (events, new jobs)."""
-        return await self._reader.read(key, baseline, concessions)
+                      concessions: frozenset[str] = frozenset(),
+                      listed: MergeRequest | None = None) -> tuple[int, int]:
+        """Fetch one MR (`listed`: its listing row's MR, if it was never read), persist
+        what changed; returns (events, new jobs)."""
+        return await self._reader.read(key, baseline, concessions, listed)
 
     async def _first_mentions(self, repos: tuple[str, ...], baselines: dict[str, datetime],
                               report: CycleReport
@@ -221,7 +224,8 @@ class HostPoller:
         subject, inbox_items = f"mr:{key}", plan.inbox.get(key, [])
         try:
             events, created = await self.sync_mr(key, baseline,
-                                                 plan.concessions.get(key, frozenset()))
+                                                 plan.concessions.get(key, frozenset()),
+                                                 plan.rows.pop(key, None))
             if inbox_items:  # the mentions are in the store now (and jobs made for them)
                 await self.host.clear_mentions(inbox_items)
         except StoreError as exc:  # the next cycle tries again; the app says it once

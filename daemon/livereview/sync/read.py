@@ -13,12 +13,20 @@ import asyncio
 import operator
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 import structlog
 
-from livereview.core.model import Event, Identity, Lesson, MRKey, Policy, Snapshot
+from livereview.core.model import (
+    Event,
+    Identity,
+    Lesson,
+    MergeRequest,
+    MRKey,
+    Policy,
+    Snapshot,
+)
 from livereview.hosts.base import Host
 from livereview.metrics import Metrics
 from livereview.store import lessons as lesson_rows
@@ -27,12 +35,12 @@ from livereview.store.db import Store
 from livereview.sync import commits
 from livereview.sync.decide import decide, unchanged
 from livereview.sync.diff import CommitsNotRead
+from livereview.sync.first_reads import FirstReads
 from livereview.sync.ingest import (
     FirstRead,
     Ingested,
     NeedsCommits,
     Read,
-    load_or_store,
     load_or_store_with_commits,
 )
 from livereview.sync.ingest import store as store_read
@@ -64,6 +72,10 @@ class MRReader:
     # Long MRs as last stored, the most recent few: each can weigh tens of MB, and one that
     # went cold or was merged must not stay in memory for good.
     ingested: OrderedDict[MRKey, Snapshot] = field(default_factory=OrderedDict)
+    first_reads: FirstReads = field(init=False)  # sync/first_reads.py
+
+    def __post_init__(self) -> None:
+        self.first_reads = FirstReads(self.store)
 
     def _capped(self, key: MRKey, message_ids: Sequence[str]) -> None:
         """Edits left unanswered by the cap (core/edits.py): counted, and said once each."""
@@ -73,31 +85,42 @@ class MRReader:
                         message_id=message_id, max_edit_answers=self.policy.max_edit_answers)
 
     async def read(self, key: MRKey, baseline: datetime,
-                      concessions: frozenset[str] = frozenset()) -> tuple[int, int]:
-        """Fetch one MR, persist what changed; returns (events, new jobs)."""
-        fresh = await commits.read(self.host, key.repo, key.iid, concessions)
+                   concessions: frozenset[str] = frozenset(),
+                   listed: MergeRequest | None = None) -> tuple[int, int]:
+        """Fetch one MR (`listed`: as its listing row shows it, for an MR never read),
+        persist what changed; returns (events, new jobs)."""
+        fresh = await commits.read(self.host, key.repo, key.iid, concessions, listed)
         big = (sum(len(t.messages) for t in fresh.threads) > OFF_LOOP_MESSAGES
                or sum(len(m.body) for t in fresh.threads for m in t.messages) > OFF_LOOP_CHARS)
         last = self.ingested.get(key)
+        if last is not None:  # stored: diffed against a read of the MR itself, as before
+            fresh = await commits.with_refs(self.host, fresh)
         if last is not None and commits.needed(last, fresh):
             fresh = await commits.completed(self.host, fresh)
         # A long MR re-fetched unchanged (a hot one, every few seconds): compare it with
         # what was stored last time instead of loading and diffing it again.
-        if big and last is not None and not concessions \
-                and await asyncio.to_thread(operator.eq, last, fresh):
-            await self.store().run(snapshots.touch, key, self.clock())
+        # One stored from its listing row (no diff refs) is compared with its refs as read.
+        known = last if last is None or last.mr.refs_read else replace(last, mr=replace(
+            last.mr, base_sha=fresh.mr.base_sha, start_sha=fresh.mr.start_sha))
+        if big and known is not None and not concessions \
+                and await asyncio.to_thread(operator.eq, known, fresh):
+            await self.store().run(snapshots.touch, key, self.clock(),
+                                   None if known is last else fresh.mr)
+            self.ingested[key] = fresh
             return 0, 0
         self.ingested.pop(key, None)
         review_on = self.review_on.get(key.repo, ())
         read = Read(baseline, concessions, self.identity, self.policy, review_on, self.clock())
         # A long MR is decided off the store's thread, which the other MRs' writes share.
         found = await self.store().run(snapshots.load, key) if big else \
-            await self.store().run(load_or_store, fresh, read)
-        if isinstance(found, NeedsCommits):  # a first read that makes a job: with commits
+            await self.first_reads.load_or_store(fresh, read)
+        if isinstance(found, NeedsCommits):  # a first read that makes a job: read whole
             fresh = await commits.completed(self.host, fresh)
             found = await self.store().run(load_or_store_with_commits, fresh, read)
         if isinstance(found, NeedsCommits):  # cannot be: `fresh` has its commits now
             raise CommitsNotRead(f"{key}: read with its commits, still without them")
+        if isinstance(found, Snapshot):  # stored: its MR read again, as before
+            fresh = await commits.with_refs(self.host, fresh)
         if not isinstance(found, FirstRead) and commits.needed(found, fresh):
             fresh = await commits.completed(self.host, fresh)
         if isinstance(found, FirstRead):  # none was stored: decided and stored already
@@ -130,8 +153,9 @@ class MRReader:
                 read.review_on, awaiting)
         # A long one is decided in a thread: the event loop stays free for the other MRs.
         decided = await asyncio.to_thread(decide, *args) if big else decide(*args)
-        if fresh.commits is None and (decided.requests or decided.reviews):
-            # A job's answer shows the commits (pushes are decided with them already).
+        if not commits.whole(fresh) and (decided.requests or decided.reviews):
+            # A job's answer shows the commits (pushes are decided with them already) and
+            # places notes with the diff refs.
             fresh = await commits.completed(self.host, fresh)
         self._capped(key, decided.capped)
         now = self.clock()

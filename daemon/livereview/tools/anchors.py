@@ -59,11 +59,11 @@ async def file_change(box: Toolbox, key: MRKey, path: str) -> FileChange:
 
 
 async def whole_file(box: Toolbox, key: MRKey, path: str) -> Anchor:
-    mr_now = (await box.snapshot(key)).mr
+    refs = (await box.snapshot(key)).mr.diff_refs()
     change = await file_change(box, key, path)
     return Anchor(new_path=change.new_path or path, old_path=change.old_path or path,
-                  new_line=None, old_line=None, base_sha=mr_now.base_sha,
-                  start_sha=mr_now.start_sha, head_sha=mr_now.head_sha)
+                  new_line=None, old_line=None, base_sha=refs.base_sha,
+                  start_sha=refs.start_sha, head_sha=refs.head_sha)
 
 
 def _numbers(lines: LineMap, path: str, line: int, old: bool) -> tuple[int | None, int | None]:
@@ -84,7 +84,7 @@ async def lines_anchor(box: Toolbox, key: MRKey, path: str, line: int, old: bool
                        end_line: int | None = None) -> Anchor:
     """The position of `line` — or of the range `line`..`end_line`, anchored at its last
     line as every host anchors one — in the file's diff."""
-    mr_now = (await box.snapshot(key)).mr
+    refs = (await box.snapshot(key)).mr.diff_refs()
     change, diff = await _file_diff(box, key, path)
     lines = LineMap.of(diff)
     last = end_line if end_line is not None else line
@@ -97,8 +97,8 @@ async def lines_anchor(box: Toolbox, key: MRKey, path: str, line: int, old: bool
                            f"of {path}: a range must lie within one hunk (comment on each "
                            "part, or on the whole file with --path alone)")
     return Anchor(new_path=change.new_path or path, old_path=change.old_path or path,
-                  new_line=new_line, old_line=old_line, base_sha=mr_now.base_sha,
-                  start_sha=mr_now.start_sha, head_sha=mr_now.head_sha,
+                  new_line=new_line, old_line=old_line, base_sha=refs.base_sha,
+                  start_sha=refs.start_sha, head_sha=refs.head_sha,
                   start_new_line=start_new, start_old_line=start_old)
 
 

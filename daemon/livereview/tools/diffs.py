@@ -132,7 +132,7 @@ async def diff_stream(box: Toolbox, mr: str, paths: Sequence[str] = (),
     shas = None
     if context is not None:
         mr_now = (await box.snapshot(key)).mr
-        shas = (mr_now.base_sha, mr_now.head_sha)
+        shas = (mr_now.diff_refs().base_sha, mr_now.head_sha)
     files = box.host(key).diff_files(key, MAX_FILE_BYTES, PathFilter(tuple(paths)))
     while True:
         item = await box.call(key, "diff", anext(files, None))
@@ -185,7 +185,7 @@ async def file(box: Toolbox, mr: str, path: str, ref: str = "head") -> results.F
         raise BadInput("file: expected a path in the repository")
     if ref in ("head", "base"):
         mr_now = (await box.snapshot(key)).mr
-        sha = mr_now.head_sha if ref == "head" else mr_now.base_sha
+        sha = mr_now.head_sha if ref == "head" else mr_now.diff_refs().base_sha
     else:
         sha = ref if is_sha(ref) else check_name(ref)
     content = await box.call(key, "file", box.host(key).file_content(key.repo, sha, path))

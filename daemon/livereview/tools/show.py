@@ -19,7 +19,7 @@ async def show(box: Toolbox, mr: str) -> results.Overview:
         mr=str(key), title=now.title, description=now.description,
         author=now.author.username, source_branch=now.source_branch,
         target_branch=now.target_branch, state=now.state, draft=people.draft,
-        head_sha=now.head_sha, base_sha=now.base_sha, reviewers=people.reviewers,
+        head_sha=now.head_sha, base_sha=now.diff_refs().base_sha, reviewers=people.reviewers,
         approved_by=people.approved_by, labels=people.labels, web_url=now.web_url,
         created_at=now.created_at.isoformat(), updated_at=now.updated_at.isoformat(),
         head_commit=None if head is None else results.CommitShown(

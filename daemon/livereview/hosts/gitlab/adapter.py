@@ -20,6 +20,7 @@ from livereview.core.model import (
     ChangedMR,
     Commit,
     Identity,
+    MergeRequest,
     Message,
     MRKey,
     Snapshot,
@@ -39,7 +40,7 @@ from livereview.hosts.base import (
 from livereview.hosts.gitlab import payloads, positions
 from livereview.hosts.gitlab.review import GitLabReview
 from livereview.hosts.http import HttpClient, decoded
-from livereview.hosts.payload import json_object
+from livereview.hosts.payload import JsonObject, json_object
 from livereview.log_setup import get_logger
 
 log = get_logger("livereview.gitlab")
@@ -48,6 +49,26 @@ _MOVED_TO = re.compile(r"/projects/(\d+)(?:/|$)")
 # After a 403 on the instance-wide listing, per-project listing is used; the instance
 # listing is tried again this often (a token's access can come back).
 REPROBE_SECONDS = 900.0
+# A listing's rows keep the MR they show (an MR never read is read from it, its discussions
+# alone: hosts/base.py ReadsFromListing) for its most recently updated MRs, those a sweep
+# reads first, up to these bounds: first sight of 10 000 MRs with long descriptions holds
+# no more of them (the others are read as any MR, the MR itself and its discussions).
+ROWS_KEPT = 1_000
+ROW_TEXT_KEPT = 1_000_000  # characters of their titles and descriptions
+
+
+class _RowBudget:
+    """What one listing may still keep of its rows' MRs (ROWS_KEPT, ROW_TEXT_KEPT)."""
+
+    def __init__(self) -> None:
+        self.rows, self.text = ROWS_KEPT, ROW_TEXT_KEPT
+
+    def take(self, row: JsonObject) -> bool:
+        size = len(row.text_or("title")) + len(row.text_or("description"))
+        if self.rows <= 0 or size > self.text:
+            return False
+        self.rows, self.text = self.rows - 1, self.text - size
+        return True
 
 
 def _project(repo: str) -> str:
@@ -112,26 +133,28 @@ class GitLab(GitLabReview, OverHttp):
         return self._project_ids[repo]
 
     async def _list(self, path: str, since: datetime | None,
-                    repos: str | dict[int, str]) -> list[ChangedMR]:
+                    repos: str | dict[int, str], budget: _RowBudget) -> list[ChangedMR]:
         """The listing, page by page, of one repo's MRs or (by project id) the instance's:
-        only the few fields each MR needs are kept, so first sight of an instance's 10 000
-        MRs never holds their whole payloads at once."""
+        only the few fields each MR needs are kept — and the MR of the first rows, within
+        `budget` —, so first sight of an instance's 10 000 MRs never holds their whole
+        payloads at once."""
         params: dict[str, Any] = {"state": "opened", "order_by": "updated_at", "sort": "desc"}
         if path == f"{API}/merge_requests":
             params["scope"] = "all"
         if since is not None:
             params["updated_after"] = since.astimezone(UTC).isoformat().replace("+00:00", "Z")
-        return [payloads.changed_mr(repo, mr) async for page in self.http.items(path, params)
-                for mr in page
+        return [payloads.changed_mr(self.name, repo, mr, with_mr=budget.take(mr))
+                async for page in self.http.items(path, params) for mr in page
                 if (repo := repos if isinstance(repos, str)
                     else repos.get(mr.number_or_none("project_id") or 0)) is not None]
 
     async def _list_projects(self, repos: tuple[str, ...], since: datetime | None
                              ) -> list[ChangedMR]:
         changed: list[ChangedMR] = []
+        budget = _RowBudget()
         for repo in repos:
             changed += await self._list(f"{API}/projects/{_project(repo)}/merge_requests",
-                                        since, repo)
+                                        since, repo, budget)
         return changed
 
     async def list_changed_mrs(
@@ -148,7 +171,7 @@ class GitLab(GitLabReview, OverHttp):
             return await self._list_projects(repos, since)
         by_id = {await self._project_id(repo): repo for repo in repos}
         try:
-            changed = await self._list(f"{API}/merge_requests", since, by_id)
+            changed = await self._list(f"{API}/merge_requests", since, by_id, _RowBudget())
         except Forbidden as exc:
             if self.list_strategy == "instance":
                 raise
@@ -215,18 +238,28 @@ class GitLab(GitLabReview, OverHttp):
         """The MR and its discussions; its commits not read (`commits` None): a third
         request the poller makes only when a push or a job needs them (hosts/base.py
         ReadsCommitsApart)."""
-        key = MRKey(self.name, repo, iid)
-        base = self._mr_path(key)
+        return await self.fetch_threads(await self.fetch_merge_request(
+            MRKey(self.name, repo, iid)), reactions_for)
+
+    async def fetch_merge_request(self, key: MRKey) -> MergeRequest:
+        """https://docs.gitlab.com/api/merge_requests/#get-single-mr: all a listing row
+        has, and the diff refs."""
         # Hot MRs are re-fetched every few seconds: revalidate rather than re-download.
-        data = await self.http.one("GET", base, conditional=True)
+        return payloads.merge_request(
+            key, await self.http.one("GET", self._mr_path(key), conditional=True))
+
+    async def fetch_threads(self, mr: MergeRequest,
+                            reactions_for: frozenset[str] = frozenset()) -> Snapshot:
+        """`mr` (a listing row's, or one just read) with its discussions; its commits not
+        read (hosts/base.py ReadsFromListing)."""
+        base = self._mr_path(mr.key)
         threads = [payloads.thread(d) async for page in self.http.items(
             f"{base}/discussions", conditional=True) for d in page]
         if reactions_for:
-            threads = [await self._with_reactions(key, t, reactions_for)
+            threads = [await self._with_reactions(mr.key, t, reactions_for)
                        if any(m.id in reactions_for for m in t.messages) else t
                        for t in threads]
-        return Snapshot(mr=payloads.merge_request(key, data), threads=tuple(threads),
-                        commits=None)
+        return Snapshot(mr=mr, threads=tuple(threads), commits=None)
 
     async def fetch_commits(self, key: MRKey) -> tuple[Commit, ...]:
         """https://docs.gitlab.com/api/merge_requests/#get-single-merge-request-commits"""

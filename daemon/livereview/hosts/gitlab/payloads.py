@@ -102,8 +102,13 @@ def thread(discussion: JsonObject) -> Thread:
     )
 
 
-def merge_request(key: MRKey, data: JsonObject) -> MergeRequest:
-    refs = data.obj_or_none("diff_refs")
+def merge_request(key: MRKey, data: JsonObject, *, listed: bool = False) -> MergeRequest:
+    """The MR of "Get single MR", or (`listed`) of a row of "List merge requests", which
+    carries every field read here but `diff_refs`: its base and start are then None, not
+    read (https://docs.gitlab.com/api/merge_requests/#list-merge-requests; the list's
+    entity is API::Entities::MergeRequestBasic, `diff_refs` is exposed only by
+    API::Entities::MergeRequest, lib/api/entities/merge_request.rb)."""
+    refs = None if listed else data.obj_or_none("diff_refs")
     return MergeRequest(
         key=key,
         title=data.text_or("title"),
@@ -112,9 +117,12 @@ def merge_request(key: MRKey, data: JsonObject) -> MergeRequest:
         source_branch=data.text_or("source_branch"),
         target_branch=data.text_or("target_branch"),
         state=data.text_or("state", "opened"),
+        # A row's `sha` is MergeRequest#diff_head_sha (MergeRequestBasic `expose
+        # :diff_head_sha, as: :sha`): the latest diff's head_commit_sha once it is persisted,
+        # as diff_refs' head_sha is (app/models/merge_request.rb): the same head either way.
         head_sha=(refs.text_or("head_sha") if refs else "") or data.text_or("sha"),
-        base_sha=refs.text_or("base_sha") if refs else "",
-        start_sha=refs.text_or("start_sha") if refs else "",
+        base_sha=None if listed else (refs.text_or("base_sha") if refs else ""),
+        start_sha=None if listed else (refs.text_or("start_sha") if refs else ""),
         web_url=data.text_or("web_url"),
         created_at=data.time("created_at"),
         updated_at=data.time("updated_at"),
@@ -124,8 +132,12 @@ def merge_request(key: MRKey, data: JsonObject) -> MergeRequest:
     )
 
 
-def changed_mr(repo: str, mr: JsonObject) -> ChangedMR:
-    return ChangedMR(repo, mr.number("iid"), mr.time("updated_at"), mr.text_or("state", "opened"))
+def changed_mr(host: str, repo: str, mr: JsonObject, *, with_mr: bool = False) -> ChangedMR:
+    """A listing row; `with_mr`: with the MR it shows (its diff refs not read)."""
+    iid = mr.number("iid")
+    return ChangedMR(repo, iid, mr.time("updated_at"), mr.text_or("state", "opened"),
+                     merge_request(MRKey(host, repo, iid), mr, listed=True) if with_mr
+                     else None)
 
 
 def commit(data: JsonObject) -> Commit:
