@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -173,12 +174,22 @@ def test_a_daemon_stopped_mid_sweep_exits_within_its_grace_and_the_next_start_re
     never finish, then cancelled them one by one. The reads waiting for their turn are
     dropped at once; the few being read finish; the listing watermark stays, so the next
     start lists and reads the rest."""
+    from livereview.sync.poller import MR_CONCURRENCY
     iids = big.add_mrs(120, days_ago=0.5)
     asked = big.gitlab.add_note(PROJECT, iids[60], author="alice", body="@livereview why?")
-    big.server.latency_seconds = 0.25  # a queue longer than the grace: 120 × 3 reads
+    # Mid-sweep for sure, on a machine of any speed: the first reads (as many as run at
+    # once) wait in the fake until the daemon is stopping, the rest wait for their turn.
+    held = [big.gitlab.hold("GET", r"/discussions$", timeout=120)
+            for _ in range(MR_CONCURRENCY)]
     first = _start(big, "first.log")
-    wait_for(_logged(first, "poll_sweep_started"), timeout=60)
-    assert first.stop(timeout=60) == 0
+    try:
+        wait_for(lambda: all(hold.arrived.is_set() for hold in held), timeout=60)
+        first.process.send_signal(signal.SIGTERM)
+        wait_for(_logged(first, "stopping"), timeout=60)
+    finally:
+        for hold in held:
+            hold.release()
+    assert first.process.wait(timeout=60) == 0
     [stopped] = _events(first, "daemon_stopped")
     assert stopped["cycle_finished"] is True  # the reads begun were let finish
     grace = load(big.config).daemon.shutdown_grace_seconds
@@ -189,7 +200,6 @@ def test_a_daemon_stopped_mid_sweep_exits_within_its_grace_and_the_next_start_re
     assert query(big.db, "SELECT listed_until FROM poll_watermarks WHERE scope = '*'") in (
         [], [(None,)])
 
-    big.server.latency_seconds = 0.0
     second = _start(big, "second.log")
     wait_for(lambda: query(big.db, "SELECT count(*) FROM mr_conversations")[0][0]
              == len(iids), timeout=120)
