@@ -13,8 +13,9 @@ from livereview.app.daemon import App
 from livereview.core.model import MRKey
 from livereview.metrics import Metrics
 from livereview.settings import load
-from livereview.store import state
+from livereview.store import jobs, state
 from livereview.store.leases import INSTANCE, Leases
+from livereview.sync.poller import HostPoller
 from tests.e2e.conftest import BACKSTOP_SECONDS, GITHUB_REPO, GitHubSandbox, write_github_config
 
 QUIET = [f"acme/quiet-{n}" for n in range(3)]
@@ -40,6 +41,13 @@ def open_prs(gh: GitHubSandbox, repos: list[str], *, hours_ago: float) -> None:
     gh.github._clock = lambda: datetime.now(UTC)
 
 
+async def look_once(poller: HostPoller) -> None:
+    """The active tier's first look at each PR: it has no answer of its own to compare
+    with (the read's may be newer than what the read saw), so it reads each PR once."""
+    assert await poller.glance() == len(poller.active)
+    await poller.caught_up()
+
+
 def asked(gh: GitHubSandbox) -> list[tuple[str, str]]:
     return [(method, path) for method, path, _ in gh.github.requests]
 
@@ -55,6 +63,7 @@ async def test_a_mention_on_the_busy_pr_is_seen_by_the_active_look_and_quiet_rep
         await app.cycle()  # the watermark exists: the search replaces the listing
         poller = app.pollers["gh"]
         assert poller.active == (MRKey("gh", GITHUB_REPO, gh.number),)
+        await look_once(poller)
         used = gh.github.rate_limit_used()
         gh.github.reset_requests()
         assert await poller.glance() == 0
@@ -95,6 +104,7 @@ async def test_only_the_most_recently_active_prs_up_to_the_cap_are_looked_at(
     try:
         await app.cycle(cold=True)
         await app.cycle()
+        await look_once(app.pollers["gh"])
         gh.github.reset_requests()
         assert await app.pollers["gh"].glance() == 0
     finally:
@@ -186,6 +196,39 @@ async def test_a_pr_leaves_the_active_tier_once_its_last_activity_is_older_than_
     finally:
         await app.close()
     assert asked(gh) == []
+
+
+async def test_a_mention_written_while_a_read_of_the_busy_pr_runs_is_seen_by_the_next_look(
+        gh: GitHubSandbox, tmp_path: Path) -> None:
+    """The read's five requests run at once: the comment lands after its comments were read
+    and before its `GET` of the pull request is answered, whose ETag (the comment counted)
+    then answered every later look with a 304."""
+    gh.comment("people are on this PR right now")
+    app = watch(gh, [GITHUB_REPO], tmp_path)
+    try:
+        await app.cycle(cold=True)
+        await app.cycle()
+        poller = app.pollers["gh"]
+        await look_once(poller)
+        gh.comment("a change the hot cycle reads")
+        pull = gh.github.hold("GET", rf"/repos/{GITHUB_REPO}/pulls/{gh.number}$")
+        comments = gh.github.hold("GET", rf"/issues/{gh.number}/comments$")
+        reading = asyncio.create_task(poller.cycle())
+        await asyncio.wait_for(asyncio.to_thread(comments.arrived.wait), BACKSTOP_SECONDS)
+        comments.release()  # the comments are read before the question is written
+        await asyncio.wait_for(asyncio.to_thread(comments.answered.wait), BACKSTOP_SECONDS)
+        await asyncio.wait_for(asyncio.to_thread(pull.arrived.wait), BACKSTOP_SECONDS)
+        question = gh.comment("@livereview is this lock needed?")
+        pull.release()  # the pull request is read after it: its ETag counts the question
+        await asyncio.wait_for(reading, BACKSTOP_SECONDS)
+        await poller.caught_up()
+        assert await app.store.run(jobs.listing, repo=GITHUB_REPO) == []  # not read yet
+        assert await poller.glance() == 1
+        await poller.caught_up()
+        made = await app.store.run(jobs.listing, repo=GITHUB_REPO)
+    finally:
+        await app.close()
+    assert [job.host_message_id for job in made] == [f"issuecomment-{question['id']}"]
 
 
 class PeersHoldEveryShard(Leases):

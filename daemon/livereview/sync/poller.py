@@ -350,9 +350,11 @@ class HostPoller:
             self.metrics.last_poll_success.labels(self.host.name).set(time.time())
             return self._finish(report, started, sent_before)
         repos = tuple(repo for group in shards.values() for repo in group)
-        # One listing for the shards held: from the oldest of their watermarks.
-        listed = [(await self.store.run(state.watermark, self.host.name, scope,
-                                        started_clock)).listed_until for scope in shards]
+        # One listing for the shards held: from the oldest of their watermarks (at first
+        # sight, from this process's first complete listing: sync/watermark.py).
+        listed = [self._marks.since(scope, (await self.store.run(
+            state.watermark, self.host.name, scope, started_clock)).listed_until,
+            store_failures) for scope in shards]
         since = None
         if all(at is not None for at in listed):
             since = min(at for at in listed if at is not None) - timedelta(
@@ -418,6 +420,7 @@ class HostPoller:
         # so a crash meanwhile loses nothing (sync/watermark.py). The active tier's reads
         # are of MRs the hot cycle reads anyway: they hold nothing up.
         if plan.listed is not None and not self._halted:
+            self._marks.listed(shards, started_clock, store_failures)
             held = [task for key, task in self._syncing.items() if key not in self._glancing]
             await self._marks.advance_after(
                 [*held, *again, *self._feeders], tuple(shards), started_clock,

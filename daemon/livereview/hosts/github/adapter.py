@@ -81,6 +81,7 @@ def _unreacted(comment: JsonObject) -> bool:
 # stays the same for a while and is revalidated with its ETag: GitHub does not charge a
 # 304 to the rate limit. https://docs.github.com/en/rest/using-the-rest-api/best-practices-for-using-the-rest-api#use-conditional-requests-if-appropriate
 SINCE_STEP = timedelta(minutes=10)
+LOOKS_KEPT = 256  # the active tier's last looks remembered (its ETag per PR)
 RESOLUTION_TTL = 60.0  # seconds a PR's thread resolution states are reused (GraphQL costs)
 
 
@@ -101,6 +102,7 @@ class GitHub(GitHubReview, OverHttp):
         self._review_nodes: dict[int, str] = {}  # review id → node id (for addReaction)
         self.notifications = Notifications(http, name)
         self._search_off = ""  # why the search is not used ("" while it is)
+        self._looked: dict[MRKey, str] = {}  # the active tier's last look: its ETag
 
     @property
     def listing_is_cheap(self) -> bool:
@@ -136,12 +138,28 @@ class GitHub(GitHubReview, OverHttp):
         return True
 
     async def mr_changed(self, key: MRKey) -> bool:
-        """One conditional `GET` of the pull request, on the ETag `fetch_mr` remembered: a
-        new comment, review comment, review or push changes its `comments` /
+        """One conditional `GET` of the pull request, on the ETag of the last look's own
+        answer: a new comment, review comment, review or push changes its `comments` /
         `review_comments` counts, head or `updated_at`, hence its ETag; a 304 costs no rate
         limit (https://docs.github.com/en/rest/using-the-rest-api/best-practices-for-using-the-rest-api#use-conditional-requests-if-appropriate).
-        An edited comment may not: the hot cycle's full read sees those."""
-        return await self.http.changed(self._pull(key))
+        An edited comment may not: the hot cycle's full read sees those.
+
+        Not on the ETag `fetch_mr` remembered: its five requests run at once, so a comment
+        written meanwhile can be in the pull request it read (its count) and not in the
+        comments it read — every look after it answered 304, and the question waited for
+        the hot cycle (bench 2d). A change after a look's answer is in the next look's;
+        one before it is in the read that look begins."""
+        path = self._pull(key)
+        seen = self._looked.get(key)
+        response = await self.http.request(
+            "GET", path, headers={"If-None-Match": seen} if seen else {})
+        if response.status_code == 304 and seen:
+            return False
+        self._looked.pop(key, None)
+        self._looked[key] = response.headers.get("ETag", "")
+        while len(self._looked) > LOOKS_KEPT:  # PRs long out of the tier
+            del self._looked[next(iter(self._looked))]
+        return True
 
     async def mention_inbox(self, repos: tuple[str, ...]) -> dict[MRKey, list[str]]:
         return await self.notifications.read(repos)
