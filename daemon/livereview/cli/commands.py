@@ -9,12 +9,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import os
-import signal
 import sys
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, cast
 
@@ -22,17 +19,15 @@ from livereview import __version__
 from livereview import log_setup as logs
 from livereview.cli import asyncio_only, exits
 from livereview.cli.arg_types import seconds
+from livereview.cli.exits import EXIT_RUNTIME, EXIT_SIGINT, EXIT_USAGE
 
 if TYPE_CHECKING:
     from livereview.settings import Settings
-    from livereview.web.beside import Beside
 
 # Each command imports what it uses, when it runs (docs/getting-started.md, "A CLI for
 # loops"): `--version`, `health` or `mr comments` never load the model's SDK, the MCP SDK,
 # the web stack or the sandbox. tests/e2e/test_cli_imports.py pins it.
 
-EXIT_OK, EXIT_RUNTIME, EXIT_USAGE = 0, 1, 2
-EXIT_SIGINT = 130  # 128 + SIGINT, what a shell reports for Ctrl-C
 # The database and its -wal/-shm files hold every comment read: nothing the daemon creates
 # is for other users (the systemd unit sets UMask=0077 as well).
 PRIVATE_UMASK = 0o077
@@ -178,176 +173,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     return parser(only=command).parse_args(argv)
 
 
-def _conversation(settings: Settings, args: argparse.Namespace) -> int:
-    from livereview.cli import conversation
-    from livereview.tools import status
-
-    try:
-        key = conversation.parse_url(settings, args.url)
-        graph = status.conversation(settings, key)
-    except status.UnknownMR as exc:
-        print(f"livereview: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    print(json.dumps(conversation.as_dict(graph), indent=2) if args.json
-          else conversation.render(graph))
-    return EXIT_OK
-
-
-def _health(settings: Settings, args: argparse.Namespace) -> int:
-    from livereview.store.reads import INSTANCE
-    from livereview.tools import status
-
-    last = status.last_success(settings)
-    max_age = args.max_age or max(300.0, 5 * settings.daemon.poll_interval_seconds)
-    now = datetime.now(UTC)
-    healthy = True
-    for host in settings.hosts:
-        scope, repos, at, new = last.get(host.name, (INSTANCE, (), None, True))
-        more = f" and {len(repos) - 3} more" if len(repos) > 3 else ""
-        named = "" if scope == INSTANCE else (
-            f"stalest shard {scope} ({', '.join(repos[:3])}{more}): ")
-        if at is None:
-            print(f"{host.name}: {named}no successful poll yet")
-            healthy = False
-            continue
-        age = (now - at).total_seconds()
-        fresh = age <= max_age
-        healthy = healthy and fresh
-        print(f"{host.name}: {named}last successful poll {age:.0f}s ago"
-              + (" (the shard is new since the repo set changed)" if named and new else "")
-              + ("" if fresh else f" (older than {max_age:.0f}s)"))
-    return EXIT_OK if healthy else EXIT_RUNTIME
-
-
 # Commands that only read the store: they check where each token comes from, read none.
 STORE_ONLY = ("health", "pending", "conversation", "lessons", "db")
-# States with a next attempt: a reply job's, a review run's.
-OPEN_STATES = ("pending", "acked", "answered", "reviewing", "posting", "notifying")
-
-
 def _settings(args: argparse.Namespace) -> Settings:
     from livereview.settings import load
 
     return load(args.config or default_config_path(), secrets=args.command not in STORE_ONLY)
-
-
-async def _check(settings: Settings) -> int:
-    from livereview.cli.check import check, render
-
-    rows = await check(settings)
-    print(render(rows))
-    return EXIT_OK if all(r.ok for r in rows) else EXIT_RUNTIME
-
-
-def _pending(settings: Settings, args: argparse.Namespace) -> int:
-    watched = sorted({r.path for r in settings.repos})
-    if args.repo is not None and args.repo.strip("/") not in watched:
-        print(f"livereview: pending --repo {args.repo}: not a watched repo (the config "
-              f"watches {', '.join(watched)})", file=sys.stderr)
-        return EXIT_USAGE
-    from livereview.store.faults import StoreMissing
-    from livereview.tools import status
-
-    try:
-        rows, runs = status.pending(settings, include_replied=args.include_replied,
-                                    repo=None if args.repo is None else args.repo.strip("/"))
-    except StoreMissing as exc:
-        print(f"nothing pending: {exc}")
-        return EXIT_OK
-    items = [{
-        "key": r.key, "state": r.state, "reason": r.reason, "attempts": r.attempts,
-        "last_error": r.last_error, "comment_created_at": r.comment_created_at.isoformat(),
-        "next_attempt_at": r.next_attempt_at.isoformat(),
-    } for r in rows] + [{  # review runs: open, or given up, and why
-        "key": r.key, "state": r.state, "reason": f"review ({r.trigger})",
-        "attempts": r.attempts, "last_error": r.last_error,
-        "comment_created_at": r.created_at.isoformat(),
-        "next_attempt_at": r.next_attempt_at.isoformat()} for r in runs]
-    if args.json:
-        print(json.dumps(items, indent=2))
-        return EXIT_OK
-    if not items:
-        print("nothing pending")
-    for item in items:
-        error = f"  ({item['last_error']})" if item["last_error"] else ""
-        retry = (f"  next attempt {item['next_attempt_at']}"
-                 if item["state"] in OPEN_STATES else "")
-        print(f"{item['state']:<9} {item['key']}  attempts={item['attempts']}{retry}{error}")
-    return EXIT_OK
-
-
-async def _daemon(settings: Settings, args: argparse.Namespace,
-                  web: Beside | None = None) -> int:
-    """`run` and `once`; `run` serves the web face too with `[web] listen`. Raises
-    StoreError or ListenError for `main` to say in one line."""
-    import contextlib
-    import cProfile
-    import time
-
-    from livereview.app.daemon import App
-    from livereview.cli import progress
-    from livereview.cli.poll_profile import profile_report
-    from livereview.metrics import Metrics
-
-    metrics = Metrics(replica=settings.daemon.replica)
-    if args.command == "run" and settings.daemon.metrics_listen:
-        metrics.serve(settings.daemon.metrics_listen)  # a taken port: fail before creating
-    app = App.create(settings, metrics=metrics, upgrade_apart=True)  # alembic stays out
-    try:
-        if args.command == "run":
-            async with contextlib.AsyncExitStack() as serving:
-                if web is not None:  # after App.create: the console reads its database
-                    from livereview.web.beside import serving as web_serving
-
-                    await serving.enter_async_context(web_serving(web, metrics))
-                await app.run()
-            # Ctrl-C is 130 as for any command a shell interrupts; SIGTERM is the service
-            # manager's ordinary stop, which systemd expects to end in 0.
-            return EXIT_SIGINT if app.stopped_by == signal.SIGINT else EXIT_OK
-        profiler = cProfile.Profile() if args.profile else None
-        started = time.perf_counter()
-        if profiler:
-            profiler.enable()
-        # A terminal sees the first sweep of a big host (10 MRs or more) as a bar per host;
-        # JSON logs are for machines, and `run` says its progress in log lines.
-        with progress.bars(sys.stderr, minimum=10, unit="merge requests",
-                           enabled=settings.daemon.log_format != "json") as shown:
-            app.on_progress = shown.update if shown else None
-            reports = await app.once()
-        if profiler:
-            profiler.disable()
-            print(profile_report(reports, time.perf_counter() - started, profiler))
-        failed = sorted(name for name, report in reports.items() if not report.ok)
-        if failed or not reports:
-            print("livereview: once: " + (f"polling failed on {', '.join(failed)}" if failed
-                                          else "no host could be polled")
-                  + " (the log lines above say why)", file=sys.stderr)
-            return EXIT_RUNTIME
-        return EXIT_OK
-    finally:
-        await app.close()
-
-
-def _run_daemon(settings: Settings, args: argparse.Namespace) -> int:
-    from livereview.metrics import ListenError
-    from livereview.tools.errors import BadInput
-
-    web = None
-    if args.command == "run" and settings.web.listen:
-        from livereview.web.beside import planned
-
-        try:
-            web = planned(settings)
-        except BadInput as exc:  # `[web] listen` refused before anything starts (DESIGN §11)
-            print(f"livereview: {exc}", file=sys.stderr)
-            return EXIT_USAGE
-    try:
-        import asyncio
-
-        return asyncio.run(_daemon(settings, args, web))
-    except ListenError as exc:
-        print(f"livereview: {exc}", file=sys.stderr)
-        return EXIT_RUNTIME
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -473,15 +304,19 @@ def _configured(args: argparse.Namespace) -> int:
     secrets = [h.token.reveal() for h in settings.hosts] + [settings.ai.api_key.reveal(),
                                                              settings.web.token.reveal()]
     logs.configure(settings.daemon.log_format, secrets, level=args.log_level)
+    from livereview.cli import status_commands
+
     try:
         if args.command == "check":
             import asyncio
 
-            return asyncio.run(_check(settings))
+            from livereview.cli import daemon_commands
+
+            return asyncio.run(daemon_commands.check(settings))
         if args.command == "pending":
-            return _pending(settings, args)
+            return status_commands.pending(settings, args)
         if args.command == "conversation":
-            return _conversation(settings, args)
+            return status_commands.conversation(settings, args)
         if args.command == "lessons":
             from livereview.cli import lesson_commands
 
@@ -491,10 +326,12 @@ def _configured(args: argparse.Namespace) -> int:
 
             return cli_review.run(settings, args)
         if args.command == "health":
-            return _health(settings, args)
+            return status_commands.health(settings, args)
         if args.command in ("mr", "mcp"):
             return int(args.face(settings, args))
-        return _run_daemon(settings, args)
+        from livereview.cli import daemon_commands
+
+        return daemon_commands.run_daemon(settings, args)
     except StoreError as exc:
         print(f"livereview: {exc}", file=sys.stderr)
         return EXIT_RUNTIME

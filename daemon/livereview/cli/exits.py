@@ -8,6 +8,8 @@ import os
 import signal
 import sys
 
+EXIT_OK, EXIT_RUNTIME, EXIT_USAGE = 0, 1, 2
+EXIT_SIGINT = 128 + signal.SIGINT  # what a shell reports for Ctrl-C
 EXIT_SIGPIPE = 128 + signal.SIGPIPE  # what a shell reports for `yes | head -1`'s writer
 
 
