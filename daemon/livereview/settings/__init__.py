@@ -6,19 +6,11 @@ come from environment variables or files (systemd credentials), and never appear
 """
 
 from livereview.settings.answering import AnswerSettings, LessonsSettings, ReviewSettings
+from livereview.settings.daemon import DaemonSettings
 from livereview.settings.errors import ConfigError
+from livereview.settings.hosts import GITHUB_API, HOST_TYPES, SUPPORTED_HOST_TYPES, HostSettings
 from livereview.settings.loading import load, load_ai, parse, read
-from livereview.settings.models import (
-                                        GITHUB_API,
-                                        HOST_TYPES,
-                                        SUPPORTED_HOST_TYPES,
-                                        AISettings,
-                                        BotSettings,
-                                        DaemonSettings,
-                                        HostSettings,
-                                        RepoSettings,
-                                        Settings,
-)
+from livereview.settings.models import AISettings, BotSettings, RepoSettings, Settings
 from livereview.settings.secret import Secret
 
 __all__ = [
