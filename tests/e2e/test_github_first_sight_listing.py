@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from livereview.core.model import MRKey, Snapshot
+from livereview.core.model import MergeRequest, MRKey, Snapshot
 from livereview.store import jobs, state
 from livereview.store.engine import StoreError
 from livereview.store.leases import INSTANCE
@@ -88,7 +88,8 @@ async def test_a_first_sweep_read_that_failed_to_store_makes_the_next_cycle_list
     real = HostPoller.sync_mr
 
     async def unstorable(self: HostPoller, key: MRKey, baseline: datetime,
-                         concessions: frozenset[str] = frozenset()) -> tuple[int, int]:
+                         concessions: frozenset[str] = frozenset(),
+                         listed: MergeRequest | None = None) -> tuple[int, int]:
         await gate.wait()
         failed.set()
         raise StoreError("database is locked")  # one transaction's trouble
