@@ -59,3 +59,10 @@ def test_ci_runs_the_full_tier_only() -> None:
         tiers = [words[i + 1] for i, word in enumerate(words[:-1]) if word == "-m"][1:]
         assert "not slow" not in tiers, words
         assert not any(word.startswith("--hypothesis-profile") for word in words), words
+
+
+@pytest.mark.usefixtures("profile")
+@pytest.mark.parametrize("name", ["default", FAST, "ci"])
+def test_no_profile_a_run_loads_has_a_deadline_a_loaded_machine_could_miss(name: str) -> None:
+    settings.load_profile(name)
+    assert settings().deadline is None
