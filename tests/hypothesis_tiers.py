@@ -9,16 +9,21 @@ writes `max_examples=examples(N)`: N in the full run, scaled with the profile's 
 
 from __future__ import annotations
 
-from hypothesis import settings
+from hypothesis import HealthCheck, settings
 
 DEFAULT_EXAMPLES = 100  # hypothesis's own default: the counts tests name are relative to it
 FAST = "fast"
 # No outcome may depend on the machine's speed: hypothesis's 200 ms deadline per example
-# failed a property on a loaded 2-core machine (`DeadlineExceeded`, 237 ms). Its own `ci`
-# profile, which CI=true loads, has no deadline either. Registering over the active
-# `default` profile takes effect at once.
-settings.register_profile("default", deadline=None)
-settings.register_profile(FAST, max_examples=DEFAULT_EXAMPLES // 5, deadline=None)
+# failed a property on a loaded 2-core machine (`DeadlineExceeded`, 237 ms), and its
+# `too_slow` health check times how long examples take to generate. Its own `ci` profile,
+# which CI=true loads, has no deadline either. Registering over the active profile takes
+# effect at once.
+SLOW_IS_FINE = [HealthCheck.too_slow]
+settings.register_profile("default", deadline=None, suppress_health_check=SLOW_IS_FINE)
+settings.register_profile("ci", settings.get_profile("ci"), deadline=None,
+                          suppress_health_check=SLOW_IS_FINE)
+settings.register_profile(FAST, max_examples=DEFAULT_EXAMPLES // 5, deadline=None,
+                          suppress_health_check=SLOW_IS_FINE)
 
 
 def examples(full: int) -> int:

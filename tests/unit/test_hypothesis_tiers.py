@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import settings
+from hypothesis import HealthCheck, settings
 
 from tests.hypothesis_tiers import FAST, examples
 
@@ -66,3 +66,4 @@ def test_ci_runs_the_full_tier_only() -> None:
 def test_no_profile_a_run_loads_has_a_deadline_a_loaded_machine_could_miss(name: str) -> None:
     settings.load_profile(name)
     assert settings().deadline is None
+    assert HealthCheck.too_slow in settings().suppress_health_check
