@@ -41,6 +41,7 @@ from sqlalchemy.exc import OperationalError
 from sqlalchemy.pool import NullPool
 
 from livereview.store.db import Store
+from tests.sqlite_template import MARKER, MARKER_HELP, TEMPLATE
 
 ENV = "LIVEREVIEW_TEST_POSTGRES_URL"
 HOW = (f"no PostgreSQL server for the tests: run `eval \"$(bash .ci/postgres start)\"` "
@@ -112,11 +113,12 @@ def postgres_url(postgres: Postgres) -> Iterator[str]:
 
 @pytest.fixture(params=["postgresql"] if ON_POSTGRESQL else ["sqlite", "postgresql"])
 def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """The test runs once per back end; PostgreSQL's database is migrated already. A
+    """The test runs once per back end, each database migrated already (SQLite's a copy of
+    the template unless the test is marked `creates_database`: then a path). A
     PostgreSQL run (LIVEREVIEW_TEST_BACKEND) runs only the PostgreSQL param: the SQLite one
     ran in the SQLite pass already."""
     if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'db' / 'livereview.db'}"
+        return url_for(tmp_path / "db" / "livereview.db")
     return str(request.getfixturevalue("postgres_url"))
 
 
@@ -147,6 +149,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "sqlite_only(reason): about SQLite itself (files, WAL, a full disk…); "
         f"skipped, with that reason, when {BACKEND_ENV}=postgresql")
+    config.addinivalue_line("markers", MARKER_HELP)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -177,13 +180,23 @@ class Databases:
 
 
 _databases: Databases | None = None
+_seeding = False  # SQLite files `url_for` names are copies of the template (this test's)
 
 
 @pytest.fixture(autouse=True)
 def _backend(request: pytest.FixtureRequest) -> Iterator[None]:
-    """In a PostgreSQL run, `url_for` hands out this test's databases; dropped after it."""
-    global _databases
-    if not ON_POSTGRESQL or request.node.get_closest_marker("sqlite_only") is not None:
+    """In a PostgreSQL run, `url_for` hands out this test's databases; dropped after it. In
+    a SQLite run it seeds each file it names with the migrated template (tests/
+    sqlite_template.py), unless the test is marked `creates_database`."""
+    global _databases, _seeding
+    if not ON_POSTGRESQL:
+        _seeding = request.node.get_closest_marker(MARKER) is None
+        try:
+            yield
+        finally:
+            _seeding = False
+        return
+    if request.node.get_closest_marker("sqlite_only") is not None:
         yield
         return
     _databases = Databases(request.getfixturevalue("postgres"))
@@ -196,10 +209,14 @@ def _backend(request: pytest.FixtureRequest) -> Iterator[None]:
 
 def url_for(db: Path | str) -> str:
     """The database URL a config names for the SQLite file `db` (a URL is kept as it is):
-    that file, or in a PostgreSQL run a database standing for it."""
+    that file, or in a PostgreSQL run a database standing for it. Either is migrated: a
+    missing file becomes a copy of the template (tests/sqlite_template.py) unless the test
+    is marked `creates_database`, as a PostgreSQL database is a copy of its template."""
     if isinstance(db, str):
         return db
     if _databases is None:
+        if _seeding:
+            TEMPLATE.seed(db)
         return f"sqlite:///{db}"
     return _databases.url(db)
 

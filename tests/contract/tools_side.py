@@ -21,6 +21,7 @@ from livereview.cli.commands import main
 from livereview.mcp.server import build
 from livereview.settings import load
 from tests.contract.drivers import DRIVERS, TOKEN, Driver
+from tests.databases import url_for
 
 TOKEN_ENV = "LIVEREVIEW_TOOLS_TOKEN"
 # One driver per host type; GitHub in its Enterprise Server form, whose API base a config
@@ -48,7 +49,7 @@ def describe(driver: Any) -> dict[str, Any]:
 
 def write_config(path: Path, host: dict[str, Any], db: Path, *, agent_writes: bool = True
                  ) -> None:
-    lines = ["[daemon]", f'database_url = "sqlite:///{db}"', 'metrics_listen = ""',
+    lines = ["[daemon]", f'database_url = "{url_for(db)}"', 'metrics_listen = ""',
              "poll_interval_seconds = 5", "hot_poll_interval_seconds = 1", "",
              "[ai]", 'api_key_env = ""', "",
              "[[hosts]]", f'name = "{host["name"]}"', f'type = "{host["kind"]}"',

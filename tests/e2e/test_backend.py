@@ -9,6 +9,7 @@ from tests.databases import ON_POSTGRESQL, query
 from tests.e2e.conftest import GitHubSandbox, Sandbox
 
 
+@pytest.mark.creates_database("`once` creates the SQLite file the config names")
 def test_the_sandbox_config_names_the_run_s_back_end_and_once_writes_there(
         sandbox: Sandbox) -> None:
     assert sandbox.database_url.startswith("postgresql" if ON_POSTGRESQL else "sqlite:///")

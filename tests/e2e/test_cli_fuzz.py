@@ -37,7 +37,9 @@ Cleanup = Callable[[], None]
 # The module fixture runs every case (about a second of CPU each, four at a time) before
 # the first test: on a loaded 2-core machine that passed pytest's 120 s per test.
 # One xdist worker runs them all (`--dist loadgroup`): the module fixture is per worker.
-pytestmark = [pytest.mark.timeout(600), pytest.mark.xdist_group("cli_fuzz")]
+# Each case sets up its own database, or none, and checks what the command created.
+pytestmark = [pytest.mark.timeout(600), pytest.mark.xdist_group("cli_fuzz"),
+              pytest.mark.creates_database("each case's world holds its own database or none")]
 # Every case fails, however long the interpreter takes to start on a busy machine; a daemon
 # that starts after all runs forever, so it is stopped once it logs `daemon_started`
 # (an event, not a duration: a slow start-up must not look like a hang).

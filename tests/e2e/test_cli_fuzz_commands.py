@@ -33,7 +33,8 @@ from tests.e2e.test_cli_fuzz import servers as servers  # the shared fakes (a fi
 # every case is a fresh interpreter, four at a time. The module fixture runs every case
 # selected in the session, on each worker that runs one: one worker runs them all
 # (`--dist loadgroup`), or each worker would run the whole sweep again.
-pytestmark = [pytest.mark.timeout(900), pytest.mark.xdist_group("cli_fuzz_commands")]
+pytestmark = [pytest.mark.timeout(900), pytest.mark.xdist_group("cli_fuzz_commands"),
+              pytest.mark.creates_database("each case's world holds its own database or none")]
 WAIT_SECONDS = 300  # for a process to exit or say something: generous, never asserted
 
 MR = f"gl:{PROJECT}!1"

@@ -184,6 +184,7 @@ def _started_or_gone(daemon: Daemon) -> bool:
 
 
 @pytest.mark.timeout(300)
+@pytest.mark.creates_database("a kill may land while the first daemon migrates its new file")
 def test_kill_9_at_random_moments_loses_and_duplicates_no_reply(
         sandbox: Sandbox, start_daemon: Callable[[], Daemon], database_url: str) -> None:
     seed = int(os.environ.get("LIVEREVIEW_CRASH_SEED") or DEFAULT_SEED)

@@ -98,6 +98,7 @@ def test_copy_from_a_missing_file_is_one_line_and_exit_1(
     assert not missing.exists()
 
 
+@pytest.mark.creates_database("`db migrate` creates and migrates the file")
 def test_migrate_brings_an_empty_database_to_the_schema_and_is_idempotent(
         sandbox: Sandbox, database_url: str, capsys: pytest.CaptureFixture[str]) -> None:
     _use(sandbox, database_url)

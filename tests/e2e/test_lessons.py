@@ -117,6 +117,7 @@ def test_a_thumbs_down_on_the_concession_archives_its_proposed_lesson(
 
 
 @pytest.mark.sqlite_only("whether the database file exists before the first run")
+@pytest.mark.creates_database("only `lessons import` may create the database")
 def test_lesson_verbs_other_than_import_never_create_a_database(
         sandbox: Sandbox, capsys: pytest.CaptureFixture[str]) -> None:
     """Before the first run (or with a mistyped database_url) `lessons list` said "no

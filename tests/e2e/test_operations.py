@@ -19,6 +19,9 @@ from tests.e2e.conftest import TOKEN, Daemon, Sandbox, wait_for, write_config
 from tests.e2e.test_cli import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
+# What the operator's first start does: the daemon creates its folder and file (modes) and
+# migrates them; `check` and `health` create nothing (tests/sqlite_template.py).
+pytestmark = pytest.mark.creates_database("the daemon creates, migrates and protects its file")
 
 
 def tool(name: str) -> str:

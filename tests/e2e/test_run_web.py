@@ -35,6 +35,7 @@ def fetch(url: str) -> str:
     return body.decode()
 
 
+@pytest.mark.creates_database("a refused start leaves no database behind")
 def test_run_refuses_a_web_listen_beyond_loopback_without_authentication(
         sandbox: Sandbox, capsys: pytest.CaptureFixture[str]) -> None:
     with_web(sandbox, "0.0.0.0:8470")

@@ -24,6 +24,10 @@ from livereview.store.engine import StoreCorrupt, StoreError, StoreGone
 from livereview.store.faults import revisions
 from tests.e2e.conftest import TOKEN, Daemon, Sandbox, fill, wait_for, write_config
 
+# Another program's file, a full disk, a damaged page: each meets the daemon's own creation
+# and migration of its file, not a copy of the migrated template (tests/sqlite_template.py).
+pytestmark = pytest.mark.creates_database("the daemon creates and migrates its own file")
+
 
 def damage(db: Path, *tables: str) -> None:
     """Overwrite the root pages of each table and its indexes with garbage, as a failing

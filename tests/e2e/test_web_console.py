@@ -20,6 +20,7 @@ from livereview.tools.lessons_queue import LessonQueue
 from livereview.web.app import create_app
 from livereview.web.guard import Access
 from livereview.web.site import Site
+from tests.databases import url_for
 from tests.local_repo import Repo
 
 BASE = "http://127.0.0.1:8470"
@@ -49,7 +50,7 @@ def status_of(url: str, lesson_id: int) -> str:
 
 @pytest.fixture
 def database(tmp_path: Path) -> str:
-    return f"sqlite:///{tmp_path / 'daemon.db'}"
+    return url_for(tmp_path / "daemon.db")
 
 
 @pytest.fixture

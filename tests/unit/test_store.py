@@ -34,6 +34,7 @@ def test_the_migrations_form_one_line_numbered_in_order() -> None:
     assert chain == [f"{n:04d}" for n in range(len(chain), 0, -1)]
 
 
+@pytest.mark.creates_database("the migrations themselves, from an empty file")
 def test_migrations_create_exactly_the_tables_the_code_uses(database_url: str) -> None:
     store = Store.open(database_url)
     with store.engine.connect() as connection:
