@@ -14,8 +14,9 @@ from sqlmodel import Session
 from livereview.core.model import MRKey, Policy, Snapshot
 from livereview.store import jobs, snapshots
 from livereview.store.db import Store
+from livereview.store.faults import StoreError
 from livereview.sync.first_reads import FirstReads
-from livereview.sync.ingest import FirstRead, Read
+from livereview.sync.ingest import FirstRead, Found, Read
 from tests.factories import ALICE, IDENTITY, KEY, T0, msg, snapshot, thread
 
 P = ParamSpec("P")
@@ -34,6 +35,20 @@ class CountingStore(Store):
                     **kwargs: P.kwargs) -> R:
         self.transactions += 1
         return super().transaction(fn, *args, **kwargs)
+
+
+class GatedStore(Store):
+    """The store, holding every transaction until the test opens `gate`."""
+
+    def __init__(self, store: Store) -> None:
+        super().__init__(store.engine)
+        self.entered, self.gate = asyncio.Event(), asyncio.Event()
+
+    async def run(self, fn: Callable[Concatenate[Session, P], R], *args: P.args,
+                  **kwargs: P.kwargs) -> R:
+        self.entered.set()
+        await self.gate.wait()
+        return await super().run(fn, *args, **kwargs)
 
 
 def _of(iid: int, base: Snapshot = MENTIONED) -> Snapshot:
@@ -77,5 +92,54 @@ async def test_one_read_that_cannot_be_stored_fails_alone(database_url: str) -> 
         assert [db.transaction(snapshots.load, mr.mr.key) is not None for mr in mrs] == [
             True, False, True]
         assert db.transaction(jobs.counts) == {"pending": 2}
+    finally:
+        db.close()
+
+
+async def _asked(reads: FirstReads, db: GatedStore, mrs: list[Snapshot]
+                 ) -> list[asyncio.Task[Found]]:
+    """The first of `mrs` being stored (held at the gate), the others queued behind it."""
+    first = asyncio.create_task(reads.load_or_store(mrs[0], READ))
+    await db.entered.wait()
+    rest = [asyncio.create_task(reads.load_or_store(mr, READ)) for mr in mrs[1:]]
+    await asyncio.sleep(0)  # one turn of the loop: each has asked (no time passes)
+    return [first, *rest]
+
+
+async def test_cancelling_the_storing_task_fails_every_waiting_read_as_not_stored(
+        database_url: str) -> None:
+    """Cancelled (the daemon's loop shutting down), the task storing the first reads left
+    the read it was storing and those queued behind it waiting for good: a poller's sync
+    that never ends, and a watermark that never moves. Each now fails as the store's
+    trouble (sync/poller.py reads it again), and the next reads are stored."""
+    db = GatedStore(Store.open(database_url))
+    reads = FirstReads(lambda: db)
+    mrs = [_of(iid) for iid in (1, 2, 3)]
+    try:
+        asked = await _asked(reads, db, mrs)
+        [storing] = [t for t in asyncio.all_tasks() if t.get_name() == "first-reads"]
+        storing.cancel()
+        db.gate.set()
+        found = await asyncio.gather(*asked, return_exceptions=True)
+        assert all(isinstance(f, StoreError) for f in found), found
+        assert [db.transaction(snapshots.load, mr.mr.key) for mr in mrs] == [None] * 3
+        again = await asyncio.gather(*(reads.load_or_store(mr, READ) for mr in mrs))
+        assert all(isinstance(f, FirstRead) for f in again)
+        assert db.transaction(jobs.counts) == {"pending": 3}
+    finally:
+        db.close()
+
+
+async def test_a_read_that_stops_waiting_is_still_stored_and_the_others_answered(
+        database_url: str) -> None:
+    db = GatedStore(Store.open(database_url))
+    reads = FirstReads(lambda: db)
+    mrs = [_of(iid) for iid in (1, 2, 3)]
+    try:
+        first, gone, last = await _asked(reads, db, mrs)
+        gone.cancel()
+        db.gate.set()
+        assert isinstance(await first, FirstRead) and isinstance(await last, FirstRead)
+        assert [db.transaction(snapshots.load, mr.mr.key) for mr in mrs] == mrs
     finally:
         db.close()

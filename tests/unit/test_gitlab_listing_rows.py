@@ -111,3 +111,23 @@ async def test_a_job_on_an_mr_stored_from_its_listing_row_reads_its_diff_refs_fi
     assert await with_refs(host, read, step) is read  # read already: nothing asked
     assert fake.requests == []
 
+
+
+@pytest.mark.parametrize("odd", [{"title": 42}, {"description": ["not", "text"]},
+                                 {"created_at": None}, {"author": {"username": "no id"}},
+                                 {"reviewers": [{"id": None, "username": "ghost"}]}])
+async def test_a_row_that_cannot_be_an_mr_is_listed_without_one_and_the_others_keep_theirs(
+        gitlab: tuple[FakeGitLab, GitLab], odd: dict[str, object]) -> None:
+    """The listing needs a row's iid, updated_at and state only: one odd row must not fail
+    every MR's listing (its MR is read whole, where its trouble is its own)."""
+    fake, host = gitlab
+    [_, middle, _] = await host.list_changed_mrs((REPO,), None)
+
+    def garbled(rows: list[dict[str, object]]) -> list[dict[str, object]]:
+        return [{**row, **odd} if row["iid"] == middle.iid else row for row in rows]
+
+    fake.rewrite_json("GET", r"/merge_requests$", garbled)
+    rows = await host.list_changed_mrs((REPO,), None)
+    assert [(row.iid, row.mr is not None) for row in rows] == [
+        (row.iid, row.iid != middle.iid) for row in rows]
+    assert len(rows) == 3

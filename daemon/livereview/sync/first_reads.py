@@ -26,6 +26,11 @@ from livereview.sync.ingest import Found, Read, load_or_store, load_or_store_eac
 Waiting = tuple[Snapshot, Read, "asyncio.Future[Found]"]
 
 
+class NotStored(StoreError):
+    """A read's storing stopped before it answered (the task storing it was cancelled):
+    a store's trouble to the read — it is read again, the listing watermark stays put."""
+
+
 @dataclass
 class FirstReads:
     """One host's reads waiting for the store, and the task that stores them."""
@@ -43,12 +48,20 @@ class FirstReads:
         return await found
 
     async def _store_waiting(self) -> None:
+        batch: list[Waiting] = []
         try:
             while self._waiting:
                 batch, self._waiting = self._waiting, []
                 await self._store(batch)
         finally:
+            # Cancelled (or worse) mid-way: no read may wait for good. Those of the batch
+            # may or may not be stored, the queued ones are not: each read fails as the
+            # store's trouble does, and the poller reads it again (sync/poller.py).
             self._storing = None
+            left, self._waiting = [*batch, *self._waiting], []
+            for _, _, found in left:
+                _settle(found, NotStored("the reads waiting for the store were not "
+                                         "stored: their storing was stopped"))
 
     async def _store(self, batch: list[Waiting]) -> None:
         if len(batch) == 1:

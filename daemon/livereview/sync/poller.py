@@ -116,6 +116,12 @@ class HostPoller:
     # (it may have fetched them before the change listed), one re-read however many cycles.
     _again: dict[MRKey, asyncio.Task[None]] = field(default_factory=dict)
     _store_failures: int = 0  # reads whose storing failed: a listing they held stays put
+    # The listing rows of the newest cycle's plan, the only ones a read may be built from:
+    # a row is the MR as its listing showed it, and an MR closed or merged since is never
+    # listed again (the listing is of opened MRs). A read that begins after a newer cycle
+    # did reads the MR itself: what it stores is never older than the poller's newest look
+    # at the host (a hot interval at most) — a first sweep's reads queue for minutes.
+    _rows: dict[MRKey, MergeRequest] = field(default_factory=dict)
     _reader: MRReader = field(init=False)  # sync/read.py: one MR read and stored
 
     def __post_init__(self) -> None:
@@ -340,6 +346,7 @@ class HostPoller:
         and the mentions they bring on other MRs."""
         report = CycleReport()
         started, started_clock = self.monotonic(), self.clock()
+        self._rows.clear()  # an older cycle's rows: its queued reads read the MR itself
         store_failures = self._store_failures
         sent_before = self.host.requests_sent
         shards = ({INSTANCE: self.repos} if self.leases is None else
@@ -372,6 +379,7 @@ class HostPoller:
                                             set(repos) - set(self.unhealthy), baselines,
                                             self._failures)
             self._seen_baselines, self._seen_concessions = baselines, plan.concessions
+            self._rows = plan.rows
             if self._active is not None:
                 self._active.choose(plan.active)
         except HostError as exc:

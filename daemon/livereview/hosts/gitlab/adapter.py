@@ -64,7 +64,10 @@ class _RowBudget:
         self.rows, self.text = ROWS_KEPT, ROW_TEXT_KEPT
 
     def take(self, row: JsonObject) -> bool:
-        size = len(row.text_or("title")) + len(row.text_or("description"))
+        try:
+            size = len(row.text_or("title")) + len(row.text_or("description"))
+        except BadResponse:  # an odd row keeps no MR: it is read whole (payloads.changed_mr)
+            return False
         if self.rows <= 0 or size > self.text:
             return False
         self.rows, self.text = self.rows - 1, self.text - size

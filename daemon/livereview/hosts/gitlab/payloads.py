@@ -21,6 +21,7 @@ from livereview.core.model import (
     Reaction,
     Thread,
 )
+from livereview.hosts.base import BadResponse
 from livereview.hosts.payload import JsonObject
 
 # GitLab names the users it creates for automation itself:
@@ -133,11 +134,20 @@ def merge_request(key: MRKey, data: JsonObject, *, listed: bool = False) -> Merg
 
 
 def changed_mr(host: str, repo: str, mr: JsonObject, *, with_mr: bool = False) -> ChangedMR:
-    """A listing row; `with_mr`: with the MR it shows (its diff refs not read)."""
+    """A listing row; `with_mr`: with the MR it shows (its diff refs not read) — None when
+    the row cannot be one. The listing needs only a row's iid, updated_at and state: one
+    odd row (a null `created_at`, a reviewer without an id) must not fail every MR's
+    listing. Its MR is then read whole, where its trouble is its own (sync/poller.py)."""
     iid = mr.number("iid")
     return ChangedMR(repo, iid, mr.time("updated_at"), mr.text_or("state", "opened"),
-                     merge_request(MRKey(host, repo, iid), mr, listed=True) if with_mr
-                     else None)
+                     _listed_mr(MRKey(host, repo, iid), mr) if with_mr else None)
+
+
+def _listed_mr(key: MRKey, row: JsonObject) -> MergeRequest | None:
+    try:
+        return merge_request(key, row, listed=True)
+    except BadResponse:
+        return None
 
 
 def commit(data: JsonObject) -> Commit:
