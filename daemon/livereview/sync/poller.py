@@ -208,6 +208,10 @@ class HostPoller:
                                timeout=self.settings.hot_poll_interval_seconds)
         return tasks, checked
 
+    def _read_failed(self, key: MRKey) -> None:
+        if self._active is not None:  # what its last look saw is not stored (sync/active.py)
+            self._active.read_failed(key)
+
     def _trouble(self, subject: str, event: str, exc: Exception | None, **fields: object
                  ) -> None:
         """Log a failure once when it starts or changes, and once when it is over — not
@@ -229,12 +233,14 @@ class HostPoller:
             if inbox_items:  # the mentions are in the store now (and jobs made for them)
                 await self.host.clear_mentions(inbox_items)
         except StoreError as exc:  # the next cycle tries again; the app says it once
+            self._read_failed(key)
             report.errors += 1
             self._store_failures += 1
             report.store_error = str(exc)
             return
         except Exception as exc:  # noqa: BLE001 - one MR's trouble never stops the others
             self._trouble(subject, "mr_fetch_failed", exc, repo=key.repo, mr=key.iid)
+            self._read_failed(key)
             failures = self._failures.get(key, (0, 0.0))[0] + 1
             delay = min(MAX_BACKOFF_SECONDS, self.settings.hot_poll_interval_seconds * 2**failures)
             self._failures[key] = (failures, time.monotonic() + delay)
