@@ -11,6 +11,8 @@ from pathlib import Path
 
 from livereview.app.daemon import App
 from livereview.core.model import MRKey
+from livereview.hosts.base import LooksCheaply
+from livereview.hosts.http import RetryPolicy
 from livereview.metrics import Metrics
 from livereview.settings import load
 from livereview.store import jobs, state
@@ -229,6 +231,60 @@ async def test_a_mention_written_while_a_read_of_the_busy_pr_runs_is_seen_by_the
     finally:
         await app.close()
     assert [job.host_message_id for job in made] == [f"issuecomment-{question['id']}"]
+
+
+async def test_a_look_whose_read_failed_says_changed_again_until_a_read_stores_the_change(
+        gh: GitHubSandbox, tmp_path: Path) -> None:
+    """The look remembered its answer's ETag when it said "changed", before the read it
+    began was stored: that read failing, every later look answered 304 (the question waited
+    for the hot cycle after the failure's backoff)."""
+    gh.comment("people are on this PR right now")
+    app = watch(gh, [GITHUB_REPO], tmp_path)
+    key = MRKey("gh", GITHUB_REPO, gh.number)
+    try:
+        await app.cycle(cold=True)
+        await app.cycle()
+        poller, host = app.pollers["gh"], app.hosts["gh"]
+        assert isinstance(host, LooksCheaply)
+        await look_once(poller)
+        question = gh.comment("@livereview is this lock needed?")
+        gh.github.inject_fault("GET", rf"/issues/{gh.number}/comments$", status=502,
+                               times=RetryPolicy().attempts)  # every try of the read's
+        assert await poller.glance() == 1
+        await poller.caught_up()
+        assert await app.store.run(jobs.listing, repo=GITHUB_REPO) == []  # the read failed
+        assert await host.mr_changed(key), "the look's answer was never stored"
+        await poller.sync_mr(key, poller._seen_baselines[GITHUB_REPO])  # the retry stores it
+        assert not await host.mr_changed(key)
+        made = await app.store.run(jobs.listing, repo=GITHUB_REPO)
+    finally:
+        await app.close()
+    assert [job.host_message_id for job in made] == [f"issuecomment-{question['id']}"]
+
+
+async def test_the_read_a_look_begins_revalidates_the_pull_request_the_look_just_got(
+        gh: GitHubSandbox, tmp_path: Path) -> None:
+    """The look's 200 is the client's conditional answer for the pull request: the read's
+    own `GET` of it is a 304, charged nothing (GitHub's rule: the fake's rate limit)."""
+    gh.comment("people are on this PR right now")
+    app = watch(gh, [GITHUB_REPO], tmp_path)
+    try:
+        await app.cycle(cold=True)
+        await app.cycle()
+        poller = app.pollers["gh"]
+        await look_once(poller)
+        gh.comment("@livereview is this lock needed?")
+        used = gh.github.rate_limit_used()
+        gh.github.reset_requests()
+        assert await poller.glance() == 1
+        await poller.caught_up()
+        pull = f"/api/v3/repos/{GITHUB_REPO}/pulls/{gh.number}"
+        assert asked(gh).count(("GET", pull)) == 2  # the look, and the read's revalidation
+        # Charged: the look's 200 and the new comment's list; the pull request, its review
+        # comments, reviews and commits are unchanged since they were last answered: 304s.
+        assert gh.github.rate_limit_used() - used == 2
+    finally:
+        await app.close()
 
 
 class PeersHoldEveryShard(Leases):

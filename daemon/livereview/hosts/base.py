@@ -158,6 +158,10 @@ class LooksCheaply(Protocol):
 
     async def mr_changed(self, key: MRKey) -> bool: ...
 
+    def forget_look(self, key: MRKey) -> None:
+        """A read of `key` failed: the next look says "changed" (what the last look saw
+        was never stored, and a look on its answer would say "unchanged")."""
+
 
 class Host(Protocol):
     name: str

@@ -225,6 +225,11 @@ class RoutedPaced(Routed):
         host = self.route(key.repo)
         return await host.mr_changed(key) if isinstance(host, LooksCheaply) else True
 
+    def forget_look(self, key: MRKey) -> None:
+        host = self.route(key.repo)
+        if isinstance(host, LooksCheaply):
+            host.forget_look(key)
+
     def inbox_due(self) -> bool:
         """Due once every token's inbox is: a cycle that reads the inbox lists nothing
         (sync/plan.py), so a token whose inbox is not due yet would see nothing that cycle."""

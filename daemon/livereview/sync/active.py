@@ -42,6 +42,11 @@ class ActiveTier:
     def choose(self, keys: Sequence[MRKey]) -> None:
         self.keys = tuple(keys)
 
+    def read_failed(self, key: MRKey) -> None:
+        """A read of `key` (the look's or the hot cycle's) failed: its next look says
+        "changed" — the look's last answer was never stored."""
+        self.host.forget_look(key)
+
     async def changed(self, skip: Callable[[MRKey], bool]) -> list[MRKey]:
         """Of the active MRs not `skip`ped (being read, or waiting out a failure), those
         the host says changed, each looked at with one request, all at once (the host's

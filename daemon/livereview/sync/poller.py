@@ -49,7 +49,7 @@ from livereview.sync.active import ActiveTier, tier_on
 from livereview.sync.first_sight import by_recency
 from livereview.sync.plan import Plan, Planner
 from livereview.sync.read import MRReader
-from livereview.sync.sweep import feed
+from livereview.sync.sweep import Queued, feed, out_of_turn
 from livereview.sync.watermark import ListingMarks
 
 log = structlog.get_logger("livereview.poller")
@@ -96,7 +96,7 @@ class HostPoller:
     _syncing: dict[MRKey, asyncio.Task[None]] = field(default_factory=dict)
     # Syncs past the concurrency limit: when each began reading (monotonic).
     _reading: dict[MRKey, float] = field(default_factory=dict)
-    _queued: set[MRKey] = field(default_factory=set)  # a sweep's MRs not begun (sweep.py)
+    _queued: Queued = field(default_factory=dict)  # a sweep's MRs not begun (sweep.py)
     _feeders: set[asyncio.Task[None]] = field(default_factory=set)
     _halted: bool = False  # stopping: syncs not yet begun were dropped, never to begin
     planning: bool = False  # listing and deciding what to read (no sync begun by it yet)
@@ -214,6 +214,10 @@ class HostPoller:
                                timeout=self.settings.hot_poll_interval_seconds)
         return tasks, checked
 
+    def _read_failed(self, key: MRKey) -> None:
+        if self._active is not None:  # what its last look saw is not stored (sync/active.py)
+            self._active.read_failed(key)
+
     def _trouble(self, subject: str, event: str, exc: Exception | None, **fields: object
                  ) -> None:
         """Log a failure once when it starts or changes, and once when it is over — not
@@ -235,12 +239,14 @@ class HostPoller:
             if inbox_items:  # the mentions are in the store now (and jobs made for them)
                 await self.host.clear_mentions(inbox_items)
         except StoreError as exc:  # the next cycle tries again; the app says it once
+            self._read_failed(key)
             report.errors += 1
             self._store_failures += 1
             report.store_error = str(exc)
             return
         except Exception as exc:  # noqa: BLE001 - one MR's trouble never stops the others
             self._trouble(subject, "mr_fetch_failed", exc, repo=key.repo, mr=key.iid)
+            self._read_failed(key)
             failures = self._failures.get(key, (0, 0.0))[0] + 1
             delay = min(MAX_BACKOFF_SECONDS, self.settings.hot_poll_interval_seconds * 2**failures)
             self._failures[key] = (failures, time.monotonic() + delay)
@@ -393,12 +399,18 @@ class HostPoller:
         self._trouble("listing", "host_listing_failed", None)
         # Stopping: nothing new begins (the watermark stays, the next start lists it again).
         keys = [] if self._halted else by_recency(
-            plan.targets - set(self._syncing) - set(early) - self._queued, plan.recency)
-        report.listed, report.planned = plan.listed or 0, len(keys)
+            plan.targets - set(self._syncing) - set(early) - self._queued.keys(), plan.recency)
+        jumped = [] if self._halted else out_of_turn(
+            plan.targets - set(self._syncing) - set(early), plan.inbox.keys(), plan.recency,
+            self._queued)
+        report.listed, report.planned = plan.listed or 0, len(keys) + len(jumped)
         if len(keys) > MR_CONCURRENCY:  # a sweep: more MRs than are read at once
             log.info("poll_sweep_started", host=self.host.name, mrs=len(keys),
                      listed=report.listed)
         tasks = [*early.values()]
+        for key in jumped:  # the sweep that queued it waits for this read (sync/sweep.py)
+            del self._queued[key]
+            tasks.append(self._start(key, baselines[key.repo], report, plan))
         # Listed while a read of it that began before this cycle runs: read again after it.
         # (One still waiting for its turn reads after this cycle began: it sees the change;
         # one in the active tier is looked at every second and read by every hot cycle.)
@@ -408,11 +420,17 @@ class HostPoller:
             self._read_again(key, baselines[key.repo], report, plan)
             for key in sorted(plan.targets & stale - set(early), key=str)]
         if keys:
-            self._queued.update(keys)
+            self._queued.update((key, plan.recency.get(key)) for key in keys)
+
+            def turn(key: MRKey, in_turn: bool) -> asyncio.Task[None] | None:
+                running = self._syncing.get(key)
+                if not in_turn or running is not None:  # begun out of turn, or meanwhile
+                    return None if in_turn else running
+                return self._start(key, baselines[key.repo], report, plan)
+
             feeder = asyncio.create_task(feed(
-                keys, lambda k: None if k in self._syncing else
-                self._start(k, baselines[k.repo], report, plan),
-                MR_CONCURRENCY, self._queued, lambda: self._halted), name="sync-sweep")
+                keys, turn, MR_CONCURRENCY, self._queued, lambda: self._halted),
+                name="sync-sweep")
             self._feeders.add(feeder)
             feeder.add_done_callback(self._feeders.discard)
             tasks.append(feeder)

@@ -148,7 +148,13 @@ class GitHub(GitHubReview, OverHttp):
         written meanwhile can be in the pull request it read (its count) and not in the
         comments it read — every look after it answered 304, and the question waited for
         the hot cycle (bench 2d). A change after a look's answer is in the next look's;
-        one before it is in the read that look begins."""
+        one before it is in the read that look begins — and if that read fails, the
+        poller forgets this answer (`forget_look`), or every later look would say
+        "unchanged" though the change was never stored.
+
+        A 200 is also remembered as the client's conditional answer for the pull request,
+        so the read it begins revalidates it (a 304, no rate limit) rather than asking for
+        it in full again; the read's other four lists begin after this answer."""
         path = self._pull(key)
         seen = self._looked.get(key)
         response = await self.http.request(
@@ -156,10 +162,16 @@ class GitHub(GitHubReview, OverHttp):
         if response.status_code == 304 and seen:
             return False
         self._looked.pop(key, None)
-        self._looked[key] = response.headers.get("ETag", "")
+        etag = response.headers.get("ETag", "")
+        self._looked[key] = etag
         while len(self._looked) > LOOKS_KEPT:  # PRs long out of the tier
             del self._looked[next(iter(self._looked))]
+        if etag and response.status_code == 200:
+            self.http.validated.remember(self.http.validated.key(path, None), response)
         return True
+
+    def forget_look(self, key: MRKey) -> None:
+        self._looked.pop(key, None)
 
     async def mention_inbox(self, repos: tuple[str, ...]) -> dict[MRKey, list[str]]:
         return await self.notifications.read(repos)
