@@ -106,7 +106,8 @@ async def test_the_eyes_go_out_while_the_answer_is_written_not_before_it(
     draining = asyncio.create_task(app.worker.drain())
     try:
         asked = await asyncio.to_thread(model.arrived.wait, BACKSTOP_SECONDS)
-        assert asked and award.arrived.is_set() and not award.answered.is_set()
+        acking = await asyncio.to_thread(award.arrived.wait, BACKSTOP_SECONDS)
+        assert asked and acking and not award.answered.is_set()
     finally:
         award.release()
         answering.set()
