@@ -6,71 +6,28 @@ token that slips into an exception message or a URL still never reaches the log.
 
 from __future__ import annotations
 
-import importlib
-import importlib.abc
-import importlib.machinery
-import importlib.util
 import logging
 import os
 import sys
 import threading
-from collections.abc import Iterable, MutableMapping, Sequence
-from types import ModuleType
+from collections.abc import Iterable, MutableMapping
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
-
-class _WithoutRich(importlib.abc.MetaPathFinder):
-    """structlog takes rich (and pygments) as its exception formatter when rich can be
-    imported: some 200 modules and a tenth of a second on every start of every command.
-    Exceptions here are plain text before any renderer sees them (format_exc_info below),
-    so rich would never be used: it stays unimported while structlog loads."""
-
-    def find_spec(self, fullname: str, path: Sequence[str] | None,
-                  target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
-        if fullname == "rich" or fullname.startswith("rich."):
-            raise ModuleNotFoundError(f"{fullname} is not for structlog", name=fullname)
-        return None
+from livereview.import_hooks import load_without
 
 
-class _Loading(importlib.abc.Loader):
-    """structlog's own loader, run without rich, then given the configuration that waited
-    for it (`configure` below)."""
-
-    def __init__(self, loader: importlib.abc.Loader) -> None:
-        self._loader = loader
-
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
-        return self._loader.create_module(spec)
-
-    def exec_module(self, module: ModuleType) -> None:
-        hide = _WithoutRich()
-        sys.meta_path.insert(0, hide)
-        try:
-            self._loader.exec_module(module)
-        finally:
-            sys.meta_path.remove(hide)
-        if _waiting is not None:
-            _apply(*_waiting)
+def _configure_waiting() -> None:
+    """Once structlog is imported: the configuration that waited for it (`configure`)."""
+    if _waiting is not None:
+        _apply(*_waiting)
 
 
-class _OnStructlog(importlib.abc.MetaPathFinder):
-    """structlog is imported by the first module that logs, not by this one: a command that
-    logs nothing (`health`, `pending`) starts without it (bench figure 17)."""
-
-    def find_spec(self, fullname: str, path: Sequence[str] | None,
-                  target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
-        if fullname != "structlog":
-            return None
-        sys.meta_path.remove(self)  # once: the other finders find the real spec
-        spec = importlib.util.find_spec(fullname)
-        if spec is not None and spec.loader is not None:
-            spec.loader = _Loading(spec.loader)
-        return spec
-
-
-if "structlog" not in sys.modules and not any(
-        isinstance(finder, _OnStructlog) for finder in sys.meta_path):
-    sys.meta_path.insert(0, _OnStructlog())
+# structlog takes rich (and pygments) as its exception formatter when rich can be imported:
+# some 200 modules and a tenth of a second on every start of every command. Exceptions here
+# are plain text before any renderer sees them (format_exc_info below), so rich would never
+# be used. And structlog is imported by the first module that logs, not by this one: a
+# command that logs nothing (`health`, `pending`) starts without it (bench figure 17).
+load_without("structlog", "rich", then=_configure_waiting)
 
 if TYPE_CHECKING:
     import structlog
@@ -168,7 +125,7 @@ def _wants_json(log_format: str, stream: TextIO) -> bool:
 def configure(log_format: str = "auto", secrets: Iterable[str] = (), *, level: str = "INFO",
               stream: TextIO | None = None) -> None:
     """structlog's processors, level and stream, and the standard library's logging. Before
-    anything has imported structlog, its part waits for the import (`_OnStructlog`)."""
+    anything has imported structlog, its part waits for the import (`load_without` above)."""
     global _waiting  # one configuration per process, as structlog's own
     stream = stream or cast(TextIO, _CurrentStderr())
     if "structlog" in sys.modules:
