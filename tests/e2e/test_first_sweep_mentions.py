@@ -59,7 +59,7 @@ def _watch_github(gh: GitHubSandbox, repos: list[str], tmp_path: Path) -> App:
 async def _held(holds: list[Hold]) -> None:
     """Until the sweep's first reads all wait at the fake host."""
     for hold in holds:
-        await asyncio.wait_for(asyncio.to_thread(hold.arrived.wait), BACKSTOP_SECONDS)
+        assert await asyncio.to_thread(hold.arrived.wait, BACKSTOP_SECONDS)
 
 
 def _last_queued(poller: HostPoller) -> MRKey:

@@ -217,10 +217,10 @@ async def test_a_mention_written_while_a_read_of_the_busy_pr_runs_is_seen_by_the
         pull = gh.github.hold("GET", rf"/repos/{GITHUB_REPO}/pulls/{gh.number}$")
         comments = gh.github.hold("GET", rf"/issues/{gh.number}/comments$")
         reading = asyncio.create_task(poller.cycle())
-        await asyncio.wait_for(asyncio.to_thread(comments.arrived.wait), BACKSTOP_SECONDS)
+        assert await asyncio.to_thread(comments.arrived.wait, BACKSTOP_SECONDS)
         comments.release()  # the comments are read before the question is written
-        await asyncio.wait_for(asyncio.to_thread(comments.answered.wait), BACKSTOP_SECONDS)
-        await asyncio.wait_for(asyncio.to_thread(pull.arrived.wait), BACKSTOP_SECONDS)
+        assert await asyncio.to_thread(comments.answered.wait, BACKSTOP_SECONDS)
+        assert await asyncio.to_thread(pull.arrived.wait, BACKSTOP_SECONDS)
         question = gh.comment("@livereview is this lock needed?")
         pull.release()  # the pull request is read after it: its ETag counts the question
         await asyncio.wait_for(reading, BACKSTOP_SECONDS)
