@@ -19,7 +19,6 @@ import time
 from contextlib import aclosing
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from typing import Any
 from urllib.parse import quote
 
 import structlog
@@ -64,6 +63,7 @@ from livereview.hosts.github.payloads import (
     unified_diff,
 )
 from livereview.hosts.github.poll import Notifications, search_changed
+from livereview.hosts.github.rest import every_item, pull_path, repo_path
 from livereview.hosts.github.review import GitHubReview
 from livereview.hosts.http import HttpClient
 from livereview.hosts.payload import JsonObject, json_objects
@@ -112,27 +112,13 @@ class GitHub(GitHubReview, OverHttp):
         """Whether this cycle reads the notifications (instead of searching)."""
         return self.notifications.due()
 
-    def _repo(self, repo: str) -> str:
-        owner, _, name = repo.partition("/")
-        if not owner or not name or "/" in name:
-            raise NotFound(f"{repo}: a GitHub repository is owner/name")
-        return f"/repos/{quote(owner, safe='')}/{quote(name, safe='')}"
-
-    def _pull(self, key: MRKey) -> str:
-        return f"{self._repo(key.repo)}/pulls/{key.iid}"
-
-    async def _all(self, path: str, params: dict[str, Any] | None = None
-                   ) -> list[JsonObject]:
-        return [x async for page in self.http.items(path, params, conditional=True)
-                for x in page]
-
     async def whoami(self) -> Identity:
         user = await self.http.one("GET", "/user")
         return Identity(self.name, str(user.number("id")), user.text("login"))
 
     async def repo_exists(self, repo: str) -> bool:
         try:
-            await self.http.request("GET", self._repo(repo), conditional=True)
+            await self.http.request("GET", repo_path(repo), conditional=True)
         except NotFound:  # GitHub answers 404, not 403, for a repo the token cannot see
             return False
         return True
@@ -155,7 +141,7 @@ class GitHub(GitHubReview, OverHttp):
         A 200 is also remembered as the client's conditional answer for the pull request,
         so the read it begins revalidates it (a 304, no rate limit) rather than asking for
         it in full again; the read's other four lists begin after this answer."""
-        path = self._pull(key)
+        path = pull_path(key)
         seen = self._looked.get(key)
         response = await self.http.request(
             "GET", path, headers={"If-None-Match": seen} if seen else {})
@@ -212,7 +198,7 @@ class GitHub(GitHubReview, OverHttp):
 
     async def _changed_in(self, repo: str, since: datetime | None) -> list[ChangedMR]:
         changed: dict[int, ChangedMR] = {}
-        pages = self.http.items(f"{self._repo(repo)}/pulls", {
+        pages = self.http.items(f"{repo_path(repo)}/pulls", {
             "state": "open", "sort": "updated", "direction": "desc"}, conditional="first",
             keep=keeping("number", "updated_at"))
         async with aclosing(pages):
@@ -235,11 +221,11 @@ class GitHub(GitHubReview, OverHttp):
         stable = epoch + (since - epoch) // SINCE_STEP * SINCE_STEP
         params = {"since": iso_stamp(stable), "sort": "updated", "direction": "asc"}
         found = []
-        for c in await self._all(f"{self._repo(repo)}/issues/comments", params):
+        for c in await every_item(self.http, f"{repo_path(repo)}/issues/comments", params):
             # Issues and PRs share this list; a PR's comment links to …/pull/<n>.
             if "/pull/" in c.text_or("html_url") and (at := c.time("updated_at")) >= since:
                 found.append((number_in_url(c, "issue_url"), at))
-        for c in await self._all(f"{self._repo(repo)}/pulls/comments", params):
+        for c in await every_item(self.http, f"{repo_path(repo)}/pulls/comments", params):
             if (at := c.time("updated_at")) >= since:
                 found.append((number_in_url(c, "pull_request_url"), at))
         return found
@@ -248,7 +234,7 @@ class GitHub(GitHubReview, OverHttp):
     async def fetch_mr(self, repo: str, iid: int,
                        reactions_for: frozenset[str] = frozenset()) -> Snapshot:
         key = MRKey(self.name, repo, iid)
-        base = self._pull(key)
+        base = pull_path(key)
         # Hot PRs are re-fetched every few seconds: each list is revalidated by its ETag.
         # The five reads at once (the client bounds what is in flight): one after the
         # other they were ~5 × the host's latency of every hot PR's time to 👀 (bench 2d).
@@ -257,8 +243,8 @@ class GitHub(GitHubReview, OverHttp):
             async with asyncio.TaskGroup() as group:
                 pr_read = group.create_task(self.http.one("GET", base, conditional=True))
                 issue_read, review_read, reviews_read, commits_read = (
-                    group.create_task(self._all(path)) for path in (
-                        f"{self._repo(repo)}/issues/{iid}/comments", f"{base}/comments",
+                    group.create_task(every_item(self.http, path)) for path in (
+                        f"{repo_path(repo)}/issues/{iid}/comments", f"{base}/comments",
                         f"{base}/reviews", f"{base}/commits"))
         except ExceptionGroup as failed:
             raise failed.exceptions[0] from None
@@ -295,8 +281,8 @@ class GitHub(GitHubReview, OverHttp):
                 kind, number = parse_id(m.id)
                 if kind != REVIEW_BODY:  # the bot's own messages are never review bodies
                     where = "issues" if kind == ISSUE else "pulls"
-                    found = await self._all(
-                        f"{self._repo(key.repo)}/{where}/comments/{number}/reactions")
+                    found = await every_item(
+                        self.http, f"{repo_path(key.repo)}/{where}/comments/{number}/reactions")
                     m = replace(m, reactions=tuple(
                         Reaction(r.text("content"), actor(r.obj_or_none("user")),
                                  str(r.number("id")), r.time_or_none("created_at"))
@@ -330,12 +316,12 @@ class GitHub(GitHubReview, OverHttp):
         found there (adoption after a crash)."""
         kind, number = parse_id(thread_id)
         if kind == REVIEW:
-            comments = await self._all(f"{self._pull(key)}/comments")
+            comments = await every_item(self.http, f"{pull_path(key)}/comments")
             found = [t for t in review_threads(comments, {}) if t.id == thread_id]
             if not found:
                 raise NotFound(f"review thread {thread_id} not in {key}")
             return found[0]
-        comments = await self._all(f"{self._repo(key.repo)}/issues/{key.iid}/comments")
+        comments = await every_item(self.http, f"{repo_path(key.repo)}/issues/{key.iid}/comments")
         messages = [(c.number("id"), issue_message(c, thread_id)) for c in comments]
         if kind == ISSUE:
             question = next((c for c in comments if c.number("id") == number), None)
@@ -344,7 +330,7 @@ class GitHub(GitHubReview, OverHttp):
             start = question.time("created_at")
             return issue_thread(question, tuple(
                 m for cid, m in messages if cid != number and m.created_at >= start))
-        review = await self.http.one("GET", f"{self._pull(key)}/reviews/{number}")
+        review = await self.http.one("GET", f"{pull_path(key)}/reviews/{number}")
         start = review.time("submitted_at")
         return review_body_thread(review, tuple(
             m for _, m in messages if m.created_at >= start))
@@ -353,25 +339,25 @@ class GitHub(GitHubReview, OverHttp):
         """The PR's changes as one unified diff: the current version, or the version whose
         head was `head_sha` (three-dot compare from the base: what the PR showed then)."""
         if head_sha:
-            pr = merge_request(key, await self.http.one("GET", self._pull(key),
+            pr = merge_request(key, await self.http.one("GET", pull_path(key),
                                                            conditional=True))
             if head_sha != pr.head_sha:
                 try:
                     compare = await self.http.one(
-                        "GET", f"{self._repo(key.repo)}/compare/{pr.base_sha}...{head_sha}")
+                        "GET", f"{repo_path(key.repo)}/compare/{pr.base_sha}...{head_sha}")
                     return unified_diff(compare.objects("files"))
                 except NotFound:  # the old head is gone (garbage-collected): use the current
                     log.info("diff_version_gone", host=self.name, mr=str(key), head=head_sha)
-        return unified_diff(await self._all(f"{self._pull(key)}/files"))
+        return unified_diff(await every_item(self.http, f"{pull_path(key)}/files"))
 
     async def file_content(self, repo: str, ref: str, path: str) -> str:
         response = await self.http.request(
-            "GET", f"{self._repo(repo)}/contents/{quote(path)}", params={"ref": ref},
+            "GET", f"{repo_path(repo)}/contents/{quote(path)}", params={"ref": ref},
             headers={"Accept": "application/vnd.github.raw+json"})
         return response.text
 
     async def list_files(self, repo: str, ref: str, directory: str) -> list[str]:
-        path = f"{self._repo(repo)}/contents/{quote(directory.strip('/'))}"
+        path = f"{repo_path(repo)}/contents/{quote(directory.strip('/'))}"
         entries = await self.http.json("GET", path, params={"ref": ref})
         if not isinstance(entries, list):  # a file, not a directory
             return []
@@ -385,22 +371,22 @@ class GitHub(GitHubReview, OverHttp):
         kind, number = parse_id(thread_id)
         if kind == REVIEW:
             c = await self.http.one(
-                "POST", f"{self._pull(key)}/comments/{number}/replies", json={"body": body})
+                "POST", f"{pull_path(key)}/comments/{number}/replies", json={"body": body})
             return review_message(c, thread_id)
         if kind == ISSUE:
             question = await self.http.one(
-                "GET", f"{self._repo(key.repo)}/issues/comments/{number}")
+                "GET", f"{repo_path(key.repo)}/issues/comments/{number}")
         else:
-            question = await self.http.one("GET", f"{self._pull(key)}/reviews/{number}")
+            question = await self.http.one("GET", f"{pull_path(key)}/reviews/{number}")
         quoted = sanitize.quote(question.text_or("body"))
         return await self.comment(key, f"{quoted}\n\n{body}" if quoted else body)
 
     async def comment(self, key: MRKey, body: str, anchor: Anchor | None = None) -> Message:
         if anchor is None:
             c = await self.http.one(
-                "POST", f"{self._repo(key.repo)}/issues/{key.iid}/comments", json={"body": body})
+                "POST", f"{repo_path(key.repo)}/issues/{key.iid}/comments", json={"body": body})
             return issue_message(c)
-        c = await self.http.one("POST", f"{self._pull(key)}/comments",
+        c = await self.http.one("POST", f"{pull_path(key)}/comments",
                                 json={"body": body, **review_comment_place(anchor)})
         return review_message(c)
 
@@ -413,11 +399,11 @@ class GitHub(GitHubReview, OverHttp):
         kind, number = parse_id(message_id)
         if kind == REVIEW_BODY:  # no REST endpoint for reactions on reviews
             node = self._review_nodes.get(number) or (await self.http.one(
-                "GET", f"{self._pull(key)}/reviews/{number}")).text("node_id")
+                "GET", f"{pull_path(key)}/reviews/{number}")).text("node_id")
             await self.graphql.add_reaction(node, content)
             return
         where = "issues" if kind == ISSUE else "pulls"
-        await self.http.request("POST", f"{self._repo(key.repo)}/{where}/comments/{number}"
+        await self.http.request("POST", f"{repo_path(key.repo)}/{where}/comments/{number}"
                                 "/reactions", json={"content": content})
 
     async def resolve(self, key: MRKey, thread_id: str, resolved: bool = True) -> None:

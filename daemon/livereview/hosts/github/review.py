@@ -38,6 +38,7 @@ from livereview.hosts.github.payloads import (
     review_message,
     to_message,
 )
+from livereview.hosts.github.rest import pull_path
 from livereview.hosts.payload import JsonObject
 
 if TYPE_CHECKING:
@@ -95,8 +96,6 @@ class GitHubReview:
     if TYPE_CHECKING:
         http: HttpClient
 
-        def _pull(self, key: MRKey) -> str: ...
-
         async def whoami(self) -> Identity: ...
 
     async def _file_pages(self, key: MRKey, paths: PathFilter
@@ -104,7 +103,7 @@ class GitHubReview:
         """/pulls/{n}/files takes no path: pages are read until every plain path wanted
         is met (100 files a page, each patch already truncated by GitHub)."""
         seen: set[str] = set()
-        async with aclosing(self.http.items(f"{self._pull(key)}/files")) as pages:
+        async with aclosing(self.http.items(f"{pull_path(key)}/files")) as pages:
             async for page in pages:
                 rows = [(row, f) for row, f in ((change(f), f) for f in page)
                         if paths.wants(row)]
@@ -136,11 +135,11 @@ class GitHubReview:
                                    "comments": [review_comment(c) for c in comments]}
         if commit:
             payload["commit_id"] = commit
-        return await self.http.one("POST", f"{self._pull(key)}/reviews", json=payload)
+        return await self.http.one("POST", f"{pull_path(key)}/reviews", json=payload)
 
     async def _own_pull(self, key: MRKey) -> bool:
         me = await self.whoami()
-        pr = merge_request(key, await self.http.one("GET", self._pull(key)))
+        pr = merge_request(key, await self.http.one("GET", pull_path(key)))
         return pr.author.id == me.user_id
 
     async def post_review(self, key: MRKey, refs: DiffRefs, comments: Sequence[InlineComment],
@@ -162,7 +161,7 @@ class GitHubReview:
         posted: list[Message] = []
         if comments:
             # The create response holds no comments: this review's own, by its id.
-            path = f"{self._pull(key)}/reviews/{review_id}/comments"
+            path = f"{pull_path(key)}/reviews/{review_id}/comments"
             mine = [review_message(c) async for page in self.http.items(path) for c in page]
             posted = _in_order(mine, comments)
         state = review.text_or("state")
@@ -174,9 +173,9 @@ class GitHubReview:
         """The pull's `draft`, `requested_reviewers` and `labels` (…/pulls/pulls#get-a-pull-
         request); approved by whoever's latest APPROVED / CHANGES_REQUESTED / DISMISSED review
         is an approval (…/pulls/reviews#list-reviews-for-a-pull-request, oldest first)."""
-        pull = await self.http.one("GET", self._pull(key))
+        pull = await self.http.one("GET", pull_path(key))
         standing: dict[str, str] = {}
-        async for page in self.http.items(f"{self._pull(key)}/reviews"):
+        async for page in self.http.items(f"{pull_path(key)}/reviews"):
             for r in page:
                 if r.text_or("state") in ("APPROVED", "CHANGES_REQUESTED", "DISMISSED"):
                     user = r.obj_or_none("user")
@@ -193,12 +192,12 @@ class GitHubReview:
     async def unapprove(self, key: MRKey) -> None:
         """Dismiss the bot's standing approvals (a dismissal needs a message)."""
         me = await self.whoami()
-        async for page in self.http.items(f"{self._pull(key)}/reviews"):
+        async for page in self.http.items(f"{pull_path(key)}/reviews"):
             for r in page:
                 if r.text_or("state") == "APPROVED" and actor(r.obj_or_none("user")).id == \
                         me.user_id:
                     await self.http.request(
-                        "PUT", f"{self._pull(key)}/reviews/{r.token('id')}/dismissals",
+                        "PUT", f"{pull_path(key)}/reviews/{r.token('id')}/dismissals",
                         json={"message": "Approval withdrawn by the reviewer bot.",
                               "event": "DISMISS"})
 
@@ -209,7 +208,7 @@ class GitHubReview:
     async def reviews_posted(self, key: MRKey) -> list[Message]:
         me = await self.whoami()
         return [summary_message(r) async for page in self.http.items(
-            f"{self._pull(key)}/reviews") for r in page
+            f"{pull_path(key)}/reviews") for r in page
             if actor(r.obj_or_none("user")).id == me.user_id and r.text_or("body")]
 
 
