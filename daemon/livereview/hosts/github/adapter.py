@@ -44,6 +44,7 @@ from livereview.hosts.base import (
     ReactionRefused,
 )
 from livereview.hosts.github.graphql import REACTION_ENUM, GraphQL, ThreadState
+from livereview.hosts.github.looks import Looks
 from livereview.hosts.github.payloads import (
     ISSUE,
     REVIEW,
@@ -81,7 +82,6 @@ def _unreacted(comment: JsonObject) -> bool:
 # stays the same for a while and is revalidated with its ETag: GitHub does not charge a
 # 304 to the rate limit. https://docs.github.com/en/rest/using-the-rest-api/best-practices-for-using-the-rest-api#use-conditional-requests-if-appropriate
 SINCE_STEP = timedelta(minutes=10)
-LOOKS_KEPT = 256  # the active tier's last looks remembered (its ETag per PR)
 RESOLUTION_TTL = 60.0  # seconds a PR's thread resolution states are reused (GraphQL costs)
 
 
@@ -102,7 +102,7 @@ class GitHub(GitHubReview, OverHttp):
         self._review_nodes: dict[int, str] = {}  # review id → node id (for addReaction)
         self.notifications = Notifications(http, name)
         self._search_off = ""  # why the search is not used ("" while it is)
-        self._looked: dict[MRKey, str] = {}  # the active tier's last look: its ETag
+        self.looks = Looks(http)
 
     @property
     def listing_is_cheap(self) -> bool:
@@ -124,40 +124,12 @@ class GitHub(GitHubReview, OverHttp):
         return True
 
     async def mr_changed(self, key: MRKey) -> bool:
-        """One conditional `GET` of the pull request, on the ETag of the last look's own
-        answer: a new comment, review comment, review or push changes its `comments` /
-        `review_comments` counts, head or `updated_at`, hence its ETag; a 304 costs no rate
-        limit (https://docs.github.com/en/rest/using-the-rest-api/best-practices-for-using-the-rest-api#use-conditional-requests-if-appropriate).
-        An edited comment may not: the hot cycle's full read sees those.
-
-        Not on the ETag `fetch_mr` remembered: its five requests run at once, so a comment
-        written meanwhile can be in the pull request it read (its count) and not in the
-        comments it read — every look after it answered 304, and the question waited for
-        the hot cycle (bench 2d). A change after a look's answer is in the next look's;
-        one before it is in the read that look begins — and if that read fails, the
-        poller forgets this answer (`forget_look`), or every later look would say
-        "unchanged" though the change was never stored.
-
-        A 200 is also remembered as the client's conditional answer for the pull request,
-        so the read it begins revalidates it (a 304, no rate limit) rather than asking for
-        it in full again; the read's other four lists begin after this answer."""
-        path = pull_path(key)
-        seen = self._looked.get(key)
-        response = await self.http.request(
-            "GET", path, headers={"If-None-Match": seen} if seen else {})
-        if response.status_code == 304 and seen:
-            return False
-        self._looked.pop(key, None)
-        etag = response.headers.get("ETag", "")
-        self._looked[key] = etag
-        while len(self._looked) > LOOKS_KEPT:  # PRs long out of the tier
-            del self._looked[next(iter(self._looked))]
-        if etag and response.status_code == 200:
-            self.http.validated.remember(self.http.validated.key(path, None), response)
-        return True
+        """One conditional `GET` of the pull request (`Looks.changed` says why on which
+        ETag)."""
+        return await self.looks.changed(key)
 
     def forget_look(self, key: MRKey) -> None:
-        self._looked.pop(key, None)
+        self.looks.forget(key)
 
     async def mention_inbox(self, repos: tuple[str, ...]) -> dict[MRKey, list[str]]:
         return await self.notifications.read(repos)
