@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from contextlib import aclosing
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from urllib.parse import quote
 
 import structlog
@@ -44,17 +43,16 @@ from livereview.hosts.base import (
     ReactionRefused,
 )
 from livereview.hosts.github.graphql import REACTION_ENUM, GraphQL, ThreadState
+from livereview.hosts.github.listing import Listing
 from livereview.hosts.github.looks import Looks
 from livereview.hosts.github.payloads import (
     ISSUE,
     REVIEW,
     REVIEW_BODY,
     actor,
-    iso_stamp,
     issue_message,
     issue_thread,
     merge_request,
-    number_in_url,
     parse_id,
     review_body_thread,
     review_comment_place,
@@ -63,13 +61,12 @@ from livereview.hosts.github.payloads import (
     to_commit,
     unified_diff,
 )
-from livereview.hosts.github.poll import Notifications, search_changed
+from livereview.hosts.github.poll import Notifications
 from livereview.hosts.github.rest import every_item, pull_path, repo_path
 from livereview.hosts.github.review import GitHubReview
 from livereview.hosts.http import HttpClient
 from livereview.hosts.payload import JsonObject, json_objects
 from livereview.hosts.reactions import GITHUB_CONTENTS
-from livereview.hosts.revalidate import keeping
 
 log = structlog.get_logger("livereview.github")
 
@@ -78,10 +75,6 @@ def _unreacted(comment: JsonObject) -> bool:
     """Whether a comment's `reactions` rollup says nobody reacted (no list to read)."""
     rollup = comment.obj_or_none("reactions")
     return rollup is not None and rollup.number_or_none("total_count") == 0
-# Repo-wide comment lists are asked for `since` a time rounded down to this, so the URL
-# stays the same for a while and is revalidated with its ETag: GitHub does not charge a
-# 304 to the rate limit. https://docs.github.com/en/rest/using-the-rest-api/best-practices-for-using-the-rest-api#use-conditional-requests-if-appropriate
-SINCE_STEP = timedelta(minutes=10)
 RESOLUTION_TTL = 60.0  # seconds a PR's thread resolution states are reused (GraphQL costs)
 
 
@@ -101,12 +94,12 @@ class GitHub(GitHubReview, OverHttp):
         self._states: dict[MRKey, tuple[float, dict[int, ThreadState]]] = {}
         self._review_nodes: dict[int, str] = {}  # review id → node id (for addReaction)
         self.notifications = Notifications(http, name)
-        self._search_off = ""  # why the search is not used ("" while it is)
+        self.listing = Listing(http, self.graphql, name)
         self.looks = Looks(http)
 
     @property
     def listing_is_cheap(self) -> bool:
-        return not self._search_off
+        return not self.listing.search_off
 
     def inbox_due(self) -> bool:
         """Whether this cycle reads the notifications (instead of searching)."""
@@ -137,70 +130,11 @@ class GitHub(GitHubReview, OverHttp):
     async def clear_mentions(self, item_ids: list[str]) -> None:
         await self.notifications.mark_read(item_ids)
 
-    # ---- listing --------------------------------------------------------------------------
     async def list_changed_mrs(
         self, repos: tuple[str, ...], since: datetime | None
     ) -> list[ChangedMR]:
-        """Open PRs of `repos` updated at or after `since` (all when None).
-
-        After first sight: one GraphQL request searching every repo (github_poll.py). An
-        edit does not bump a PR: one that mentions the bot comes through the notifications.
-        First sight, a repo whose search matches over 1 000 PRs, and a token that may not
-        search list per repo instead (`_changed_in`).
-        """
-        if since is not None and not self._search_off:
-            try:
-                found, uncovered = await search_changed(self.graphql, repos, since)
-            except Forbidden as exc:
-                self._search_off = str(exc)
-                log.warning("github_search_off", host=self.name, reason=self._search_off,
-                            effect="each repository is listed on its own")
-            else:
-                return found + await self._each(uncovered, since)
-        return await self._each(repos, since)
-
-    async def _each(self, repos: tuple[str, ...], since: datetime | None) -> list[ChangedMR]:
-        """Per repo, on URLs that stay the same between cycles, so an idle cycle is all
-        304s: the open PRs by last update (pages stop at `since`), and — after the first
-        cycle — the repo-wide issue and review comments since `since` rounded down to
-        SINCE_STEP (an edit may not bump the PR)."""
-        # Repos are listed side by side (the HTTP client bounds the concurrency).
-        found = await asyncio.gather(*(self._changed_in(repo, since) for repo in repos))
-        return [mr for listed in found for mr in listed]
-
-    async def _changed_in(self, repo: str, since: datetime | None) -> list[ChangedMR]:
-        changed: dict[int, ChangedMR] = {}
-        pages = self.http.items(f"{repo_path(repo)}/pulls", {
-            "state": "open", "sort": "updated", "direction": "desc"}, conditional="first",
-            keep=keeping("number", "updated_at"))
-        async with aclosing(pages):
-            async for page in pages:
-                listed = [ChangedMR(repo, p.number("number"), p.time("updated_at"), "opened")
-                          for p in page]
-                fresh = [mr for mr in listed if since is None or mr.updated_at >= since]
-                changed.update((mr.iid, mr) for mr in fresh)
-                if len(fresh) < len(page):  # sorted by update: the rest is older
-                    break
-        if since is not None:
-            for number, at in await self._commented(repo, since):
-                if number not in changed or changed[number].updated_at < at:
-                    changed[number] = ChangedMR(repo, number, at, "opened")
-        return list(changed.values())
-
-    async def _commented(self, repo: str, since: datetime) -> list[tuple[int, datetime]]:
-        """(PR number, comment updated_at) of comments written or edited since `since`."""
-        epoch = datetime(2000, 1, 1, tzinfo=UTC)
-        stable = epoch + (since - epoch) // SINCE_STEP * SINCE_STEP
-        params = {"since": iso_stamp(stable), "sort": "updated", "direction": "asc"}
-        found = []
-        for c in await every_item(self.http, f"{repo_path(repo)}/issues/comments", params):
-            # Issues and PRs share this list; a PR's comment links to …/pull/<n>.
-            if "/pull/" in c.text_or("html_url") and (at := c.time("updated_at")) >= since:
-                found.append((number_in_url(c, "issue_url"), at))
-        for c in await every_item(self.http, f"{repo_path(repo)}/pulls/comments", params):
-            if (at := c.time("updated_at")) >= since:
-                found.append((number_in_url(c, "pull_request_url"), at))
-        return found
+        """Open PRs of `repos` updated at or after `since` (all when None): listing.py."""
+        return await self.listing.changed_mrs(repos, since)
 
     # ---- reading a PR -----------------------------------------------------------------------
     async def fetch_mr(self, repo: str, iid: int,
