@@ -15,7 +15,6 @@ Docs: https://docs.github.com/en/rest/pulls, …/rest/issues/comments, …/rest/
 from __future__ import annotations
 
 import asyncio
-import time
 from dataclasses import replace
 from datetime import datetime
 from urllib.parse import quote
@@ -34,15 +33,12 @@ from livereview.core.model import (
     Thread,
 )
 from livereview.hosts.base import (
-    BadResponse,
     Capabilities,
-    Conflict,
-    Forbidden,
     NotFound,
     OverHttp,
     ReactionRefused,
 )
-from livereview.hosts.github.graphql import REACTION_ENUM, GraphQL, ThreadState
+from livereview.hosts.github.graphql import REACTION_ENUM, GraphQL
 from livereview.hosts.github.listing import Listing
 from livereview.hosts.github.looks import Looks
 from livereview.hosts.github.payloads import (
@@ -62,6 +58,7 @@ from livereview.hosts.github.payloads import (
     unified_diff,
 )
 from livereview.hosts.github.poll import Notifications
+from livereview.hosts.github.resolution import Resolutions
 from livereview.hosts.github.rest import every_item, pull_path, repo_path
 from livereview.hosts.github.review import GitHubReview
 from livereview.hosts.http import HttpClient
@@ -75,7 +72,6 @@ def _unreacted(comment: JsonObject) -> bool:
     """Whether a comment's `reactions` rollup says nobody reacted (no list to read)."""
     rollup = comment.obj_or_none("reactions")
     return rollup is not None and rollup.number_or_none("total_count") == 0
-RESOLUTION_TTL = 60.0  # seconds a PR's thread resolution states are reused (GraphQL costs)
 
 
 class GitHub(GitHubReview, OverHttp):
@@ -91,10 +87,10 @@ class GitHub(GitHubReview, OverHttp):
         self.name = name
         self.http = http
         self.graphql = GraphQL(http, graphql_url)
-        self._states: dict[MRKey, tuple[float, dict[int, ThreadState]]] = {}
         self._review_nodes: dict[int, str] = {}  # review id → node id (for addReaction)
         self.notifications = Notifications(http, name)
         self.listing = Listing(http, self.graphql, name)
+        self.resolutions = Resolutions(self.graphql, name)
         self.looks = Looks(http)
 
     @property
@@ -160,7 +156,7 @@ class GitHub(GitHubReview, OverHttp):
         self._review_nodes.update({r.number("id"): r.text("node_id") for r in reviews
                                    if r.has("node_id")})
         roots = {c.number("id") for c in review_comments if not c.has("in_reply_to_id")}
-        states = await self._thread_states(key, roots)
+        states = await self.resolutions.states(key, roots)
         threads = [issue_thread(c) for c in issue_comments]
         threads += [review_body_thread(r) for r in reviews
                     if r.text_or("body").strip() and r.text_or("state") != "PENDING"]
@@ -195,26 +191,6 @@ class GitHub(GitHubReview, OverHttp):
                         for r in found))
             messages.append(m)
         return replace(thread, messages=tuple(messages))
-
-    async def _thread_states(self, key: MRKey, roots: set[int], *, fresh: bool = False
-                             ) -> dict[int, ThreadState]:
-        """Resolution and node ids of the PR's review threads (GraphQL only). Reused for
-        RESOLUTION_TTL unless a new thread appeared: hot PRs are fetched every few seconds
-        and GraphQL has no conditional requests."""
-        if not roots:
-            return {}
-        fetched_at, states = self._states.get(key, (0.0, {}))
-        if not fresh and roots <= set(states) and time.monotonic() - fetched_at < RESOLUTION_TTL:
-            return states
-        try:
-            states = await self.graphql.review_threads(key.repo, key.iid)
-        except (Forbidden, NotFound, BadResponse) as exc:
-            # The conversation is readable without it; threads just show as unresolved.
-            log.warning("review_thread_states_unavailable", host=self.name, mr=str(key),
-                        reason=str(exc))
-            return states
-        self._states[key] = (time.monotonic(), states)
-        return states
 
     async def fetch_thread(self, key: MRKey, thread_id: str) -> Thread:
         """One thread as it is now. For a general thread (no replies on GitHub) it holds
@@ -313,13 +289,4 @@ class GitHub(GitHubReview, OverHttp):
                                 "/reactions", json={"content": content})
 
     async def resolve(self, key: MRKey, thread_id: str, resolved: bool = True) -> None:
-        kind, root = parse_id(thread_id)
-        if kind != REVIEW:
-            raise Conflict(f"{thread_id}: only review threads can be resolved on GitHub")
-        state = (await self._thread_states(key, {root}, fresh=True)).get(root)
-        if state is None:
-            raise NotFound(f"review thread {thread_id} not in {key}")
-        now = await self.graphql.set_resolved(state.node_id, resolved)
-        fetched_at, states = self._states.get(key, (0.0, {}))
-        self._states[key] = (fetched_at, {**states, root: ThreadState(state.node_id, now)})
-
+        await self.resolutions.resolve(key, thread_id, resolved)
