@@ -15,7 +15,6 @@ Docs: https://docs.github.com/en/rest/pulls, …/rest/issues/comments, …/rest/
 from __future__ import annotations
 
 import asyncio
-from dataclasses import replace
 from datetime import datetime
 from urllib.parse import quote
 
@@ -28,7 +27,6 @@ from livereview.core.model import (
     Identity,
     Message,
     MRKey,
-    Reaction,
     Snapshot,
     Thread,
 )
@@ -36,16 +34,13 @@ from livereview.hosts.base import (
     Capabilities,
     NotFound,
     OverHttp,
-    ReactionRefused,
 )
-from livereview.hosts.github.graphql import REACTION_ENUM, GraphQL
+from livereview.hosts.github.graphql import GraphQL
 from livereview.hosts.github.listing import Listing
 from livereview.hosts.github.looks import Looks
 from livereview.hosts.github.payloads import (
     ISSUE,
     REVIEW,
-    REVIEW_BODY,
-    actor,
     issue_message,
     issue_thread,
     merge_request,
@@ -58,20 +53,14 @@ from livereview.hosts.github.payloads import (
     unified_diff,
 )
 from livereview.hosts.github.poll import Notifications
+from livereview.hosts.github.reactions import Reactions, unreacted_ids
 from livereview.hosts.github.resolution import Resolutions
 from livereview.hosts.github.rest import every_item, pull_path, repo_path
 from livereview.hosts.github.review import GitHubReview
 from livereview.hosts.http import HttpClient
-from livereview.hosts.payload import JsonObject, json_objects
-from livereview.hosts.reactions import GITHUB_CONTENTS
+from livereview.hosts.payload import json_objects
 
 log = structlog.get_logger("livereview.github")
-
-
-def _unreacted(comment: JsonObject) -> bool:
-    """Whether a comment's `reactions` rollup says nobody reacted (no list to read)."""
-    rollup = comment.obj_or_none("reactions")
-    return rollup is not None and rollup.number_or_none("total_count") == 0
 
 
 class GitHub(GitHubReview, OverHttp):
@@ -87,11 +76,11 @@ class GitHub(GitHubReview, OverHttp):
         self.name = name
         self.http = http
         self.graphql = GraphQL(http, graphql_url)
-        self._review_nodes: dict[int, str] = {}  # review id → node id (for addReaction)
         self.notifications = Notifications(http, name)
         self.listing = Listing(http, self.graphql, name)
         self.resolutions = Resolutions(self.graphql, name)
         self.looks = Looks(http)
+        self.reactions = Reactions(http, self.graphql)
 
     @property
     def listing_is_cheap(self) -> bool:
@@ -153,8 +142,7 @@ class GitHub(GitHubReview, OverHttp):
         pr, issue_comments = pr_read.result(), issue_read.result()
         review_comments, reviews = review_read.result(), reviews_read.result()
         commits = commits_read.result()
-        self._review_nodes.update({r.number("id"): r.text("node_id") for r in reviews
-                                   if r.has("node_id")})
+        self.reactions.learn(reviews)
         roots = {c.number("id") for c in review_comments if not c.has("in_reply_to_id")}
         states = await self.resolutions.states(key, roots)
         threads = [issue_thread(c) for c in issue_comments]
@@ -163,34 +151,11 @@ class GitHub(GitHubReview, OverHttp):
         threads += review_threads(review_comments, states)
         threads.sort(key=lambda t: (t.messages[0].created_at, t.id))
         if reactions_for:
-            # A comment carries only counts (its `reactions` rollup): none, nothing to read.
-            unreacted = {f"{ISSUE}{c.number('id')}" for c in issue_comments if _unreacted(c)}
-            unreacted |= {f"{REVIEW}{c.number('id')}" for c in review_comments
-                          if _unreacted(c)}
-            threads = [await self._with_reactions(key, t, reactions_for - unreacted)
+            unreacted = unreacted_ids(issue_comments, review_comments)
+            threads = [await self.reactions.read(key, t, reactions_for - unreacted)
                        for t in threads]
         return Snapshot(mr=merge_request(key, pr), threads=tuple(threads),
                         commits=tuple(to_commit(c) for c in reversed(commits)))
-
-    async def _with_reactions(self, key: MRKey, thread: Thread, ids: frozenset[str]
-                              ) -> Thread:
-        """Who reacted how, for the messages in `ids`."""
-        if not any(m.id in ids for m in thread.messages):
-            return thread
-        messages = []
-        for m in thread.messages:
-            if m.id in ids:
-                kind, number = parse_id(m.id)
-                if kind != REVIEW_BODY:  # the bot's own messages are never review bodies
-                    where = "issues" if kind == ISSUE else "pulls"
-                    found = await every_item(
-                        self.http, f"{repo_path(key.repo)}/{where}/comments/{number}/reactions")
-                    m = replace(m, reactions=tuple(
-                        Reaction(r.text("content"), actor(r.obj_or_none("user")),
-                                 str(r.number("id")), r.time_or_none("created_at"))
-                        for r in found))
-            messages.append(m)
-        return replace(thread, messages=tuple(messages))
 
     async def fetch_thread(self, key: MRKey, thread_id: str) -> Thread:
         """One thread as it is now. For a general thread (no replies on GitHub) it holds
@@ -273,20 +238,9 @@ class GitHub(GitHubReview, OverHttp):
         return review_message(c)
 
     async def react(self, key: MRKey, message_id: str, emoji: str) -> None:
-        """A reaction; GitHub answers 200 instead of 201 when it exists already: success."""
-        content = GITHUB_CONTENTS.get(emoji)
-        if content is None:  # a fixed set: no request could make it one
-            raise ReactionRefused(f"{emoji!r} is not one of GitHub's reactions "
-                                  f"({', '.join(REACTION_ENUM)})")
-        kind, number = parse_id(message_id)
-        if kind == REVIEW_BODY:  # no REST endpoint for reactions on reviews
-            node = self._review_nodes.get(number) or (await self.http.one(
-                "GET", f"{pull_path(key)}/reviews/{number}")).text("node_id")
-            await self.graphql.add_reaction(node, content)
-            return
-        where = "issues" if kind == ISSUE else "pulls"
-        await self.http.request("POST", f"{repo_path(key.repo)}/{where}/comments/{number}"
-                                "/reactions", json={"content": content})
+        """A reaction (reactions.py); GitHub answers 200 instead of 201 when it exists
+        already: success."""
+        await self.reactions.add(key, message_id, emoji)
 
     async def resolve(self, key: MRKey, thread_id: str, resolved: bool = True) -> None:
         await self.resolutions.resolve(key, thread_id, resolved)
