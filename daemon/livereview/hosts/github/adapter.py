@@ -1,7 +1,7 @@
 """GitHub.com and GitHub Enterprise Server (REST, API version 2022-11-28) ⇄ the review model.
 
-Only this module, github_payloads.py and github_graphql.py know GitHub's JSON. A pull
-request's conversation maps to threads like this (ids are GitHub's own URL fragments):
+Only the modules of this package know GitHub's JSON. A pull request's conversation maps to
+threads like this (ids are GitHub's own URL fragments):
 
 - an issue comment (the "Conversation" tab) is a lone general thread `issuecomment-<id>`;
   GitHub has no replies there, so a reply is a new issue comment quoting the question;
@@ -9,12 +9,18 @@ request's conversation maps to threads like this (ids are GitHub's own URL fragm
   (replies carry `in_reply_to_id`), anchored at path/line/side and a commit;
 - a review's non-empty body is a lone general thread `pullrequestreview-<id>`.
 
+This module reads a pull request and writes comments; its parts live beside it: the
+active tier's looks (looks.py), listing changed pull requests (listing.py), reactions
+(reactions.py), threads' resolution (resolution.py), reviews (review.py), the search and
+notifications (poll.py), the JSON (payloads.py) and the REST paths (rest.py).
+
 Docs: https://docs.github.com/en/rest/pulls, …/rest/issues/comments, …/rest/reactions.
 """
 
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from datetime import datetime
 from urllib.parse import quote
 
@@ -41,6 +47,7 @@ from livereview.hosts.github.looks import Looks
 from livereview.hosts.github.payloads import (
     ISSUE,
     REVIEW,
+    conversation,
     issue_message,
     issue_thread,
     merge_request,
@@ -58,15 +65,26 @@ from livereview.hosts.github.resolution import Resolutions
 from livereview.hosts.github.rest import every_item, pull_path, repo_path
 from livereview.hosts.github.review import GitHubReview
 from livereview.hosts.http import HttpClient
-from livereview.hosts.payload import json_objects
+from livereview.hosts.payload import JsonObject, json_objects
 
 log = structlog.get_logger("livereview.github")
+
+
+@dataclass(frozen=True)
+class _PullRead:
+    """What reading a pull request fetched (`GitHub._read_pull`)."""
+
+    pr: JsonObject
+    issue_comments: list[JsonObject]
+    review_comments: list[JsonObject]
+    reviews: list[JsonObject]
+    commits: list[JsonObject]
 
 
 class GitHub(GitHubReview, OverHttp):
     type = "github"
     # Changes of every watched repo come from one batched GraphQL search per cycle, and
-    # mentions from the notifications inbox when X-Poll-Interval allows (github_poll.py);
+    # mentions from the notifications inbox when X-Poll-Interval allows (poll.py);
     # first sight lists each repo's open PRs.
     capabilities = Capabilities(reactions=True, resolve=True, threaded_general_comments=False,
                                 instance_wide_listing=True, mention_inbox=True,
@@ -78,9 +96,9 @@ class GitHub(GitHubReview, OverHttp):
         self.graphql = GraphQL(http, graphql_url)
         self.notifications = Notifications(http, name)
         self.listing = Listing(http, self.graphql, name)
-        self.resolutions = Resolutions(self.graphql, name)
         self.looks = Looks(http)
         self.reactions = Reactions(http, self.graphql)
+        self.resolutions = Resolutions(self.graphql, name)
 
     @property
     def listing_is_cheap(self) -> bool:
@@ -122,40 +140,38 @@ class GitHub(GitHubReview, OverHttp):
         return await self.listing.changed_mrs(repos, since)
 
     # ---- reading a PR -----------------------------------------------------------------------
-    async def fetch_mr(self, repo: str, iid: int,
-                       reactions_for: frozenset[str] = frozenset()) -> Snapshot:
-        key = MRKey(self.name, repo, iid)
+    async def _read_pull(self, key: MRKey) -> _PullRead:
+        """The pull request, and its issue comments, review comments, reviews and commits.
+        Hot PRs are re-fetched every few seconds: each list is revalidated by its ETag.
+        The five reads at once (the client bounds what is in flight): one after the other
+        they were ~5 × the host's latency of every hot PR's time to 👀 (bench 2d). The
+        first to fail stops the others and is raised as itself."""
         base = pull_path(key)
-        # Hot PRs are re-fetched every few seconds: each list is revalidated by its ETag.
-        # The five reads at once (the client bounds what is in flight): one after the
-        # other they were ~5 × the host's latency of every hot PR's time to 👀 (bench 2d).
-        # The first to fail stops the others and is raised as itself.
         try:
             async with asyncio.TaskGroup() as group:
                 pr_read = group.create_task(self.http.one("GET", base, conditional=True))
-                issue_read, review_read, reviews_read, commits_read = (
-                    group.create_task(every_item(self.http, path)) for path in (
-                        f"{repo_path(repo)}/issues/{iid}/comments", f"{base}/comments",
-                        f"{base}/reviews", f"{base}/commits"))
+                reads = [group.create_task(every_item(self.http, path)) for path in (
+                    f"{repo_path(key.repo)}/issues/{key.iid}/comments", f"{base}/comments",
+                    f"{base}/reviews", f"{base}/commits")]
         except ExceptionGroup as failed:
             raise failed.exceptions[0] from None
-        pr, issue_comments = pr_read.result(), issue_read.result()
-        review_comments, reviews = review_read.result(), reviews_read.result()
-        commits = commits_read.result()
-        self.reactions.learn(reviews)
-        roots = {c.number("id") for c in review_comments if not c.has("in_reply_to_id")}
+        issue_comments, review_comments, reviews, commits = (read.result() for read in reads)
+        return _PullRead(pr_read.result(), issue_comments, review_comments, reviews, commits)
+
+    async def fetch_mr(self, repo: str, iid: int,
+                       reactions_for: frozenset[str] = frozenset()) -> Snapshot:
+        key = MRKey(self.name, repo, iid)
+        read = await self._read_pull(key)
+        self.reactions.learn(read.reviews)
+        roots = {c.number("id") for c in read.review_comments if not c.has("in_reply_to_id")}
         states = await self.resolutions.states(key, roots)
-        threads = [issue_thread(c) for c in issue_comments]
-        threads += [review_body_thread(r) for r in reviews
-                    if r.text_or("body").strip() and r.text_or("state") != "PENDING"]
-        threads += review_threads(review_comments, states)
-        threads.sort(key=lambda t: (t.messages[0].created_at, t.id))
+        threads = conversation(read.issue_comments, read.review_comments, read.reviews, states)
         if reactions_for:
-            unreacted = unreacted_ids(issue_comments, review_comments)
+            unreacted = unreacted_ids(read.issue_comments, read.review_comments)
             threads = [await self.reactions.read(key, t, reactions_for - unreacted)
                        for t in threads]
-        return Snapshot(mr=merge_request(key, pr), threads=tuple(threads),
-                        commits=tuple(to_commit(c) for c in reversed(commits)))
+        return Snapshot(mr=merge_request(key, read.pr), threads=tuple(threads),
+                        commits=tuple(to_commit(c) for c in reversed(read.commits)))
 
     async def fetch_thread(self, key: MRKey, thread_id: str) -> Thread:
         """One thread as it is now. For a general thread (no replies on GitHub) it holds
@@ -168,7 +184,8 @@ class GitHub(GitHubReview, OverHttp):
             if not found:
                 raise NotFound(f"review thread {thread_id} not in {key}")
             return found[0]
-        comments = await every_item(self.http, f"{repo_path(key.repo)}/issues/{key.iid}/comments")
+        comments = await every_item(
+            self.http, f"{repo_path(key.repo)}/issues/{key.iid}/comments")
         messages = [(c.number("id"), issue_message(c, thread_id)) for c in comments]
         if kind == ISSUE:
             question = next((c for c in comments if c.number("id") == number), None)
@@ -186,8 +203,7 @@ class GitHub(GitHubReview, OverHttp):
         """The PR's changes as one unified diff: the current version, or the version whose
         head was `head_sha` (three-dot compare from the base: what the PR showed then)."""
         if head_sha:
-            pr = merge_request(key, await self.http.one("GET", pull_path(key),
-                                                           conditional=True))
+            pr = merge_request(key, await self.http.one("GET", pull_path(key), conditional=True))
             if head_sha != pr.head_sha:
                 try:
                     compare = await self.http.one(

@@ -206,3 +206,15 @@ def unified_diff(files: list[JsonObject]) -> str:
         old = f.text_or("previous_filename") or new
         out.append(f"--- a/{old}\n+++ b/{new}\n{patch}" + ("" if patch.endswith("\n") else "\n"))
     return "".join(out)
+
+
+def conversation(issue_comments: list[JsonObject], review_comments: list[JsonObject],
+                 reviews: list[JsonObject], states: dict[int, ThreadState]) -> list[Thread]:
+    """A pull request's threads, oldest first: each issue comment, each submitted review's
+    non-empty body (a pending review is its author's draft), each review thread."""
+    threads = [issue_thread(c) for c in issue_comments]
+    threads += [review_body_thread(r) for r in reviews
+                if r.text_or("body").strip() and r.text_or("state") != "PENDING"]
+    threads += review_threads(review_comments, states)
+    threads.sort(key=lambda t: (t.messages[0].created_at, t.id))
+    return threads
