@@ -165,23 +165,33 @@ def _apply(log_format: str, secrets: tuple[str, ...], level: str, stream: TextIO
     )
 
 
+CAUSES_KEPT = 8  # per failing subject: causes beyond these (a counter in a message) repeat
+
+
 class FailureLog:
     """A failure that repeats — every poll cycle, every job, every transaction while a disk
-    is full — is logged once when it starts or its cause changes, and once when it is over
-    (`<event>_recovered`), not once per attempt. Safe to call from any thread."""
+    is full — is logged once for each cause it has while it lasts, and once when it is over
+    (`<event>_recovered`), not once per attempt: a full disk whose cycles now and then
+    meet a locked database is said full once, not again after each lock. Safe to call from
+    any thread."""
 
     def __init__(self, logger: structlog.typing.FilteringBoundLogger) -> None:
         self._log = logger
-        self._failing: dict[str, str] = {}  # subject → the cause last logged
+        self._failing: dict[str, list[str]] = {}  # subject → causes said, the latest last
         self._lock = threading.Lock()
 
     def failed(self, subject: str, event: str, reason: str, *, level: int = logging.ERROR,
                **fields: Any) -> bool:
         """Record a failure of `subject`; True if this call logged it."""
         with self._lock:
-            if self._failing.get(subject) == reason:
-                return False
-            self._failing[subject] = reason
+            causes = self._failing.setdefault(subject, [])
+            said = reason in causes
+            if said:
+                causes.remove(reason)
+            causes.append(reason)
+            del causes[:-CAUSES_KEPT]
+        if said:
+            return False
         self._log.log(level, event, reason=reason, **fields)
         return True
 
@@ -194,4 +204,6 @@ class FailureLog:
         return True
 
     def failing(self, subject: str) -> str | None:
-        return self._failing.get(subject)
+        """The latest cause of `subject`'s failure; None when it is not failing."""
+        causes = self._failing.get(subject)
+        return causes[-1] if causes else None

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pytest
 
@@ -196,17 +196,24 @@ class Daemon:
         return self.log.read_text(encoding="utf-8")
 
 
+class StartDaemon(Protocol):
+    """`start_daemon`: `livereview run` on the sandbox, with global `options` (such as
+    `--log-level DEBUG`) before the command."""
+
+    def __call__(self, *options: str) -> Daemon: ...
+
+
 @pytest.fixture
-def start_daemon(sandbox: Sandbox) -> Iterator[Callable[[], Daemon]]:
+def start_daemon(sandbox: Sandbox) -> Iterator[StartDaemon]:
     started: list[Daemon] = []
 
-    def start() -> Daemon:
+    def start(*options: str) -> Daemon:
         log = sandbox.config.with_name(f"daemon-{len(started)}.log")
         env = {**os.environ, "LIVEREVIEW_E2E_TOKEN": TOKEN, "PYTHONUNBUFFERED": "1"}
         handle = log.open("w", encoding="utf-8")
         process = subprocess.Popen(  # noqa: S603 - our own CLI
-            [sys.executable, "-m", "livereview", "--config", str(sandbox.config), "run"],
-            stdout=handle, stderr=subprocess.STDOUT, env=env, text=True)
+            [sys.executable, "-m", "livereview", "--config", str(sandbox.config), *options,
+             "run"], stdout=handle, stderr=subprocess.STDOUT, env=env, text=True)
         daemon = Daemon(process, log)
         started.append(daemon)
         return daemon

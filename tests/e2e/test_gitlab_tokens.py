@@ -121,7 +121,7 @@ async def test_a_restart_learns_the_other_tokens_identities_before_it_polls(
     stop = asyncio.Event()
     daemon = asyncio.create_task(app.run(stop))
     try:
-        await asyncio.to_thread(held.arrived.wait)
+        assert await asyncio.to_thread(held.arrived.wait, BACKSTOP_SECONDS)
         # Not polling on the stored identity while the others' are being read (the lookup
         # waits up to IDENTITY_TIMEOUT_SECONDS, 10 s, for this request).
         assert app.pollers == {}

@@ -9,8 +9,8 @@ import os
 import sqlite3
 import subprocess
 import sys
-import time
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -18,11 +18,11 @@ import structlog
 
 from livereview.log_setup import FailureLog
 from livereview.store import engine as engines
-from livereview.store import jobs
+from livereview.store import jobs, state
 from livereview.store.db import Store
-from livereview.store.engine import StoreCorrupt, StoreError, StoreGone
+from livereview.store.engine import StoreCorrupt, StoreError, StoreFull, StoreGone
 from livereview.store.faults import revisions
-from tests.e2e.conftest import TOKEN, Daemon, Sandbox, fill, wait_for, write_config
+from tests.e2e.conftest import TOKEN, Daemon, Sandbox, StartDaemon, fill, wait_for, write_config
 
 # Another program's file, a full disk, a damaged page: each meets the daemon's own creation
 # and migration of its file, not a copy of the migrated template (tests/sqlite_template.py).
@@ -50,6 +50,11 @@ def sandbox_cli(sandbox: Sandbox) -> list[str]:
 def events(daemon: Daemon) -> list[str]:
     return [json.loads(line)["event"] for line in daemon.output().splitlines()
             if line.startswith("{")]
+
+
+def said(logs: list[MutableMapping[str, object]]) -> list[object]:
+    """The events of captured logs an operator reads (INFO and above)."""
+    return [entry["event"] for entry in logs if entry["log_level"] != "debug"]
 
 
 def started(daemon: Daemon) -> bool:
@@ -130,23 +135,48 @@ def test_a_database_deleted_under_the_daemon_stops_it(
 
 @pytest.mark.sqlite_only("the database file on a full disk")
 def test_a_full_disk_is_said_once_and_once_more_when_it_passes(
-        sandbox: Sandbox, tiny_disk: Path, start_daemon: Callable[[], Daemon]) -> None:
+        sandbox: Sandbox, tiny_disk: Path, start_daemon: StartDaemon) -> None:
     db = tiny_disk / "livereview.db"
     write_config(sandbox.config, sandbox.gitlab_server.url, sandbox.llm.url, db,
                  log_format="json")
-    daemon = start_daemon()
+    daemon = start_daemon("--log-level", "DEBUG")  # each failed transaction, said or not
     wait_for(lambda: started(daemon))
     filler = fill(tiny_disk)
     sandbox.note("@livereview is this lock needed?")  # each cycle now fails to store it
     wait_for(lambda: "store_unavailable" in events(daemon))
     ticks = events(daemon).count("store_unavailable")
-    time.sleep(3.5)  # three more hot cycles, each failing the same way
+    failed = events(daemon).count("store_transaction_failed")
+    # Three more transactions fail the same way (the cycles' reads between them work).
+    wait_for(lambda: events(daemon).count("store_transaction_failed") >= failed + 3)
     filler.unlink()
     wait_for(lambda: "store_unavailable_recovered" in events(daemon), timeout=30)
     assert daemon.stop() == 0
     seen = events(daemon)
     assert (ticks, seen.count("store_unavailable"), seen.count("store_unavailable_recovered")
             ) == (1, 1, 1)  # was: one line per cycle, 28 in 30 s
+
+
+@pytest.mark.sqlite_only("the database file on a full disk")
+async def test_a_full_disk_is_not_over_when_a_kind_that_failed_to_write_only_reads(
+        tiny_disk: Path) -> None:
+    """A full disk fails writes, not reads: `watermark` of a scope it has stored reads, of a
+    new scope writes. Its read working was taken for the disk's recovery, and the next write
+    said the full disk again: two lines per cycle with many merge requests."""
+    store = Store.open(f"sqlite:///{tiny_disk / 'livereview.db'}")
+    now = datetime.now(UTC)
+    await store.run(state.watermark, "gl", "acme/known", now)
+    filler = fill(tiny_disk)
+    with structlog.testing.capture_logs() as logs:
+        for _ in range(2):
+            with pytest.raises(StoreFull):
+                await store.run(state.watermark, "gl", "acme/new", now)
+            await store.run(state.watermark, "gl", "acme/known", now)  # the same kind reads
+        filler.unlink()
+        await store.run(state.watermark, "gl", "acme/known", now)  # a read proves nothing
+        assert said(logs) == ["store_unavailable"]
+        await store.run(state.watermark, "gl", "acme/new", now)  # the write works again
+    store.close()
+    assert said(logs) == ["store_unavailable", "store_unavailable_recovered"]
 
 
 def test_a_failure_log_says_a_failure_once_per_cause_and_once_when_it_ends() -> None:

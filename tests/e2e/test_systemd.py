@@ -9,7 +9,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -18,7 +17,15 @@ import pytest
 from livereview.app.daemon import IDENTITY_TIMEOUT_SECONDS
 from livereview.settings import DaemonSettings
 from livereview.systemd import Notifier
-from tests.e2e.conftest import PROJECT, TOKEN, Daemon, Sandbox, wait_for, write_config
+from tests.e2e.conftest import (
+    BACKSTOP_SECONDS,
+    PROJECT,
+    TOKEN,
+    Daemon,
+    Sandbox,
+    wait_for,
+    write_config,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -64,6 +71,13 @@ def test_notifier_is_silent_outside_systemd_and_for_another_pids_watchdog() -> N
 def test_daemon_is_ready_pings_while_alive_stops_pinging_when_stuck(
         sandbox: Sandbox, notify_socket: tuple[socket.socket, str]) -> None:
     sock, path = notify_socket
+    # The host's request timeout at its most (600 s, past the backstop): a request the fake
+    # holds keeps the tick that sent it stuck for as long as the test holds it.
+    text = sandbox.config.read_text(encoding="utf-8")
+    patient = text.replace('token_env = "LIVEREVIEW_E2E_TOKEN"\n',
+                           'token_env = "LIVEREVIEW_E2E_TOKEN"\nrequest_timeout_seconds = 600\n')
+    assert patient != text
+    sandbox.config.write_text(patient, encoding="utf-8")
     env = {**os.environ, "LIVEREVIEW_E2E_TOKEN": TOKEN, "NOTIFY_SOCKET": path,
            "WATCHDOG_USEC": "2000000"}
     process = subprocess.Popen(  # noqa: S603 - our own CLI
@@ -79,15 +93,24 @@ def test_daemon_is_ready_pings_while_alive_stops_pinging_when_stuck(
         wait_for(pinged_twice)
         assert messages[0]["READY"] == "1"
         assert messages[0]["STATUS"].startswith("hosts healthy")
-        sandbox.gitlab_server.latency_seconds = 10.0  # every request now hangs: loop stuck
-        # A tick in progress may still end (it waits for its MR syncs one hot interval, 1 s)
-        # and the next one start before its listing hangs: stale from about 4.5 s on.
-        time.sleep(5.0)
-        received(sock)  # drop what was sent before the loop was surely stale
-        time.sleep(2.0)
-        stale = received(sock)
-        assert stale and all("WATCHDOG" not in m for m in stale)  # STATUS only, no pings
-        sandbox.gitlab_server.latency_seconds = 0.0
+        # The next tick's listing waits at the host until released: the loop is stuck.
+        listing = sandbox.gitlab.hold("GET", r"/merge_requests(\?|$)",
+                                      timeout=BACKSTOP_SECONDS)
+        assert listing.arrived.wait(BACKSTOP_SECONDS)
+        received(sock)  # sent before: the held tick had not begun
+        # The watchdog speaks every WATCHDOG_USEC / 2 = 1 s at the soonest, and the held
+        # tick began before the request arrived: from the fourth message on (3 s later at
+        # least) the heartbeat is older than the 2 s period, however slow the machine.
+        since: list[dict[str, str]] = []
+
+        def spoken(count: int) -> bool:
+            since.extend(received(sock))
+            return len(since) >= count
+
+        wait_for(lambda: spoken(6))
+        stale = since[3:]
+        assert all("WATCHDOG" not in m and "STATUS" in m for m in stale), since  # no pings
+        listing.release()
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=30) == 0
         assert any(m.get("STOPPING") == "1" for m in received(sock))

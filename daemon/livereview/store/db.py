@@ -6,8 +6,9 @@ other. `await store.run(fn, *args)` runs `fn(session, *args)` in one transaction
 
 A sick database is reported, not retried blindly: a locked, full or read-only one raises
 `StoreError` (and `run` logs `store_unavailable` once, `store_unavailable_recovered` when
-it passes); a damaged file, or one deleted or replaced under the process, is `StoreFatal`
-and every later transaction raises it again without touching the file.
+it passes: for a full one, when a transaction that failed writes again); a damaged file,
+or one deleted or replaced under the process, is `StoreFatal` and every later transaction
+raises it again without touching the file.
 """
 
 from __future__ import annotations
@@ -19,13 +20,15 @@ from functools import partial
 from typing import Concatenate, ParamSpec, TypeVar
 
 import structlog
-from sqlalchemy import Engine
+from sqlalchemy import Connection, Engine, event
+from sqlalchemy.engine.default import DefaultExecutionContext
+from sqlalchemy.engine.interfaces import DBAPICursor, ExecutionContext
 from sqlalchemy.exc import DBAPIError
 from sqlmodel import Session
 
 from livereview.log_setup import FailureLog
 from livereview.store import engine as engines
-from livereview.store.engine import StoreError, StoreFatal, StoreGone
+from livereview.store.engine import StoreError, StoreFatal, StoreFull, StoreGone
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -41,6 +44,16 @@ class Store:
         self.fatal: StoreFatal | None = None
         self.failures = FailureLog(log)
         self._failed: set[str] = set()  # the kinds of transaction failing since it began
+        self._full = False  # a full database among its causes: only a write proves it over
+        self._writes = 0  # statements that changed rows, on the store thread
+        event.listen(engine, "after_cursor_execute", self._count_write)
+
+    def _count_write(self, _conn: Connection, cursor: DBAPICursor, _statement: str,
+                     _parameters: object, context: ExecutionContext | None,
+                     _executemany: bool) -> None:
+        if isinstance(context, DefaultExecutionContext) and (
+                context.isinsert or context.isupdate or context.isdelete):
+            self._writes += cursor.rowcount != 0  # -1: the driver cannot tell; count it
 
     @classmethod
     def open(cls, database_url: str, busy_timeout_seconds: float = 10.0, *,
@@ -113,6 +126,12 @@ class Store:
                 self.fatal = error
             raise error from exc
 
+    def _counted(self, call: Callable[[], R]) -> tuple[R, bool]:
+        """`call`'s result and whether it changed a row: measured on the store thread, so
+        no other transaction's writes count."""
+        writes = self._writes
+        return call(), self._writes > writes
+
     async def run(
         self, fn: Callable[Concatenate[Session, P], R], *args: P.args, **kwargs: P.kwargs
     ) -> R:
@@ -122,17 +141,21 @@ class Store:
         call = partial(self.transaction, fn, *args, **kwargs)
         kind = getattr(fn, "__qualname__", repr(fn))
         try:
-            result = await loop.run_in_executor(self._executor, call)
+            result, wrote = await loop.run_in_executor(self._executor, self._counted, call)
         except StoreFatal:
             raise  # the daemon stops and says why in one line
         except StoreError as exc:
             self._failed.add(kind)
+            self._full = self._full or isinstance(exc, StoreFull)
+            log.debug("store_transaction_failed", kind=kind)  # each one, said or not
             self.failures.failed("store", "store_unavailable", str(exc))
             raise
         # Over only when a transaction that failed works again: with a full disk, reads
-        # still succeed between the writes that fail.
-        if kind in self._failed:
+        # still succeed between the writes that fail — and a kind that failed to write
+        # (a load-or-store) may only read on its next call, so there it must write.
+        if kind in self._failed and (wrote or not self._full):
             self._failed.clear()
+            self._full = False
             self.failures.ok("store", "store_unavailable")
         return result
 

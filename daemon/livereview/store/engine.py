@@ -28,6 +28,7 @@ from livereview.store.faults import MIGRATIONS as MIGRATIONS
 from livereview.store.faults import StoreCorrupt as StoreCorrupt
 from livereview.store.faults import StoreError as StoreError
 from livereview.store.faults import StoreFatal as StoreFatal
+from livereview.store.faults import StoreFull as StoreFull
 from livereview.store.faults import StoreGone as StoreGone
 from livereview.store.faults import StoreMissing as StoreMissing
 from livereview.store.faults import damaged as damaged
@@ -197,8 +198,9 @@ def check_schema(engine: Engine, *, newer_only: bool = False) -> str | None:
 
 def translate(exc: DBAPIError, engine: Engine) -> StoreError | None:
     """A database failure as the operator should read it. Damage is fatal (`StoreCorrupt`);
-    a locked, full or read-only database is a `StoreError` that may pass. None for the
-    rest (an IntegrityError is a bug, not an unusable database: keep its traceback)."""
+    a full database is `StoreFull`, a locked or read-only one a `StoreError`: both may pass.
+    None for the rest (an IntegrityError is a bug, not an unusable database: keep its
+    traceback)."""
     path = sqlite_file(engine.url)
     name = getattr(exc.orig, "sqlite_errorname", "")
     if path is not None and name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
@@ -207,7 +209,11 @@ def translate(exc: DBAPIError, engine: Engine) -> StoreError | None:
         return None
     where = f"sqlite:///{path}" if path is not None else _where(engine)
     hint = read_only_hint(path) if path is not None else ""
-    return StoreError(f"database {where}: {_one_line(str(exc.orig), engine.url)}{hint}")
+    message = f"database {where}: {_one_line(str(exc.orig), engine.url)}{hint}"
+    # SQLite: SQLITE_FULL (sqlite3.h); PostgreSQL: SQLSTATE 53100 (Appendix A, "disk_full").
+    if name.startswith("SQLITE_FULL") or getattr(exc.orig, "sqlstate", None) == "53100":
+        return StoreFull(message)
+    return StoreError(message)
 
 
 def _one_line(message: str, url: URL) -> str:

@@ -36,6 +36,11 @@ class StoreGone(StoreFatal):
     """The database file was deleted or replaced under the running process."""
 
 
+class StoreFull(StoreError):
+    """The disk, or the database's own size limit, is full: reads still work, writes fail
+    (SQLite's SQLITE_FULL; PostgreSQL's SQLSTATE 53100, disk_full)."""
+
+
 class StoreMissing(StoreError):
     """No database yet; read-only commands never create one."""
 
