@@ -44,8 +44,9 @@ from livereview.store import state, sync_failures
 from livereview.store.db import Store
 from livereview.store.engine import StoreError
 from livereview.store.leases import INSTANCE, Leases
-from livereview.sync import repo_checks
+from livereview.sync import cycle_report, repo_checks
 from livereview.sync.active import ActiveTier, tier_on
+from livereview.sync.cycle_report import CycleReport
 from livereview.sync.first_sight import by_recency
 from livereview.sync.plan import Plan, Planner
 from livereview.sync.read import MRReader
@@ -58,21 +59,6 @@ MAX_BACKOFF_SECONDS = 900.0
 # A sweep of this many MRs or more logs its progress every this many (the daemon's progress
 # in its log; `once` on a terminal draws a bar instead: cli/progress.py).
 SWEEP_LOG_EVERY = 100
-
-
-@dataclass
-class CycleReport:
-    listed: int = 0
-    fetched: int = 0
-    events: int = 0
-    jobs: int = 0
-    errors: int = 0
-    ok: bool = True
-    requests: int = 0
-    seconds: float = 0.0
-    planned: int = 0  # MRs this cycle set out to fetch
-    in_background: int = 0  # MRs still syncing when the cycle stopped waiting
-    store_error: str = ""
 
 
 @dataclass
@@ -456,15 +442,5 @@ class HostPoller:
 
     def _finish(self, report: CycleReport, started: float, sent_before: int) -> CycleReport:
         self.last_cycle_ok = report.ok
-        report.seconds = self.monotonic() - started
-        report.requests = self.host.requests_sent - sent_before
-        self.metrics.poll_cycle.observe(report.seconds)
-        self.metrics.poll_requests.observe(report.requests)
-        cheap = self.host.listing_is_cheap
-        self.metrics.list_strategy.labels(self.host.name, "instance").set(int(cheap))
-        self.metrics.list_strategy.labels(self.host.name, "project").set(int(not cheap))
-        log.debug("poll_cycle", host=self.host.name, listed=report.listed,
-                  fetched=report.fetched, events=report.events, jobs=report.jobs,
-                  errors=report.errors, requests=report.requests,
-                  seconds=round(report.seconds, 3))
-        return report
+        return cycle_report.close(report, self.host, self.metrics,
+                                  self.monotonic() - started, sent_before)
