@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -25,8 +25,9 @@ from livereview.store import sync_failures
 from livereview.store.db import Store
 from livereview.store.engine import StoreError
 from livereview.sync.cycle_report import CycleReport
+from livereview.sync.first_sight import by_recency
 from livereview.sync.plan import Plan
-from livereview.sync.sweep import Queued, feed
+from livereview.sync.sweep import Queued, feed, out_of_turn
 
 log = structlog.get_logger("livereview.poller")  # the poller's events, wherever written
 MR_CONCURRENCY = 4  # MRs fetched at once per host (each is 3+ sequential requests)
@@ -70,6 +71,39 @@ class MRSyncs:
         """Being read, waiting for its turn, or waiting out a failure's backoff."""
         return (key in self.syncing or key in self.queued
                 or self.failures.get(key, (0, 0.0))[1] > time.monotonic())
+
+    def begin(self, plan: Plan, baselines: dict[str, datetime], report: CycleReport,
+              early: dict[MRKey, asyncio.Task[None]], since: float,
+              active: Collection[MRKey]) -> tuple[list[asyncio.Task[None]],
+                                                  list[asyncio.Task[None]]]:
+        """Begin a cycle's reads of `plan.targets` that began `since` (monotonic), those
+        `early` begun by its mention inbox aside: returns the tasks it waits for (`early`'s
+        among them) and the re-reads it began."""
+        # Stopping: nothing new begins (the watermark stays, the next start lists it again).
+        keys = [] if self.halted else by_recency(
+            plan.targets - set(self.syncing) - set(early) - self.queued.keys(), plan.recency)
+        jumped = [] if self.halted else out_of_turn(
+            plan.targets - set(self.syncing) - set(early), plan.inbox.keys(), plan.recency,
+            self.queued)
+        report.planned = len(keys) + len(jumped)
+        if len(keys) > MR_CONCURRENCY:  # a sweep: more MRs than are read at once
+            log.info("poll_sweep_started", host=self.host.name, mrs=len(keys),
+                     listed=report.listed)
+        tasks = [*early.values()]
+        for key in jumped:  # the sweep that queued it waits for this read (sync/sweep.py)
+            del self.queued[key]
+            tasks.append(self.start(key, baselines[key.repo], report, plan))
+        # Listed while a read of it that began before this cycle runs: read again after it.
+        # (One still waiting for its turn reads after this cycle began: it sees the change;
+        # one in the active tier is looked at every second and read by every hot cycle.)
+        stale = {key for key, began in self.reading.items()
+                 if began < since and key not in active}
+        again = [] if self.halted else [
+            self.read_again(key, baselines[key.repo], report, plan)
+            for key in sorted(plan.targets & stale - set(early), key=str)]
+        if keys:
+            tasks.append(self.sweep(keys, baselines, report, plan))
+        return tasks, again
 
     def start(self, key: MRKey, baseline: datetime, report: CycleReport, plan: Plan
               ) -> asyncio.Task[None]:

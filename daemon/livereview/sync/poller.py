@@ -46,11 +46,9 @@ from livereview.store.leases import INSTANCE, Leases
 from livereview.sync import cycle_report, repo_checks
 from livereview.sync.active import ActiveTier, tier_on
 from livereview.sync.cycle_report import CycleReport
-from livereview.sync.first_sight import by_recency
-from livereview.sync.mr_syncs import MR_CONCURRENCY, MRSyncs
+from livereview.sync.mr_syncs import MRSyncs
 from livereview.sync.plan import Plan, Planner
 from livereview.sync.read import MRReader
-from livereview.sync.sweep import out_of_turn
 from livereview.sync.watermark import ListingMarks
 
 log = structlog.get_logger("livereview.poller")
@@ -281,31 +279,9 @@ class HostPoller:
         finally:
             self.planning = False
         self._trouble("listing", "host_listing_failed", None)
-        # Stopping: nothing new begins (the watermark stays, the next start lists it again).
+        report.listed = plan.listed or 0
         syncs = self._syncs
-        keys = [] if syncs.halted else by_recency(
-            plan.targets - set(syncs.syncing) - set(early) - syncs.queued.keys(), plan.recency)
-        jumped = [] if syncs.halted else out_of_turn(
-            plan.targets - set(syncs.syncing) - set(early), plan.inbox.keys(), plan.recency,
-            syncs.queued)
-        report.listed, report.planned = plan.listed or 0, len(keys) + len(jumped)
-        if len(keys) > MR_CONCURRENCY:  # a sweep: more MRs than are read at once
-            log.info("poll_sweep_started", host=self.host.name, mrs=len(keys),
-                     listed=report.listed)
-        tasks = [*early.values()]
-        for key in jumped:  # the sweep that queued it waits for this read (sync/sweep.py)
-            del syncs.queued[key]
-            tasks.append(syncs.start(key, baselines[key.repo], report, plan))
-        # Listed while a read of it that began before this cycle runs: read again after it.
-        # (One still waiting for its turn reads after this cycle began: it sees the change;
-        # one in the active tier is looked at every second and read by every hot cycle.)
-        stale = {key for key, began in syncs.reading.items()
-                 if began < started and key not in self.active}
-        again = [] if syncs.halted else [
-            syncs.read_again(key, baselines[key.repo], report, plan)
-            for key in sorted(plan.targets & stale - set(early), key=str)]
-        if keys:
-            tasks.append(syncs.sweep(keys, baselines, report, plan))
+        tasks, again = syncs.begin(plan, baselines, report, early, started, self.active)
         pending: set[asyncio.Task[None]] = set()
         if tasks:  # `wait` counts from the cycle's start (app/daemon.py TICK_WAIT_SHARE)
             left = None if wait is None else max(0.0, wait - (self.monotonic() - started))
