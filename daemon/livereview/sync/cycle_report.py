@@ -5,6 +5,7 @@ cycle's duration and request count as metrics, its figures as one `poll_cycle` l
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 import structlog
 
@@ -30,12 +31,22 @@ class CycleReport:
     store_error: str = ""
 
 
-def close(report: CycleReport, host: Host, metrics: Metrics, seconds: float,
-          sent_before: int) -> CycleReport:
-    """The cycle ended `seconds` after it began, the host having sent `sent_before` requests
-    before it: fill in what it cost, observe it and log it once."""
-    report.seconds = seconds
-    report.requests = host.requests_sent - sent_before
+@dataclass(frozen=True)
+class CycleStart:
+    """When a cycle began, and what it measures itself against."""
+
+    monotonic: float  # the poller's clock for durations: the cycle's own, its wait
+    at: datetime  # its listing's watermark moves here once the listing is stored
+    requests_sent: int  # the host's request count
+    store_failures: int  # reads that had failed to store (sync/watermark.py)
+
+
+def close(report: CycleReport, begun: CycleStart, host: Host, metrics: Metrics,
+          now: float) -> CycleReport:
+    """The cycle that `begun` ends at `now` (the poller's monotonic clock): fill in what it
+    cost, observe it and log it once."""
+    report.seconds = now - begun.monotonic
+    report.requests = host.requests_sent - begun.requests_sent
     metrics.poll_cycle.observe(report.seconds)
     metrics.poll_requests.observe(report.requests)
     cheap = host.listing_is_cheap

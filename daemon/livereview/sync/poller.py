@@ -45,13 +45,22 @@ from livereview.store.engine import StoreError
 from livereview.store.leases import INSTANCE, Leases
 from livereview.sync import cycle_report, repo_checks
 from livereview.sync.active import ActiveTier, tier_on
-from livereview.sync.cycle_report import CycleReport
+from livereview.sync.cycle_report import CycleReport, CycleStart
 from livereview.sync.mr_syncs import MRSyncs
 from livereview.sync.plan import Plan, Planner
 from livereview.sync.read import MRReader
 from livereview.sync.watermark import ListingMarks
 
 log = structlog.get_logger("livereview.poller")
+
+
+@dataclass(frozen=True)
+class _Planned:
+    """A cycle's plan, its repos' baselines, and the reads its mention inbox began first."""
+
+    plan: Plan
+    baselines: dict[str, datetime]
+    early: dict[MRKey, asyncio.Task[None]]
 
 
 @dataclass
@@ -194,15 +203,15 @@ class HostPoller:
         if self.on_progress is not None:
             self.on_progress(self.host.name, done, planned)
 
-    def _trouble(self, subject: str, event: str, exc: Exception | None, **fields: object
-                 ) -> None:
-        """Log a failure once when it starts or changes, and once when it is over — not
-        every cycle while a host stays broken (cycles run every few seconds)."""
+    def _listing_trouble(self, exc: HostError | None) -> None:
+        """Log a listing's failure once when it starts or changes, and once when it is over
+        — not every cycle while a host stays broken (cycles run every few seconds)."""
         if exc is None:
-            self._failures_log.ok(subject, event, host=self.host.name, **fields)
+            self._failures_log.ok("listing", "host_listing_failed", host=self.host.name)
         else:
-            self._failures_log.failed(subject, event, f"{type(exc).__name__}: {exc}",
-                                      level=logging.WARNING, host=self.host.name, **fields)
+            self._failures_log.failed("listing", "host_listing_failed",
+                                      f"{type(exc).__name__}: {exc}", level=logging.WARNING,
+                                      host=self.host.name)
 
     async def caught_up(self) -> None:
         """Until no MR sync begun by this poller is running, and the listing watermark has
@@ -231,39 +240,63 @@ class HostPoller:
         MRs sync as tasks the cycle waits for until `wait` seconds after it began (None:
         until all are done). One MR that takes long — a 100 000-note thread — goes on syncing in the
         background, is not started again meanwhile, and does not hold up the next cycles
-        and the mentions they bring on other MRs."""
+        and the mentions they bring on other MRs. The steps (docs/DESIGN.md §6): the shards
+        to list, where their listing begins, the plan, its reads begun and waited for, and
+        the listing's watermark once they are stored."""
         report = CycleReport()
-        started, started_clock = self.monotonic(), self.clock()
+        begun = CycleStart(self.monotonic(), self.clock(), self.host.requests_sent,
+                           self._syncs.store_failures)
         self._rows.clear()  # an older cycle's rows: its queued reads read the MR itself
-        store_failures = self._syncs.store_failures
-        sent_before = self.host.requests_sent
-        shards = ({INSTANCE: self.repos} if self.leases is None else
-                  await self.leases.poll_shards(self.host.name, self.repos, started_clock))
+        shards = await self._shards(begun.at)
         if not shards:  # live peers hold every shard: this replica's part is done
             if self._active is not None:  # their MRs are theirs to look at
                 self._active.choose(())
-            self.metrics.last_poll_success.labels(self.host.name).set(time.time())
-            return self._finish(report, started, sent_before)
+            return self._succeeded(report, begun)
         repos = tuple(repo for group in shards.values() for repo in group)
-        # One listing for the shards held: from the oldest of their watermarks (at first
-        # sight, from this process's first complete listing: sync/watermark.py).
+        since = await self._listed_since(shards, begun)
+        planned = await self._plan(repos, since, cold, begun, report)
+        if planned is None:
+            return self._finish(report, begun)
+        report.listed = planned.plan.listed or 0
+        tasks, again = self._syncs.begin(planned.plan, planned.baselines, report,
+                                         planned.early, begun.monotonic, self.active)
+        await self._wait(tasks, wait, begun, report)
+        if planned.plan.listed is not None and not self._syncs.halted:
+            await self._hold_listing(shards, begun, again)
+        return self._succeeded(report, begun)
+
+    async def _shards(self, now: datetime) -> dict[str, tuple[str, ...]]:
+        """The shards this replica lists, scope → repos (no leases: the instance)."""
+        return ({INSTANCE: self.repos} if self.leases is None else
+                await self.leases.poll_shards(self.host.name, self.repos, now))
+
+    async def _listed_since(self, shards: dict[str, tuple[str, ...]], begun: CycleStart
+                            ) -> datetime | None:
+        """One listing for the shards held: from the oldest of their watermarks, less the
+        overlap (at first sight, from this process's first complete listing:
+        sync/watermark.py). None: list everything."""
         listed = [self._marks.since(scope, (await self.store.run(
-            state.watermark, self.host.name, scope, started_clock)).listed_until,
-            store_failures) for scope in shards]
-        since = None
-        if all(at is not None for at in listed):
-            since = min(at for at in listed if at is not None) - timedelta(
-                seconds=self.settings.watermark_overlap_seconds)
+            state.watermark, self.host.name, scope, begun.at)).listed_until,
+            begun.store_failures) for scope in shards]
+        if not all(at is not None for at in listed):
+            return None
+        return min(at for at in listed if at is not None) - timedelta(
+            seconds=self.settings.watermark_overlap_seconds)
+
+    async def _plan(self, repos: tuple[str, ...], since: datetime | None, cold: bool,
+                    begun: CycleStart, report: CycleReport) -> _Planned | None:
+        """List and decide what to read (sync/plan.py) — at first sight the mention inbox's
+        MRs begin first — and choose the active tier. None: the host failed, logged once."""
         early: dict[MRKey, asyncio.Task[None]] = {}
         checked: frozenset[str] = frozenset()
         self.planning = True
         try:
-            baselines = await self._baselines(started_clock)
+            baselines = await self._baselines(begun.at)
             if since is None and not self._syncs.halted:
                 early, checked = await self._first_mentions(repos, baselines, report)
             if not self._repos_checked or (cold and self.unhealthy):
                 await self.check_repos(done=checked)
-            plan = await self._planner.plan(started_clock, since, cold,
+            plan = await self._planner.plan(begun.at, since, cold,
                                             set(repos) - set(self.unhealthy), baselines,
                                             self._syncs.failures)
             self._seen_baselines, self._seen_concessions = baselines, plan.concessions
@@ -271,38 +304,46 @@ class HostPoller:
             if self._active is not None:
                 self._active.choose(plan.active)
         except HostError as exc:
-            self._trouble("listing", "host_listing_failed", exc)
+            self._listing_trouble(exc)
             if isinstance(exc, NotFound | Forbidden):  # a repo may have gone: look again
                 self._repos_checked = False
             report.ok = False
-            return self._finish(report, started, sent_before)
+            return None
         finally:
             self.planning = False
-        self._trouble("listing", "host_listing_failed", None)
-        report.listed = plan.listed or 0
-        syncs = self._syncs
-        tasks, again = syncs.begin(plan, baselines, report, early, started, self.active)
+        self._listing_trouble(None)
+        return _Planned(plan, baselines, early)
+
+    async def _wait(self, tasks: list[asyncio.Task[None]], wait: float | None,
+                    begun: CycleStart, report: CycleReport) -> None:
+        """Wait for the cycle's reads until `wait` seconds after it began; the rest go on
+        in the background. A read that failed to store fails the cycle."""
         pending: set[asyncio.Task[None]] = set()
         if tasks:  # `wait` counts from the cycle's start (app/daemon.py TICK_WAIT_SHARE)
-            left = None if wait is None else max(0.0, wait - (self.monotonic() - started))
+            left = None if wait is None else max(0.0, wait - (self.monotonic() - begun.monotonic))
             _, pending = await asyncio.wait(tasks, timeout=left)
+        syncs = self._syncs
         report.in_background = len(syncs.queued) + len(syncs.syncing) if pending else 0
         if report.store_error:
             raise StoreError(report.store_error)
-        # Failed MRs are kept in the store and retried (with backoff); while an MR this
-        # cycle or an earlier one listed is still syncing the listing stays where it was,
-        # so a crash meanwhile loses nothing (sync/watermark.py). The active tier's reads
-        # are of MRs the hot cycle reads anyway: they hold nothing up.
-        if plan.listed is not None and not syncs.halted:
-            self._marks.listed(shards, started_clock, store_failures)
-            held = [task for key, task in syncs.syncing.items() if key not in self._glancing]
-            await self._marks.advance_after(
-                [*held, *again, *syncs.feeders], tuple(shards), started_clock,
-                lambda: not syncs.halted and syncs.store_failures == store_failures)
-        self.metrics.last_poll_success.labels(self.host.name).set(time.time())
-        return self._finish(report, started, sent_before)
 
-    def _finish(self, report: CycleReport, started: float, sent_before: int) -> CycleReport:
+    async def _hold_listing(self, shards: dict[str, tuple[str, ...]], begun: CycleStart,
+                            again: list[asyncio.Task[None]]) -> None:
+        """Failed MRs are kept in the store and retried (with backoff); while an MR this
+        cycle or an earlier one listed is still syncing the listing stays where it was, so a
+        crash meanwhile loses nothing (sync/watermark.py). The active tier's reads are of
+        MRs the hot cycle reads anyway: they hold nothing up."""
+        syncs = self._syncs
+        self._marks.listed(shards, begun.at, begun.store_failures)
+        held = [task for key, task in syncs.syncing.items() if key not in self._glancing]
+        await self._marks.advance_after(
+            [*held, *again, *syncs.feeders], tuple(shards), begun.at,
+            lambda: not syncs.halted and syncs.store_failures == begun.store_failures)
+
+    def _succeeded(self, report: CycleReport, begun: CycleStart) -> CycleReport:
+        self.metrics.last_poll_success.labels(self.host.name).set(time.time())
+        return self._finish(report, begun)
+
+    def _finish(self, report: CycleReport, begun: CycleStart) -> CycleReport:
         self.last_cycle_ok = report.ok
-        return cycle_report.close(report, self.host, self.metrics,
-                                  self.monotonic() - started, sent_before)
+        return cycle_report.close(report, begun, self.host, self.metrics, self.monotonic())
