@@ -35,7 +35,6 @@ from livereview.hosts.base import (
     LooksCheaply,
     NotFound,
 )
-from livereview.hosts.lanes import urgent
 from livereview.log_setup import FailureLog
 from livereview.metrics import Metrics
 from livereview.settings import DaemonSettings
@@ -45,6 +44,7 @@ from livereview.store.engine import StoreError
 from livereview.store.leases import INSTANCE, Leases
 from livereview.sync import cycle_report, repo_checks
 from livereview.sync.active import ActiveTier, tier_on
+from livereview.sync.active_reads import ActiveReads
 from livereview.sync.cycle_report import CycleReport, CycleStart
 from livereview.sync.mr_syncs import MRSyncs
 from livereview.sync.plan import Plan, Planner
@@ -85,12 +85,7 @@ class HostPoller:
     review_on: dict[str, tuple[str, ...]] = field(default_factory=dict)  # repo → events
     on_new_reviews: Callable[[], None] = lambda: None
     _planner: Planner = field(init=False)
-    _active: ActiveTier | None = field(init=False)  # sync/active.py; None: no tier here
-    _seen_baselines: dict[str, datetime] = field(default_factory=dict)  # the last cycle's
-    _glancing: set[MRKey] = field(default_factory=set)  # syncs the active tier began
-    # The 👎 on concessions the last cycle watched: a read between cycles reads them too, or
-    # the stored reactions would come and go.
-    _seen_concessions: dict[MRKey, frozenset[str]] = field(default_factory=dict)
+    _glances: ActiveReads = field(init=False)  # sync/active_reads.py: the active tier's
     _marks: ListingMarks = field(init=False)
     # The listing rows of the newest cycle's plan, the only ones a read may be built from:
     # a row is the MR as its listing showed it, and an MR closed or merged since is never
@@ -108,44 +103,24 @@ class HostPoller:
             lambda: self.on_new_reviews())
         self._planner = Planner(self.host, self.store, self.settings)
         self._marks = ListingMarks(self.store, self.host.name)
-        self._active = ActiveTier(self.host, self.host.name, self.metrics) if isinstance(
-            self.host, LooksCheaply) and tier_on(self.settings) else None
         self._syncs = MRSyncs(  # late-bound, as the reader's: each may be replaced
             self.host, lambda key, baseline, concessions, listed: self.sync_mr(
                 key, baseline, concessions, listed), lambda: self.store, self.settings,
-            lambda: self.clock(), lambda: self.monotonic(), self._read_failed, self._progress,
-            self._failures_log)
+            lambda: self.clock(), lambda: self.monotonic(),
+            lambda key: self._glances.read_failed(key), self._progress, self._failures_log)
+        self._glances = ActiveReads(ActiveTier(self.host, self.host.name, self.metrics) if (
+            isinstance(self.host, LooksCheaply) and tier_on(self.settings)) else None,
+            self._syncs)
 
     @property
     def active(self) -> tuple[MRKey, ...]:
         """The MRs in the active tier, as the last hot cycle chose them."""
-        return () if self._active is None else self._active.keys
+        return self._glances.keys
 
     async def glance(self) -> int:
-        """The active tier's look (sync/active.py), every `active_poll_interval_seconds`:
-        the active MRs that changed begin syncing, as tasks not waited for — one MR's
-        reads never overlap (one being read is not looked at) and a slow one holds up no
-        look. Returns how many began."""
-        if self._active is None or self._syncs.halted or not self._active.keys:
-            return 0
-
-        def busy(key: MRKey) -> bool:
-            return key not in self.active or self._syncs.taken(key)
-
-        with urgent():  # the look and the reads it begins (hosts/lanes.py)
-            changed = await self._active.changed(busy)
-            keys = [] if self._syncs.halted else [
-                key for key in changed if not busy(key) and key.repo in self._seen_baselines]
-            report = CycleReport(planned=len(keys))
-            for key in keys:
-                self._glance_at(key, report)
-        return len(keys)
-
-    def _glance_at(self, key: MRKey, report: CycleReport) -> None:
-        self._glancing.add(key)
-        task = self._syncs.start(key, self._seen_baselines[key.repo], report,
-                                 Plan(concessions=self._seen_concessions))
-        task.add_done_callback(lambda _: self._glancing.discard(key))
+        """The active tier's look: the active MRs that changed begin syncing
+        (sync/active_reads.py). Returns how many began."""
+        return await self._glances.glance()
 
     async def _baselines(self, now: datetime) -> dict[str, datetime]:
         """Per repo: comments created before this are history, never answered."""
@@ -194,10 +169,6 @@ class HostPoller:
             await asyncio.wait(tasks.values(),
                                timeout=self.settings.hot_poll_interval_seconds)
         return tasks, checked
-
-    def _read_failed(self, key: MRKey) -> None:
-        if self._active is not None:  # what its last look saw is not stored (sync/active.py)
-            self._active.read_failed(key)
 
     def _progress(self, done: int, planned: int) -> None:
         if self.on_progress is not None:
@@ -249,8 +220,7 @@ class HostPoller:
         self._rows.clear()  # an older cycle's rows: its queued reads read the MR itself
         shards = await self._shards(begun.at)
         if not shards:  # live peers hold every shard: this replica's part is done
-            if self._active is not None:  # their MRs are theirs to look at
-                self._active.choose(())
+            self._glances.choose(())  # their MRs are theirs to look at
             return self._succeeded(report, begun)
         repos = tuple(repo for group in shards.values() for repo in group)
         since = await self._listed_since(shards, begun)
@@ -299,10 +269,9 @@ class HostPoller:
             plan = await self._planner.plan(begun.at, since, cold,
                                             set(repos) - set(self.unhealthy), baselines,
                                             self._syncs.failures)
-            self._seen_baselines, self._seen_concessions = baselines, plan.concessions
+            self._glances.seen(baselines, plan.concessions)
             self._rows = plan.rows
-            if self._active is not None:
-                self._active.choose(plan.active)
+            self._glances.choose(plan.active)
         except HostError as exc:
             self._listing_trouble(exc)
             if isinstance(exc, NotFound | Forbidden):  # a repo may have gone: look again
@@ -335,7 +304,8 @@ class HostPoller:
         MRs the hot cycle reads anyway: they hold nothing up."""
         syncs = self._syncs
         self._marks.listed(shards, begun.at, begun.store_failures)
-        held = [task for key, task in syncs.syncing.items() if key not in self._glancing]
+        held = [task for key, task in syncs.syncing.items()
+                if key not in self._glances.glancing]
         await self._marks.advance_after(
             [*held, *again, *syncs.feeders], tuple(shards), begun.at,
             lambda: not syncs.halted and syncs.store_failures == begun.store_failures)
