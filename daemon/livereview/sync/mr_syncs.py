@@ -65,6 +65,12 @@ class MRSyncs:
     failures: dict[MRKey, tuple[int, float]] = field(default_factory=dict)  # count, retry at
     store_failures: int = 0  # reads whose storing failed: a listing they held stays put
     halted: bool = False  # stopping: syncs not yet begun were dropped, never to begin
+    # The listing rows of the newest cycle's plan, the only ones a read may be built from:
+    # a row is the MR as its listing showed it, and an MR closed or merged since is never
+    # listed again (the listing is of opened MRs). A read that begins after a newer cycle
+    # did reads the MR itself: what it stores is never older than the poller's newest look
+    # at the host (a hot interval at most) — a first sweep's reads queue for minutes.
+    rows: dict[MRKey, MergeRequest] = field(default_factory=dict)
     _limit: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(MR_CONCURRENCY))
 
     def taken(self, key: MRKey) -> bool:

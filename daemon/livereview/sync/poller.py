@@ -87,12 +87,6 @@ class HostPoller:
     _planner: Planner = field(init=False)
     _glances: ActiveReads = field(init=False)  # sync/active_reads.py: the active tier's
     _marks: ListingMarks = field(init=False)
-    # The listing rows of the newest cycle's plan, the only ones a read may be built from:
-    # a row is the MR as its listing showed it, and an MR closed or merged since is never
-    # listed again (the listing is of opened MRs). A read that begins after a newer cycle
-    # did reads the MR itself: what it stores is never older than the poller's newest look
-    # at the host (a hot interval at most) — a first sweep's reads queue for minutes.
-    _rows: dict[MRKey, MergeRequest] = field(default_factory=dict)
     _reader: MRReader = field(init=False)  # sync/read.py: one MR read and stored
     _syncs: MRSyncs = field(init=False)  # sync/mr_syncs.py: the reads begun, as tasks
 
@@ -217,7 +211,7 @@ class HostPoller:
         report = CycleReport()
         begun = CycleStart(self.monotonic(), self.clock(), self.host.requests_sent,
                            self._syncs.store_failures)
-        self._rows.clear()  # an older cycle's rows: its queued reads read the MR itself
+        self._syncs.rows.clear()  # an older cycle's: its queued reads read the MR itself
         shards = await self._shards(begun.at)
         if not shards:  # live peers hold every shard: this replica's part is done
             self._glances.choose(())  # their MRs are theirs to look at
@@ -270,7 +264,7 @@ class HostPoller:
                                             set(repos) - set(self.unhealthy), baselines,
                                             self._syncs.failures)
             self._glances.seen(baselines, plan.concessions)
-            self._rows = plan.rows
+            self._syncs.rows = plan.rows
             self._glances.choose(plan.active)
         except HostError as exc:
             self._listing_trouble(exc)
