@@ -111,6 +111,17 @@ class MRSyncs:
             tasks.append(self.sweep(keys, baselines, report, plan))
         return tasks, again
 
+    async def first(self, plan: Plan, baselines: dict[str, datetime], report: CycleReport
+                    ) -> dict[MRKey, asyncio.Task[None]]:
+        """Begin the reads of `plan.targets` not being read — first sight's mention inbox
+        (sync/poller.py) — and wait for them up to a hot interval."""
+        tasks = {key: self.start(key, baselines[key.repo], report, plan)
+                 for key in sorted(plan.targets, key=str) if key not in self.syncing}
+        if tasks:  # before the repo checks and the listing fill the host's request slots
+            await asyncio.wait(tasks.values(),
+                               timeout=self.settings.hot_poll_interval_seconds)
+        return tasks
+
     def start(self, key: MRKey, baseline: datetime, report: CycleReport, plan: Plan
               ) -> asyncio.Task[None]:
         async def bounded() -> None:

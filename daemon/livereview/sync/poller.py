@@ -7,8 +7,9 @@ arrive "in the past" of the watermark. Re-fetching is harmless — the diff dedu
 MRs with recent activity or open jobs are fetched every cycle anyway (hot). A host whose
 listing costs a request per repo and that has no change feed (Bitbucket) lists only the
 repos with a hot MR every cycle, and every repo once per quiet interval (sync/quiet.py).
-What a cycle reads is decided in sync/plan.py, one MR is read and stored in sync/read.py;
-this module schedules the reads.
+What a cycle reads is decided in sync/plan.py, its reads run in sync/mr_syncs.py (one MR
+read and stored: sync/read.py), its listing's watermark moves in sync/watermark.py, the
+active tier reads between cycles in sync/active_reads.py; this module runs the cycle.
 """
 
 from __future__ import annotations
@@ -22,19 +23,8 @@ from datetime import datetime, timedelta
 
 import structlog
 
-from livereview.core.model import (
-    Identity,
-    MergeRequest,
-    MRKey,
-    Policy,
-)
-from livereview.hosts.base import (
-    Forbidden,
-    Host,
-    HostError,
-    LooksCheaply,
-    NotFound,
-)
+from livereview.core.model import Identity, MergeRequest, MRKey, Policy
+from livereview.hosts.base import Forbidden, Host, HostError, LooksCheaply, NotFound
 from livereview.log_setup import FailureLog
 from livereview.metrics import Metrics
 from livereview.settings import DaemonSettings
@@ -157,12 +147,7 @@ class HostPoller:
         checked = frozenset(key.repo for key in early.inbox)
         await self.check_repos(tuple(sorted(checked)))
         early.targets = {key for key in early.inbox if key.repo not in self.unhealthy}
-        tasks = {key: self._syncs.start(key, baselines[key.repo], report, early)
-                 for key in sorted(early.targets, key=str) if key not in self._syncs.syncing}
-        if tasks:  # before the repo checks and the listing fill the host's request slots
-            await asyncio.wait(tasks.values(),
-                               timeout=self.settings.hot_poll_interval_seconds)
-        return tasks, checked
+        return await self._syncs.first(early, baselines, report), checked
 
     def _progress(self, done: int, planned: int) -> None:
         if self.on_progress is not None:
