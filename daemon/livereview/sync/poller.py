@@ -82,7 +82,7 @@ class HostPoller:
 
     def __post_init__(self) -> None:
         self._reader = MRReader(
-            self.host, self.identity, lambda: self.store, self.policy, self.metrics,
+            self.host, lambda: self.identity, lambda: self.store, self.policy, self.metrics,
             lambda: self.clock(), self.review_on, lambda: self.on_new_jobs(),
             lambda: self.on_new_reviews())
         self._planner = Planner(self.host, self.store, self.settings)

@@ -61,7 +61,9 @@ class MRReader:
     """One host's reads of single MRs, and what storing them made known."""
 
     host: Host
-    identity: Identity
+    # The poller's, as it is now: a refresh that learns the other tokens' identities
+    # (app/daemon.py `identity_changed`) reaches the next read.
+    identity: Callable[[], Identity]
     store: Callable[[], Store]  # the poller's, as it is now
     policy: Policy
     metrics: Metrics
@@ -110,7 +112,8 @@ class MRReader:
             return 0, 0
         self.ingested.pop(key, None)
         review_on = self.review_on.get(key.repo, ())
-        read = Read(baseline, concessions, self.identity, self.policy, review_on, self.clock())
+        read = Read(baseline, concessions, self.identity(), self.policy, review_on,
+                    self.clock())
         # A long MR is decided off the store's thread, which the other MRs' writes share.
         found = await self.store().run(snapshots.load, key) if big else \
             await self.first_reads.load_or_store(fresh, read)
@@ -149,7 +152,7 @@ class MRReader:
         # Only a new comment can reply on a review: no query when the count is unchanged.
         awaiting = await self.store().run(reviews.awaiting, key) if stored is not None and _count(
             stored) != _count(fresh) else None
-        args = (stored, fresh, read.baseline, read.concessions, self.identity, self.policy,
+        args = (stored, fresh, read.baseline, read.concessions, read.identity, self.policy,
                 read.review_on, awaiting)
         # A long one is decided in a thread: the event loop stays free for the other MRs.
         decided = await asyncio.to_thread(decide, *args) if big else decide(*args)
@@ -167,7 +170,7 @@ class MRReader:
             return decided.events, [], fresh
         ingested = await self.store().run(
             store_read, fresh, decided.events, decided.requests, decided.reviews,
-            self.identity, now, stored, self.policy.max_edit_answers)
+            read.identity, now, stored, self.policy.max_edit_answers)
         return decided.events, self._stored(key, ingested), fresh
 
     def _archived(self, key: MRKey, lessons: Sequence[Lesson]) -> None:
