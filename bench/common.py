@@ -22,7 +22,7 @@ from livereview.core.triggers import reply_marker
 from livereview.jobs.llm import Answer
 from livereview.sandbox.gitlab.state import FakeGitLab
 from livereview.settings import Settings, parse
-from livereview.sync.poller import CycleReport
+from livereview.sync.cycle_report import CycleReport
 
 TOKEN = "glpat-bench-token-000000"
 TOKEN_ENV = "BENCH_TOKEN"

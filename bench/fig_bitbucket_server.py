@@ -37,7 +37,7 @@ from livereview.sandbox.bitbucket_server.http import FakeBitbucketDCServer
 from livereview.sandbox.bitbucket_server.state import FakeBitbucketDC
 from livereview.sandbox.llm_server import FakeLLMServer
 from livereview.settings import Settings, parse
-from livereview.sync.poller import CycleReport
+from livereview.sync.cycle_report import CycleReport
 
 TOKEN, TOKEN_ENV = "BBDC-bench-token-0000", "BENCH_BBDC_TOKEN"
 HOT_INTERVAL, CYCLES_PER_MINUTE, COLD_EVERY = 3.0, 20, 10

@@ -30,7 +30,7 @@ from livereview.core.triggers import replied_to
 from livereview.sandbox.github.state import FakeGitHub
 from livereview.sandbox.llm_server import FakeLLM, FakeLLMServer
 from livereview.settings.loading import parse
-from livereview.sync.poller import CycleReport
+from livereview.sync.cycle_report import CycleReport
 
 GH_TOKEN = "ghp_bench-token-0000"
 ACTIVE = "bench/active"

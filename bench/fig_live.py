@@ -47,7 +47,7 @@ from livereview.core.triggers import replied_to
 from livereview.sandbox.gitlab.server import FakeGitLabServer
 from livereview.sandbox.gitlab.state import FakeGitLab
 from livereview.sandbox.llm_server import FakeLLM, FakeLLMServer
-from livereview.sync.poller import CycleReport
+from livereview.sync.cycle_report import CycleReport
 
 
 @dataclass

@@ -26,7 +26,7 @@ from livereview.sandbox.bitbucket_cloud.state import FakeBitbucketCloud
 from livereview.sandbox.bitbucket_server.http import FakeBitbucketDCServer
 from livereview.sandbox.bitbucket_server.state import FakeBitbucketDC
 from livereview.settings import Settings, parse
-from livereview.sync.poller import CycleReport
+from livereview.sync.cycle_report import CycleReport
 from tests.databases import url_for
 
 SECRET = "bb-quiet-SECRET-token-7"

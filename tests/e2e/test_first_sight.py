@@ -174,7 +174,7 @@ def test_a_daemon_stopped_mid_sweep_exits_within_its_grace_and_the_next_start_re
     never finish, then cancelled them one by one. The reads waiting for their turn are
     dropped at once; the few being read finish; the listing watermark stays, so the next
     start lists and reads the rest."""
-    from livereview.sync.poller import MR_CONCURRENCY
+    from livereview.sync.mr_syncs import MR_CONCURRENCY
     iids = big.add_mrs(120, days_ago=0.5)
     asked = big.gitlab.add_note(PROJECT, iids[60], author="alice", body="@livereview why?")
     # Mid-sweep for sure, on a machine of any speed: the first reads (as many as run at
@@ -232,7 +232,7 @@ def test_a_daemon_stopped_while_it_lists_a_big_instance_exits_at_once(big: BigGi
 async def test_a_sweep_holds_a_task_only_for_the_mrs_being_read(big: BigGitLab) -> None:
     """A task per MR made up front held ~22 MiB at first sight of 10 000 MRs (bench figure
     5): the sweep starts each MR's task when its turn comes, and still reads them all."""
-    from livereview.sync.poller import MR_CONCURRENCY
+    from livereview.sync.mr_syncs import MR_CONCURRENCY
     big.add_mrs(30, days_ago=0.5)
     app = App.create(load(big.config), metrics=Metrics())
     try:

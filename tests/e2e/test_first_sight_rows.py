@@ -13,7 +13,7 @@ import pytest
 from livereview.app.daemon import App
 from livereview.metrics import Metrics
 from livereview.settings import load
-from livereview.sync.poller import MR_CONCURRENCY
+from livereview.sync.mr_syncs import MR_CONCURRENCY
 from tests.databases import query
 from tests.e2e.conftest import BACKSTOP_SECONDS, FILES, PROJECT, TOKEN, Sandbox
 

@@ -21,7 +21,8 @@ from livereview.metrics import Metrics
 from livereview.sandbox.loopback import Hold
 from livereview.settings import load
 from livereview.store import jobs
-from livereview.sync.poller import MR_CONCURRENCY, HostPoller
+from livereview.sync.mr_syncs import MR_CONCURRENCY
+from livereview.sync.poller import HostPoller
 from tests.e2e import test_first_sight
 from tests.e2e.conftest import (
     BACKSTOP_SECONDS,
@@ -63,7 +64,7 @@ async def _held(holds: list[Hold]) -> None:
 
 
 def _last_queued(poller: HostPoller) -> MRKey:
-    queued = sorted(poller._queued, key=str)
+    queued = sorted(poller._syncs.queued, key=str)
     assert queued, "the sweep should have MRs waiting for their turn"
     return queued[-1]
 
@@ -71,9 +72,9 @@ def _last_queued(poller: HostPoller) -> MRKey:
 async def _read_now(poller: HostPoller, target: MRKey, holds: list[Hold]) -> None:
     """The read the cycle began for `target`, to its end: it takes the first of the poller's
     read slots that frees (one held read let go), before the sweep's next MR."""
-    reading = poller._syncing.get(target)
+    reading = poller._syncs.syncing.get(target)
     assert reading is not None, f"{target}: mentioned, still queued behind the sweep"
-    assert target not in poller._queued
+    assert target not in poller._syncs.queued
     holds[0].release()
     await asyncio.wait_for(reading, BACKSTOP_SECONDS)
 

@@ -255,7 +255,7 @@ async def test_a_look_whose_read_failed_says_changed_again_until_a_read_stores_t
         await poller.caught_up()
         assert await app.store.run(jobs.listing, repo=GITHUB_REPO) == []  # the read failed
         assert await host.mr_changed(key), "the look's answer was never stored"
-        await poller.sync_mr(key, poller._seen_baselines[GITHUB_REPO])  # the retry stores it
+        await poller.sync_mr(key, poller._glances.baselines[GITHUB_REPO])  # the retry stores it
         assert not await host.mr_changed(key)
         made = await app.store.run(jobs.listing, repo=GITHUB_REPO)
     finally:

@@ -136,3 +136,32 @@ async def test_a_restart_learns_the_other_tokens_identities_before_it_polls(
         await app.close()
     assert answers(sandbox, theirs) == []
     assert app.worker.identities["gl"].also
+
+
+async def test_the_other_tokens_identities_learnt_after_polling_began_judge_every_later_read(
+        two_tokens: tuple[Sandbox, str, int]) -> None:
+    """The host did not answer the start's lookup, so polling began on the stored identity
+    (the host's own token's alone); the refresh learns the others' (`identity_changed`), and
+    from then on the polls take the other token's posts for the bot's own, not a human's."""
+    sandbox, beta_bot, _ = two_tokens
+    assert await asyncio.to_thread(sandbox.once) == 0  # the identity is stored
+    sandbox.gitlab.inject_fault("GET", r"/api/v4/user$", status=401)  # the start's lookup
+    app = App.create(load(sandbox.config), metrics=Metrics())
+    stop = asyncio.Event()
+    daemon = asyncio.create_task(app.run(stop))
+    try:
+        async with asyncio.timeout(BACKSTOP_SECONDS):
+            while "gl" not in app.pollers or not app.worker.identities["gl"].also:
+                await asyncio.sleep(0.05)
+        theirs = sandbox.gitlab.add_note(PROJECT, sandbox.iid, author=beta_bot,
+                                         body="@livereview answered in the beta thread")
+        human = sandbox.note("@livereview and this?")
+        async with asyncio.timeout(BACKSTOP_SECONDS):
+            while not answers(sandbox, human):
+                await asyncio.sleep(0.05)
+    finally:
+        stop.set()
+        await daemon
+        await app.close()
+    assert app.pollers["gl"].identity.also  # the refresh reached the poller
+    assert answers(sandbox, theirs) == []

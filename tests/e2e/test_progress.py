@@ -21,7 +21,7 @@ from livereview.metrics import Metrics
 from livereview.settings import load
 from livereview.store import lessons as lesson_rows
 from livereview.store.db import Store
-from livereview.sync import poller
+from livereview.sync import mr_syncs
 from tests.e2e.conftest import PROJECT
 from tests.e2e.test_first_sight import BigGitLab, big  # noqa: F401 - the fixture
 from tests.local_repo import review_repo
@@ -127,7 +127,7 @@ def test_once_draws_a_big_first_sweep_on_a_terminal_only(big: BigGitLab) -> None
 
 async def test_the_daemon_logs_a_big_sweep_s_progress_every_n_mrs(
         big: BigGitLab, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
-    monkeypatch.setattr(poller, "SWEEP_LOG_EVERY", 5)
+    monkeypatch.setattr(mr_syncs, "SWEEP_LOG_EVERY", 5)
     big.add_mrs(12, days_ago=0.5)
     app = App.create(load(big.config), metrics=Metrics())
     try:

@@ -32,7 +32,8 @@ from livereview.store.engine import StoreError, StoreFatal
 from livereview.store.leases import Leases, holder_name
 from livereview.store.review_export import RepoBooks
 from livereview.sync.active import tier_on
-from livereview.sync.poller import CycleReport, HostPoller
+from livereview.sync.cycle_report import CycleReport
+from livereview.sync.poller import HostPoller
 from livereview.systemd import Notifier
 
 log = structlog.get_logger("livereview.app")

@@ -29,7 +29,7 @@ from livereview.sandbox.gitlab.server import FakeGitLabServer
 from livereview.sandbox.gitlab.state import FakeGitLab
 from livereview.sandbox.llm_server import FakeLLMServer
 from livereview.settings import AISettings, Settings, parse
-from livereview.sync.poller import CycleReport
+from livereview.sync.cycle_report import CycleReport
 
 PROJECT = "demo/webshop"
 TOKEN = "glpat-demo-sandbox-token"  # noqa: S105 - the sandbox's own token

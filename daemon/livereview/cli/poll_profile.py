@@ -6,7 +6,7 @@ import cProfile
 import io
 import pstats
 
-from livereview.sync.poller import CycleReport
+from livereview.sync.cycle_report import CycleReport
 
 
 def profile_report(reports: dict[str, CycleReport], total_seconds: float,

@@ -51,7 +51,7 @@ class ActiveTier:
         """Of the active MRs not `skip`ped (being read, or waiting out a failure), those
         the host says changed, each looked at with one request, all at once (the host's
         client bounds how many are in flight). A look that fails says "read it": the read
-        then fails too, is logged once and backs off (sync/poller.py)."""
+        then fails too, is logged once and backs off (sync/mr_syncs.py)."""
         looked = [key for key in self.keys if not skip(key)]
         answers = await asyncio.gather(*(self._look(key) for key in looked))
         return [key for key, changed in zip(looked, answers, strict=True) if changed]

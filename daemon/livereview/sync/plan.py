@@ -34,8 +34,8 @@ class Plan:
     failed: set[MRKey] = field(default_factory=set)  # fetches that failed, kept in the store
     active: list[MRKey] = field(default_factory=list)  # the active tier's (sync/active.py)
     # MRs never read, as their listing rows show them (hosts/base.py ReadsFromListing): a
-    # read takes its own out (sync/poller.py), so each row is held until its MR is read
-    # or the next cycle begins (a row that old is not used: sync/poller.py `_rows`).
+    # read takes its own out (sync/mr_syncs.py), so each row is held until its MR is read
+    # or the next cycle begins (a row that old is not used: sync/mr_syncs.py `rows`).
     rows: dict[MRKey, MergeRequest] = field(default_factory=dict)
 
 

@@ -7,14 +7,14 @@ arrive "in the past" of the watermark. Re-fetching is harmless — the diff dedu
 MRs with recent activity or open jobs are fetched every cycle anyway (hot). A host whose
 listing costs a request per repo and that has no change feed (Bitbucket) lists only the
 repos with a hot MR every cycle, and every repo once per quiet interval (sync/quiet.py).
-What a cycle reads is decided in sync/plan.py, one MR is read and stored in sync/read.py;
-this module schedules the reads.
+What a cycle reads is decided in sync/plan.py, its reads run in sync/mr_syncs.py (one MR
+read and stored: sync/read.py), its listing's watermark moves in sync/watermark.py, the
+active tier reads between cycles in sync/active_reads.py; this module runs the cycle.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Callable
@@ -23,56 +23,34 @@ from datetime import datetime, timedelta
 
 import structlog
 
-from livereview.core.model import (
-    Identity,
-    MergeRequest,
-    MRKey,
-    Policy,
-)
-from livereview.hosts.base import (
-    Forbidden,
-    Host,
-    HostError,
-    LooksCheaply,
-    NotFound,
-)
-from livereview.hosts.lanes import urgent
+from livereview.core.model import Identity, MergeRequest, MRKey, Policy
+from livereview.hosts.base import Forbidden, Host, HostError, LooksCheaply, NotFound
 from livereview.log_setup import FailureLog
 from livereview.metrics import Metrics
 from livereview.settings import DaemonSettings
-from livereview.store import state, sync_failures
+from livereview.store import state
 from livereview.store.db import Store
 from livereview.store.engine import StoreError
 from livereview.store.leases import INSTANCE, Leases
-from livereview.sync import repo_checks
+from livereview.sync import cycle_report, repo_checks
 from livereview.sync.active import ActiveTier, tier_on
-from livereview.sync.first_sight import by_recency
+from livereview.sync.active_reads import ActiveReads
+from livereview.sync.cycle_report import CycleReport, CycleStart
+from livereview.sync.mr_syncs import MRSyncs
 from livereview.sync.plan import Plan, Planner
 from livereview.sync.read import MRReader
-from livereview.sync.sweep import Queued, feed, out_of_turn
 from livereview.sync.watermark import ListingMarks
 
 log = structlog.get_logger("livereview.poller")
-MR_CONCURRENCY = 4  # MRs fetched at once per host (each is 3+ sequential requests)
-MAX_BACKOFF_SECONDS = 900.0
-# A sweep of this many MRs or more logs its progress every this many (the daemon's progress
-# in its log; `once` on a terminal draws a bar instead: cli/progress.py).
-SWEEP_LOG_EVERY = 100
 
 
-@dataclass
-class CycleReport:
-    listed: int = 0
-    fetched: int = 0
-    events: int = 0
-    jobs: int = 0
-    errors: int = 0
-    ok: bool = True
-    requests: int = 0
-    seconds: float = 0.0
-    planned: int = 0  # MRs this cycle set out to fetch
-    in_background: int = 0  # MRs still syncing when the cycle stopped waiting
-    store_error: str = ""
+@dataclass(frozen=True)
+class _Planned:
+    """A cycle's plan, its repos' baselines, and the reads its mention inbox began first."""
+
+    plan: Plan
+    baselines: dict[str, datetime]
+    early: dict[MRKey, asyncio.Task[None]]
 
 
 @dataclass
@@ -93,78 +71,40 @@ class HostPoller:
     _repos_checked: bool = False
     last_cycle_ok: bool = False
     _failures_log: FailureLog = field(default_factory=lambda: FailureLog(log))
-    _syncing: dict[MRKey, asyncio.Task[None]] = field(default_factory=dict)
-    # Syncs past the concurrency limit: when each began reading (monotonic).
-    _reading: dict[MRKey, float] = field(default_factory=dict)
-    _queued: Queued = field(default_factory=dict)  # a sweep's MRs not begun (sweep.py)
-    _feeders: set[asyncio.Task[None]] = field(default_factory=set)
-    _halted: bool = False  # stopping: syncs not yet begun were dropped, never to begin
     planning: bool = False  # listing and deciding what to read (no sync begun by it yet)
-    _failures: dict[MRKey, tuple[int, float]] = field(default_factory=dict)  # count, retry at
-    _limit: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(MR_CONCURRENCY))
     review_on: dict[str, tuple[str, ...]] = field(default_factory=dict)  # repo → events
     on_new_reviews: Callable[[], None] = lambda: None
     _planner: Planner = field(init=False)
-    _active: ActiveTier | None = field(init=False)  # sync/active.py; None: no tier here
-    _seen_baselines: dict[str, datetime] = field(default_factory=dict)  # the last cycle's
-    _glancing: set[MRKey] = field(default_factory=set)  # syncs the active tier began
-    # The 👎 on concessions the last cycle watched: a read between cycles reads them too, or
-    # the stored reactions would come and go.
-    _seen_concessions: dict[MRKey, frozenset[str]] = field(default_factory=dict)
+    _glances: ActiveReads = field(init=False)  # sync/active_reads.py: the active tier's
     _marks: ListingMarks = field(init=False)
-    # MRs a cycle listed while they were being read: read once more when that read ends
-    # (it may have fetched them before the change listed), one re-read however many cycles.
-    _again: dict[MRKey, asyncio.Task[None]] = field(default_factory=dict)
-    _store_failures: int = 0  # reads whose storing failed: a listing they held stays put
-    # The listing rows of the newest cycle's plan, the only ones a read may be built from:
-    # a row is the MR as its listing showed it, and an MR closed or merged since is never
-    # listed again (the listing is of opened MRs). A read that begins after a newer cycle
-    # did reads the MR itself: what it stores is never older than the poller's newest look
-    # at the host (a hot interval at most) — a first sweep's reads queue for minutes.
-    _rows: dict[MRKey, MergeRequest] = field(default_factory=dict)
     _reader: MRReader = field(init=False)  # sync/read.py: one MR read and stored
+    _syncs: MRSyncs = field(init=False)  # sync/mr_syncs.py: the reads begun, as tasks
 
     def __post_init__(self) -> None:
         self._reader = MRReader(
-            self.host, self.identity, lambda: self.store, self.policy, self.metrics,
+            self.host, lambda: self.identity, lambda: self.store, self.policy, self.metrics,
             lambda: self.clock(), self.review_on, lambda: self.on_new_jobs(),
             lambda: self.on_new_reviews())
         self._planner = Planner(self.host, self.store, self.settings)
         self._marks = ListingMarks(self.store, self.host.name)
-        self._active = ActiveTier(self.host, self.host.name, self.metrics) if isinstance(
-            self.host, LooksCheaply) and tier_on(self.settings) else None
+        self._syncs = MRSyncs(  # late-bound, as the reader's: each may be replaced
+            self.host, lambda key, baseline, concessions, listed: self.sync_mr(
+                key, baseline, concessions, listed), lambda: self.store, self.settings,
+            lambda: self.clock(), lambda: self.monotonic(),
+            lambda key: self._glances.read_failed(key), self._progress, self._failures_log)
+        self._glances = ActiveReads(ActiveTier(self.host, self.host.name, self.metrics) if (
+            isinstance(self.host, LooksCheaply) and tier_on(self.settings)) else None,
+            self._syncs)
 
     @property
     def active(self) -> tuple[MRKey, ...]:
         """The MRs in the active tier, as the last hot cycle chose them."""
-        return () if self._active is None else self._active.keys
+        return self._glances.keys
 
     async def glance(self) -> int:
-        """The active tier's look (sync/active.py), every `active_poll_interval_seconds`:
-        the active MRs that changed begin syncing, as tasks not waited for — one MR's
-        reads never overlap (one being read is not looked at) and a slow one holds up no
-        look. Returns how many began."""
-        if self._active is None or self._halted or not self._active.keys:
-            return 0
-
-        def busy(key: MRKey) -> bool:
-            return (key in self._syncing or key in self._queued or key not in self.active
-                    or self._failures.get(key, (0, 0.0))[1] > time.monotonic())
-
-        with urgent():  # the look and the reads it begins (hosts/lanes.py)
-            changed = await self._active.changed(busy)
-            keys = [] if self._halted else [
-                key for key in changed if not busy(key) and key.repo in self._seen_baselines]
-            report = CycleReport(planned=len(keys))
-            for key in keys:
-                self._glance_at(key, report)
-        return len(keys)
-
-    def _glance_at(self, key: MRKey, report: CycleReport) -> None:
-        self._glancing.add(key)
-        task = self._start(key, self._seen_baselines[key.repo], report,
-                           Plan(concessions=self._seen_concessions))
-        task.add_done_callback(lambda _: self._glancing.discard(key))
+        """The active tier's look: the active MRs that changed begin syncing
+        (sync/active_reads.py). Returns how many began."""
+        return await self._glances.glance()
 
     async def _baselines(self, now: datetime) -> dict[str, datetime]:
         """Per repo: comments created before this are history, never answered."""
@@ -207,141 +147,42 @@ class HostPoller:
         checked = frozenset(key.repo for key in early.inbox)
         await self.check_repos(tuple(sorted(checked)))
         early.targets = {key for key in early.inbox if key.repo not in self.unhealthy}
-        tasks = {key: self._start(key, baselines[key.repo], report, early)
-                 for key in sorted(early.targets, key=str) if key not in self._syncing}
-        if tasks:  # before the repo checks and the listing fill the host's request slots
-            await asyncio.wait(tasks.values(),
-                               timeout=self.settings.hot_poll_interval_seconds)
-        return tasks, checked
+        return await self._syncs.first(early, baselines, report), checked
 
-    def _read_failed(self, key: MRKey) -> None:
-        if self._active is not None:  # what its last look saw is not stored (sync/active.py)
-            self._active.read_failed(key)
-
-    def _trouble(self, subject: str, event: str, exc: Exception | None, **fields: object
-                 ) -> None:
-        """Log a failure once when it starts or changes, and once when it is over — not
-        every cycle while a host stays broken (cycles run every few seconds)."""
-        if exc is None:
-            self._failures_log.ok(subject, event, host=self.host.name, **fields)
-        else:
-            self._failures_log.failed(subject, event, f"{type(exc).__name__}: {exc}",
-                                      level=logging.WARNING, host=self.host.name, **fields)
-
-    async def _sync_one(self, key: MRKey, baseline: datetime, report: CycleReport,
-                        plan: Plan) -> None:
-        """Sync one MR; whatever fails is logged once and retried later with backoff."""
-        subject, inbox_items = f"mr:{key}", plan.inbox.get(key, [])
-        try:
-            events, created = await self.sync_mr(key, baseline,
-                                                 plan.concessions.get(key, frozenset()),
-                                                 plan.rows.pop(key, None))
-            if inbox_items:  # the mentions are in the store now (and jobs made for them)
-                await self.host.clear_mentions(inbox_items)
-        except StoreError as exc:  # the next cycle tries again; the app says it once
-            self._read_failed(key)
-            report.errors += 1
-            self._store_failures += 1
-            report.store_error = str(exc)
-            return
-        except Exception as exc:  # noqa: BLE001 - one MR's trouble never stops the others
-            self._trouble(subject, "mr_fetch_failed", exc, repo=key.repo, mr=key.iid)
-            self._read_failed(key)
-            failures = self._failures.get(key, (0, 0.0))[0] + 1
-            delay = min(MAX_BACKOFF_SECONDS, self.settings.hot_poll_interval_seconds * 2**failures)
-            self._failures[key] = (failures, time.monotonic() + delay)
-            report.errors += 1
-            with contextlib.suppress(StoreError):  # said by the store; memory keeps it
-                await self.store.run(sync_failures.note, key, f"{type(exc).__name__}: {exc}",
-                                     self.clock())
-            return
-        self._failures.pop(key, None)
-        if key in plan.failed:
-            with contextlib.suppress(StoreError):
-                await self.store.run(sync_failures.clear, self.host.name, [key])
-        self._trouble(subject, "mr_fetch_failed", None, repo=key.repo, mr=key.iid)
-        report.fetched += 1
-        report.events += events
-        report.jobs += created
-        done = report.fetched + report.errors
-        if report.planned >= SWEEP_LOG_EVERY and (done % SWEEP_LOG_EVERY == 0
-                                                  or done == report.planned):
-            log.info("poll_sweep_progress", host=self.host.name, done=done,
-                     mrs=report.planned)
+    def _progress(self, done: int, planned: int) -> None:
         if self.on_progress is not None:
-            self.on_progress(self.host.name, done, report.planned)
+            self.on_progress(self.host.name, done, planned)
 
-    def _start(self, key: MRKey, baseline: datetime, report: CycleReport, plan: Plan
-               ) -> asyncio.Task[None]:
-        async def bounded() -> None:
-            # A few MRs at a time, each fetched and stored before the next starts: all at
-            # once, every MR's first response would wait in memory for its second (295 MiB
-            # at first sight of 10 000 MRs), and nothing would be stored until the end.
-            async with self._limit:
-                self._reading[key] = self.monotonic()
-                try:
-                    await self._sync_one(key, baseline, report, plan)
-                finally:
-                    self._reading.pop(key, None)
-
-        task = asyncio.create_task(bounded(), name=f"sync-{key}")
-        self._syncing[key] = task
-        task.add_done_callback(lambda _: self._syncing.pop(key, None))
-        return task
-
-    def _read_again(self, key: MRKey, baseline: datetime, report: CycleReport, plan: Plan
-                    ) -> asyncio.Task[None]:
-        """`key` is listed while a read of it runs, which may have fetched it before the
-        change listed: once that read ends, read it again (one re-read for every cycle that
-        listed it meanwhile — it begins after all of them started)."""
-        if (waiting := self._again.get(key)) is not None:
-            return waiting
-        running = self._syncing[key]
-
-        async def after() -> None:
-            await asyncio.wait([running])
-            # From here on a cycle that lists it needs a read begun after it: its own.
-            self._again.pop(key, None)
-            if not self._halted:
-                await (self._syncing.get(key) or self._start(key, baseline, report, plan))
-
-        task = asyncio.create_task(after(), name=f"sync-again-{key}")
-        self._again[key] = task
-        return task
+    def _listing_trouble(self, exc: HostError | None) -> None:
+        """Log a listing's failure once when it starts or changes, and once when it is over
+        — not every cycle while a host stays broken (cycles run every few seconds)."""
+        if exc is None:
+            self._failures_log.ok("listing", "host_listing_failed", host=self.host.name)
+        else:
+            self._failures_log.failed("listing", "host_listing_failed",
+                                      f"{type(exc).__name__}: {exc}", level=logging.WARNING,
+                                      host=self.host.name)
 
     async def caught_up(self) -> None:
         """Until no MR sync begun by this poller is running, and the listing watermark has
         moved for those that were (callers that look once)."""
-        while self._syncing or self._feeders or self._again:
-            await asyncio.wait([*self._syncing.values(), *self._feeders, *self._again.values()])
+        await self._syncs.caught_up()
         await self._marks.settled()
 
     def halt(self) -> int:
         """Stopping: drop the MR syncs still waiting for their turn (a first sweep queues
         thousands) so that only the few being read hold the stop up; the listing watermark
         stays put and the next start lists them again. Returns how many were dropped."""
-        self._halted = True
         self._marks.cancel()
-        queued = [task for key, task in self._syncing.items() if key not in self._reading]
-        for task in [*queued, *self._feeders, *self._again.values()]:
-            task.cancel()
-        return len(queued) + len(self._queued)
+        return self._syncs.halt()
 
     async def settle(self, grace: float | None = None) -> bool:
         """Stopping: drop the syncs not begun, wait for those being read (up to `grace`
         seconds), cancel the rest. True if none being read had to be cancelled."""
         self.halt()
-        if self._feeders:  # cancelled by halt: they start nothing more
-            await asyncio.wait(self._feeders)
+        await self._syncs.fed()  # cancelled by halt: they start nothing more
         await self._marks.settled()
-        if not self._syncing:
-            return True
-        _, pending = await asyncio.wait(list(self._syncing.values()), timeout=grace)
-        for task in pending:
-            task.cancel()
-        if pending:
-            await asyncio.wait(pending)
-        return not pending
+        return await self._syncs.settle(grace)
 
     async def cycle(self, *, cold: bool = False, wait: float | None = None) -> CycleReport:
         """One poll cycle: never raises for host trouble, reports it instead.
@@ -349,122 +190,109 @@ class HostPoller:
         MRs sync as tasks the cycle waits for until `wait` seconds after it began (None:
         until all are done). One MR that takes long — a 100 000-note thread — goes on syncing in the
         background, is not started again meanwhile, and does not hold up the next cycles
-        and the mentions they bring on other MRs."""
+        and the mentions they bring on other MRs. The steps (docs/DESIGN.md §6): the shards
+        to list, where their listing begins, the plan, its reads begun and waited for, and
+        the listing's watermark once they are stored."""
         report = CycleReport()
-        started, started_clock = self.monotonic(), self.clock()
-        self._rows.clear()  # an older cycle's rows: its queued reads read the MR itself
-        store_failures = self._store_failures
-        sent_before = self.host.requests_sent
-        shards = ({INSTANCE: self.repos} if self.leases is None else
-                  await self.leases.poll_shards(self.host.name, self.repos, started_clock))
+        begun = CycleStart(self.monotonic(), self.clock(), self.host.requests_sent,
+                           self._syncs.store_failures)
+        self._syncs.rows.clear()  # an older cycle's: its queued reads read the MR itself
+        shards = await self._shards(begun.at)
         if not shards:  # live peers hold every shard: this replica's part is done
-            if self._active is not None:  # their MRs are theirs to look at
-                self._active.choose(())
-            self.metrics.last_poll_success.labels(self.host.name).set(time.time())
-            return self._finish(report, started, sent_before)
+            self._glances.choose(())  # their MRs are theirs to look at
+            return self._succeeded(report, begun)
         repos = tuple(repo for group in shards.values() for repo in group)
-        # One listing for the shards held: from the oldest of their watermarks (at first
-        # sight, from this process's first complete listing: sync/watermark.py).
+        since = await self._listed_since(shards, begun)
+        planned = await self._plan(repos, since, cold, begun, report)
+        if planned is None:
+            return self._finish(report, begun)
+        report.listed = planned.plan.listed or 0
+        tasks, again = self._syncs.begin(planned.plan, planned.baselines, report,
+                                         planned.early, begun.monotonic, self.active)
+        await self._wait(tasks, wait, begun, report)
+        if planned.plan.listed is not None and not self._syncs.halted:
+            await self._hold_listing(shards, begun, again)
+        return self._succeeded(report, begun)
+
+    async def _shards(self, now: datetime) -> dict[str, tuple[str, ...]]:
+        """The shards this replica lists, scope → repos (no leases: the instance)."""
+        return ({INSTANCE: self.repos} if self.leases is None else
+                await self.leases.poll_shards(self.host.name, self.repos, now))
+
+    async def _listed_since(self, shards: dict[str, tuple[str, ...]], begun: CycleStart
+                            ) -> datetime | None:
+        """One listing for the shards held: from the oldest of their watermarks, less the
+        overlap (at first sight, from this process's first complete listing:
+        sync/watermark.py). None: list everything."""
         listed = [self._marks.since(scope, (await self.store.run(
-            state.watermark, self.host.name, scope, started_clock)).listed_until,
-            store_failures) for scope in shards]
-        since = None
-        if all(at is not None for at in listed):
-            since = min(at for at in listed if at is not None) - timedelta(
-                seconds=self.settings.watermark_overlap_seconds)
+            state.watermark, self.host.name, scope, begun.at)).listed_until,
+            begun.store_failures) for scope in shards]
+        if not all(at is not None for at in listed):
+            return None
+        return min(at for at in listed if at is not None) - timedelta(
+            seconds=self.settings.watermark_overlap_seconds)
+
+    async def _plan(self, repos: tuple[str, ...], since: datetime | None, cold: bool,
+                    begun: CycleStart, report: CycleReport) -> _Planned | None:
+        """List and decide what to read (sync/plan.py) — at first sight the mention inbox's
+        MRs begin first — and choose the active tier. None: the host failed, logged once."""
         early: dict[MRKey, asyncio.Task[None]] = {}
         checked: frozenset[str] = frozenset()
         self.planning = True
         try:
-            baselines = await self._baselines(started_clock)
-            if since is None and not self._halted:
+            baselines = await self._baselines(begun.at)
+            if since is None and not self._syncs.halted:
                 early, checked = await self._first_mentions(repos, baselines, report)
             if not self._repos_checked or (cold and self.unhealthy):
                 await self.check_repos(done=checked)
-            plan = await self._planner.plan(started_clock, since, cold,
+            plan = await self._planner.plan(begun.at, since, cold,
                                             set(repos) - set(self.unhealthy), baselines,
-                                            self._failures)
-            self._seen_baselines, self._seen_concessions = baselines, plan.concessions
-            self._rows = plan.rows
-            if self._active is not None:
-                self._active.choose(plan.active)
+                                            self._syncs.failures)
+            self._glances.seen(baselines, plan.concessions)
+            self._syncs.rows = plan.rows
+            self._glances.choose(plan.active)
         except HostError as exc:
-            self._trouble("listing", "host_listing_failed", exc)
+            self._listing_trouble(exc)
             if isinstance(exc, NotFound | Forbidden):  # a repo may have gone: look again
                 self._repos_checked = False
             report.ok = False
-            return self._finish(report, started, sent_before)
+            return None
         finally:
             self.planning = False
-        self._trouble("listing", "host_listing_failed", None)
-        # Stopping: nothing new begins (the watermark stays, the next start lists it again).
-        keys = [] if self._halted else by_recency(
-            plan.targets - set(self._syncing) - set(early) - self._queued.keys(), plan.recency)
-        jumped = [] if self._halted else out_of_turn(
-            plan.targets - set(self._syncing) - set(early), plan.inbox.keys(), plan.recency,
-            self._queued)
-        report.listed, report.planned = plan.listed or 0, len(keys) + len(jumped)
-        if len(keys) > MR_CONCURRENCY:  # a sweep: more MRs than are read at once
-            log.info("poll_sweep_started", host=self.host.name, mrs=len(keys),
-                     listed=report.listed)
-        tasks = [*early.values()]
-        for key in jumped:  # the sweep that queued it waits for this read (sync/sweep.py)
-            del self._queued[key]
-            tasks.append(self._start(key, baselines[key.repo], report, plan))
-        # Listed while a read of it that began before this cycle runs: read again after it.
-        # (One still waiting for its turn reads after this cycle began: it sees the change;
-        # one in the active tier is looked at every second and read by every hot cycle.)
-        stale = {key for key, began in self._reading.items()
-                 if began < started and key not in self.active}
-        again = [] if self._halted else [
-            self._read_again(key, baselines[key.repo], report, plan)
-            for key in sorted(plan.targets & stale - set(early), key=str)]
-        if keys:
-            self._queued.update((key, plan.recency.get(key)) for key in keys)
+        self._listing_trouble(None)
+        return _Planned(plan, baselines, early)
 
-            def turn(key: MRKey, in_turn: bool) -> asyncio.Task[None] | None:
-                running = self._syncing.get(key)
-                if not in_turn or running is not None:  # begun out of turn, or meanwhile
-                    return None if in_turn else running
-                return self._start(key, baselines[key.repo], report, plan)
-
-            feeder = asyncio.create_task(feed(
-                keys, turn, MR_CONCURRENCY, self._queued, lambda: self._halted),
-                name="sync-sweep")
-            self._feeders.add(feeder)
-            feeder.add_done_callback(self._feeders.discard)
-            tasks.append(feeder)
+    async def _wait(self, tasks: list[asyncio.Task[None]], wait: float | None,
+                    begun: CycleStart, report: CycleReport) -> None:
+        """Wait for the cycle's reads until `wait` seconds after it began; the rest go on
+        in the background. A read that failed to store fails the cycle."""
         pending: set[asyncio.Task[None]] = set()
         if tasks:  # `wait` counts from the cycle's start (app/daemon.py TICK_WAIT_SHARE)
-            left = None if wait is None else max(0.0, wait - (self.monotonic() - started))
+            left = None if wait is None else max(0.0, wait - (self.monotonic() - begun.monotonic))
             _, pending = await asyncio.wait(tasks, timeout=left)
-        report.in_background = len(self._queued) + len(self._syncing) if pending else 0
+        syncs = self._syncs
+        report.in_background = len(syncs.queued) + len(syncs.syncing) if pending else 0
         if report.store_error:
             raise StoreError(report.store_error)
-        # Failed MRs are kept in the store and retried (with backoff); while an MR this
-        # cycle or an earlier one listed is still syncing the listing stays where it was,
-        # so a crash meanwhile loses nothing (sync/watermark.py). The active tier's reads
-        # are of MRs the hot cycle reads anyway: they hold nothing up.
-        if plan.listed is not None and not self._halted:
-            self._marks.listed(shards, started_clock, store_failures)
-            held = [task for key, task in self._syncing.items() if key not in self._glancing]
-            await self._marks.advance_after(
-                [*held, *again, *self._feeders], tuple(shards), started_clock,
-                lambda: not self._halted and self._store_failures == store_failures)
-        self.metrics.last_poll_success.labels(self.host.name).set(time.time())
-        return self._finish(report, started, sent_before)
 
-    def _finish(self, report: CycleReport, started: float, sent_before: int) -> CycleReport:
+    async def _hold_listing(self, shards: dict[str, tuple[str, ...]], begun: CycleStart,
+                            again: list[asyncio.Task[None]]) -> None:
+        """Failed MRs are kept in the store and retried (with backoff); while an MR this
+        cycle or an earlier one listed is still syncing the listing stays where it was, so a
+        crash meanwhile loses nothing (sync/watermark.py). The active tier's reads are of
+        MRs the hot cycle reads anyway: they hold nothing up."""
+        syncs = self._syncs
+        self._marks.listed(shards, begun.at, begun.store_failures)
+        held = [task for key, task in syncs.syncing.items()
+                if key not in self._glances.glancing]
+        await self._marks.advance_after(
+            [*held, *again, *syncs.feeders], tuple(shards), begun.at,
+            lambda: not syncs.halted and syncs.store_failures == begun.store_failures)
+
+    def _succeeded(self, report: CycleReport, begun: CycleStart) -> CycleReport:
+        self.metrics.last_poll_success.labels(self.host.name).set(time.time())
+        return self._finish(report, begun)
+
+    def _finish(self, report: CycleReport, begun: CycleStart) -> CycleReport:
         self.last_cycle_ok = report.ok
-        report.seconds = self.monotonic() - started
-        report.requests = self.host.requests_sent - sent_before
-        self.metrics.poll_cycle.observe(report.seconds)
-        self.metrics.poll_requests.observe(report.requests)
-        cheap = self.host.listing_is_cheap
-        self.metrics.list_strategy.labels(self.host.name, "instance").set(int(cheap))
-        self.metrics.list_strategy.labels(self.host.name, "project").set(int(not cheap))
-        log.debug("poll_cycle", host=self.host.name, listed=report.listed,
-                  fetched=report.fetched, events=report.events, jobs=report.jobs,
-                  errors=report.errors, requests=report.requests,
-                  seconds=round(report.seconds, 3))
-        return report
+        return cycle_report.close(report, begun, self.host, self.metrics, self.monotonic())

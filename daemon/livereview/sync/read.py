@@ -61,7 +61,9 @@ class MRReader:
     """One host's reads of single MRs, and what storing them made known."""
 
     host: Host
-    identity: Identity
+    # The poller's, as it is now: a refresh that learns the other tokens' identities
+    # (app/daemon.py `identity_changed`) reaches the next read.
+    identity: Callable[[], Identity]
     store: Callable[[], Store]  # the poller's, as it is now
     policy: Policy
     metrics: Metrics
@@ -97,39 +99,13 @@ class MRReader:
             fresh = await commits.with_refs(self.host, fresh)
         if last is not None and commits.needed(last, fresh):
             fresh = await commits.completed(self.host, fresh)
-        # A long MR re-fetched unchanged (a hot one, every few seconds): compare it with
-        # what was stored last time instead of loading and diffing it again.
-        # One stored from its listing row (no diff refs) is compared with its refs as read.
-        known = last if last is None or last.mr.refs_read else replace(last, mr=replace(
-            last.mr, base_sha=fresh.mr.base_sha, start_sha=fresh.mr.start_sha))
-        if big and known is not None and not concessions \
-                and await asyncio.to_thread(operator.eq, known, fresh):
-            await self.store().run(snapshots.touch, key, self.clock(),
-                                   None if known is last else fresh.mr)
-            self.ingested[key] = fresh
+        if big and not concessions and await self._unchanged(key, last, fresh):
             return 0, 0
         self.ingested.pop(key, None)
         review_on = self.review_on.get(key.repo, ())
-        read = Read(baseline, concessions, self.identity, self.policy, review_on, self.clock())
-        # A long MR is decided off the store's thread, which the other MRs' writes share.
-        found = await self.store().run(snapshots.load, key) if big else \
-            await self.first_reads.load_or_store(fresh, read)
-        if isinstance(found, NeedsCommits):  # a first read that makes a job: read whole
-            fresh = await commits.completed(self.host, fresh)
-            found = await self.store().run(load_or_store_with_commits, fresh, read)
-        if isinstance(found, NeedsCommits):  # cannot be: `fresh` has its commits now
-            raise CommitsNotRead(f"{key}: read with its commits, still without them")
-        if isinstance(found, Snapshot):  # stored: its MR read again, as before
-            fresh = await commits.with_refs(self.host, fresh)
-        if not isinstance(found, FirstRead) and commits.needed(found, fresh):
-            fresh = await commits.completed(self.host, fresh)
-        if isinstance(found, FirstRead):  # none was stored: decided and stored already
-            self._capped(key, found.decided.capped)
-            self._archived(key, found.archived)
-            created = self._stored(key, found.ingested)
-            events = found.decided.events
-        else:
-            events, created, fresh = await self._decide_and_store(key, fresh, found, read, big)
+        read = Read(baseline, concessions, self.identity(), self.policy, review_on,
+                    self.clock())
+        events, created, fresh = await self._load_decide_store(key, fresh, read, big)
         if big:
             self.ingested[key] = fresh
             while len(self.ingested) > INGESTED_KEPT:
@@ -141,6 +117,44 @@ class MRReader:
             self.on_new_jobs()
         return len(events), len(created)
 
+    async def _unchanged(self, key: MRKey, last: Snapshot | None, fresh: Snapshot) -> bool:
+        """A long MR re-fetched unchanged (a hot one, every few seconds): compared with what
+        was stored last time instead of loaded and diffed again; if so, only touched."""
+        if last is None:
+            return False
+        # One stored from its listing row (no diff refs) is compared with its refs as read.
+        known = last if last.mr.refs_read else replace(last, mr=replace(
+            last.mr, base_sha=fresh.mr.base_sha, start_sha=fresh.mr.start_sha))
+        if not await asyncio.to_thread(operator.eq, known, fresh):
+            return False
+        await self.store().run(snapshots.touch, key, self.clock(),
+                               None if known is last else fresh.mr)
+        self.ingested[key] = fresh
+        return True
+
+    async def _load_decide_store(self, key: MRKey, fresh: Snapshot, read: Read, big: bool
+                                 ) -> tuple[list[Event], list[tuple[int, str]], Snapshot]:
+        """What is stored of the MR, then `fresh` decided against it and stored — in one
+        transaction for one never stored (sync/first_reads.py); (events, new jobs, the
+        snapshot as stored)."""
+        # A long MR is decided off the store's thread, which the other MRs' writes share.
+        found = await self.store().run(snapshots.load, key) if big else \
+            await self.first_reads.load_or_store(fresh, read)
+        if isinstance(found, NeedsCommits):  # a first read that makes a job: read whole
+            fresh = await commits.completed(self.host, fresh)
+            found = await self.store().run(load_or_store_with_commits, fresh, read)
+        if isinstance(found, NeedsCommits):  # cannot be: `fresh` has its commits now
+            raise CommitsNotRead(f"{key}: read with its commits, still without them")
+        if isinstance(found, FirstRead):  # none was stored: decided and stored already
+            self._capped(key, found.decided.capped)
+            self._archived(key, found.archived)
+            return found.decided.events, self._stored(key, found.ingested), fresh
+        if isinstance(found, Snapshot):  # stored: its MR read again, as before
+            fresh = await commits.with_refs(self.host, fresh)
+        if commits.needed(found, fresh):
+            fresh = await commits.completed(self.host, fresh)
+        return await self._decide_and_store(key, fresh, found, read, big)
+
     async def _decide_and_store(self, key: MRKey, fresh: Snapshot, stored: Snapshot | None,
                                 read: Read, big: bool
                                 ) -> tuple[list[Event], list[tuple[int, str]], Snapshot]:
@@ -149,7 +163,7 @@ class MRReader:
         # Only a new comment can reply on a review: no query when the count is unchanged.
         awaiting = await self.store().run(reviews.awaiting, key) if stored is not None and _count(
             stored) != _count(fresh) else None
-        args = (stored, fresh, read.baseline, read.concessions, self.identity, self.policy,
+        args = (stored, fresh, read.baseline, read.concessions, read.identity, self.policy,
                 read.review_on, awaiting)
         # A long one is decided in a thread: the event loop stays free for the other MRs.
         decided = await asyncio.to_thread(decide, *args) if big else decide(*args)
@@ -167,7 +181,7 @@ class MRReader:
             return decided.events, [], fresh
         ingested = await self.store().run(
             store_read, fresh, decided.events, decided.requests, decided.reviews,
-            self.identity, now, stored, self.policy.max_edit_answers)
+            read.identity, now, stored, self.policy.max_edit_answers)
         return decided.events, self._stored(key, ingested), fresh
 
     def _archived(self, key: MRKey, lessons: Sequence[Lesson]) -> None:

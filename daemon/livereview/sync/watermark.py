@@ -35,7 +35,7 @@ class ListingMarks:
     host: str
     _closers: set[asyncio.Task[None]] = field(default_factory=set)
     # Per scope: when this process's first complete listing of it began, and how many
-    # reads had failed to store by then (sync/poller.py counts them).
+    # reads had failed to store by then (sync/mr_syncs.py counts them).
     _first_listed: dict[str, tuple[datetime, int]] = field(default_factory=dict)
 
     def listed(self, scopes: Iterable[str], at: datetime, store_failures: int) -> None:
