@@ -1,6 +1,6 @@
 """The fake GitHub's REST routes: the request the handlers see and the handlers themselves.
 
-Each route maps a method and a path pattern to an action on the FakeGitHub; github_server.py
+Each route maps a method and a path pattern to an action on the FakeGitHub; server.py
 matches requests against `routes()` (after stripping GHES's `/api/v3` prefix) and turns the
 results into responses. A handler returns JSON, a `Raw` body (media types), or a `Created`
 pair when the status depends on the outcome (reactions: 201 new, 200 existing).

@@ -1,7 +1,7 @@
 """In-memory state of the fake GitHub: setup, mutations, faults, rate limits, the request log.
 
-Behaviour follows GitHub's REST reference (see github_model.py). Lookups and payloads are in
-github_payloads.py. Every public method takes the single re-entrant lock, so the HTTP
+Behaviour follows GitHub's REST reference (see model.py). Lookups and payloads are in
+payloads.py. Every public method takes the single re-entrant lock, so the HTTP
 threads and a test may share it. What the fake does not model on purpose: permissions
 beyond "the token is valid", drafts, multi-line comments, pending reviews, suggestions.
 """
