@@ -229,7 +229,9 @@ def test_once_profile_shows_where_the_cycle_time_went(
     out = capsys.readouterr().out
     assert "poll gl: " in out and "1 new jobs" in out
     assert "top 20 livereview functions by cumulative time:" in out
-    assert "sync/poller.py" in out  # the poll cycle is itemised (what leads varies with load)
+    # The poll cycle is itemised: its parts live in sync/ (poller.py, mr_syncs.py, read.py);
+    # which of them make the top 20 varies with load.
+    assert re.search(r"livereview/sync/\w+\.py:\d+", out)
 
 
 def _once_on_a_terminal(sandbox: Sandbox) -> str:
