@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 import structlog
 
+from livereview.core.model import JobReason, MRKey, ReplyRequest
 from livereview.log_setup import FailureLog
 from livereview.store import engine as engines
 from livereview.store import jobs, state
@@ -175,6 +176,30 @@ async def test_a_full_disk_is_not_over_when_a_kind_that_failed_to_write_only_rea
         await store.run(state.watermark, "gl", "acme/known", now)  # a read proves nothing
         assert said(logs) == ["store_unavailable"]
         await store.run(state.watermark, "gl", "acme/new", now)  # the write works again
+    store.close()
+    assert said(logs) == ["store_unavailable", "store_unavailable_recovered"]
+
+
+@pytest.mark.sqlite_only("the database file on a full disk")
+async def test_a_full_disk_is_over_when_a_kind_that_failed_writes_rows_with_returning(
+        tiny_disk: Path) -> None:
+    """Review s6: `jobs.enqueue` of two new jobs flushes `INSERT … RETURNING id` (SQLAlchemy's
+    insertmanyvalues); on SQLite the cursor's rowcount is 0 until the rows are fetched, so
+    the `after_cursor_execute` count never sees these writes and the episode never ends."""
+    store = Store.open(f"sqlite:///{tiny_disk / 'livereview.db'}")
+    now = datetime.now(UTC)
+    mr = MRKey("gl", "acme/app", 1)
+
+    def two(n: int) -> list[ReplyRequest]:
+        return [ReplyRequest(mr, f"t{n}-{k}", f"m{n}-{k}", JobReason.MENTION, now)
+                for k in range(2)]
+
+    filler = fill(tiny_disk)
+    with structlog.testing.capture_logs() as logs:
+        with pytest.raises(StoreFull):
+            await store.run(jobs.enqueue, two(0), now)
+        filler.unlink()
+        assert len(await store.run(jobs.enqueue, two(1), now)) == 2  # two rows written
     store.close()
     assert said(logs) == ["store_unavailable", "store_unavailable_recovered"]
 
