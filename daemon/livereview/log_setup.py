@@ -205,5 +205,6 @@ class FailureLog:
 
     def failing(self, subject: str) -> str | None:
         """The latest cause of `subject`'s failure; None when it is not failing."""
-        causes = self._failing.get(subject)
-        return causes[-1] if causes else None
+        with self._lock:  # `failed` reorders the list in place
+            causes = self._failing.get(subject)
+            return causes[-1] if causes else None

@@ -204,6 +204,26 @@ async def test_a_full_disk_is_over_when_a_kind_that_failed_writes_rows_with_retu
     assert said(logs) == ["store_unavailable", "store_unavailable_recovered"]
 
 
+@pytest.mark.sqlite_only("the database file on a full disk")
+async def test_a_full_disk_is_over_when_any_kind_writes_though_the_one_that_failed_never_comes_back(
+        tiny_disk: Path) -> None:
+    """Review s6: a kind that failed on a full disk may never run again (a one-shot mark,
+    a watermark of a scope now stored elsewhere): a later write of another kind proves the
+    disk writable, and the episode is over."""
+    store = Store.open(f"sqlite:///{tiny_disk / 'livereview.db'}")
+    now = datetime.now(UTC)
+    mr = MRKey("gl", "acme/app", 1)
+    filler = fill(tiny_disk)
+    with structlog.testing.capture_logs() as logs:
+        with pytest.raises(StoreFull):
+            await store.run(state.watermark, "gl", "acme/new", now)
+        filler.unlink()
+        request = ReplyRequest(mr, "t", "m", JobReason.MENTION, now)
+        assert len(await store.run(jobs.enqueue, [request], now)) == 1  # another kind writes
+    store.close()
+    assert said(logs) == ["store_unavailable", "store_unavailable_recovered"]
+
+
 def test_a_failure_log_says_a_failure_once_per_cause_and_once_when_it_ends() -> None:
     failures = FailureLog(structlog.get_logger("test"))
     with structlog.testing.capture_logs() as logs:

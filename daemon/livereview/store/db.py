@@ -53,7 +53,12 @@ class Store:
                      _executemany: bool) -> None:
         if isinstance(context, DefaultExecutionContext) and (
                 context.isinsert or context.isupdate or context.isdelete):
-            self._writes += cursor.rowcount != 0  # -1: the driver cannot tell; count it
+            # -1: the driver cannot tell; count it. With RETURNING, SQLite's rowcount stays 0
+            # until the rows are fetched (SQLAlchemy's multi-row INSERT … RETURNING id):
+            # count it too — at worst a statement that changed nothing ends an episode early.
+            returning = context.compiled is not None and bool(
+                getattr(context.compiled, "effective_returning", None))
+            self._writes += cursor.rowcount != 0 or returning
 
     @classmethod
     def open(cls, database_url: str, busy_timeout_seconds: float = 10.0, *,
@@ -150,10 +155,11 @@ class Store:
             log.debug("store_transaction_failed", kind=kind)  # each one, said or not
             self.failures.failed("store", "store_unavailable", str(exc))
             raise
-        # Over only when a transaction that failed works again: with a full disk, reads
-        # still succeed between the writes that fail — and a kind that failed to write
-        # (a load-or-store) may only read on its next call, so there it must write.
-        if kind in self._failed and (wrote or not self._full):
+        # Over when a transaction that failed works again — but with a full disk reads still
+        # succeed between the writes that fail, and a kind that failed to write (a
+        # load-or-store) may only read on its next call: there only a write, of any kind,
+        # proves it over (the kind that failed may never write again: a one-shot mark).
+        if self._failed and (wrote if self._full else kind in self._failed):
             self._failed.clear()
             self._full = False
             self.failures.ok("store", "store_unavailable")
