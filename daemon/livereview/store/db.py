@@ -6,7 +6,7 @@ other. `await store.run(fn, *args)` runs `fn(session, *args)` in one transaction
 
 A sick database is reported, not retried blindly: a locked, full or read-only one raises
 `StoreError` (and `run` logs `store_unavailable` once, `store_unavailable_recovered` when
-it passes: for a full one, when a transaction that failed writes again); a damaged file,
+it passes: for a full one, when a write works again); a damaged file,
 or one deleted or replaced under the process, is `StoreFatal` and every later transaction
 raises it again without touching the file.
 """
