@@ -181,7 +181,9 @@ def documents(draw: st.DrawFn, files: Path) -> dict[str, object]:
 
 @st.composite
 def environments(draw: st.DrawFn, files: Path) -> dict[str, str]:
-    env = {"EMPTY": ""}
+    # Set, so that only the rule on a variable's name refuses these names.
+    env = {"EMPTY": "", "bad name": "glpat-env-token-value",
+           "ghp_Q1w2E3r4T5y6U7i8O9p0AsDf": "glpat-env-token-value"}
     for name, value in (("T", "glpat-env-token-value"), ("K", "sk-key"),
                         ("OPENAI_API_KEY", "sk-default"),
                         ("STATE_DIRECTORY", str(files / "state")),
@@ -209,7 +211,8 @@ def test_whatever_the_document_the_light_reader_is_none_or_the_models_own_values
 
 # ---- every key the light reader knows, set to each bound, choice and wrong type -------------
 WRONG_TYPES: list[object] = [True, False, 0, 1, 1.5, -1.0, math.nan, math.inf, -math.inf, "",
-                             " ", "1", "@x", [], ["a"], [1], {}, {"x": 1}, 2**63 - 1]
+                             " ", "1", "@x", "bad name", "ghp_Q1w2E3r4T5y6U7i8O9p0AsDf", [],
+                             ["a"], [1], {}, {"x": 1}, 2**63 - 1]
 
 
 def _keys() -> Iterator[tuple[str, str]]:
@@ -219,15 +222,18 @@ def _keys() -> Iterator[tuple[str, str]]:
 
 
 def _with(files: Path, section: str, key: str, value: object) -> dict[str, object]:
+    """The base document with `key` of `section` set (of its first host or repo, or of a
+    `[[hosts.tokens]]` table of its first host)."""
     data = _base(files)
-    hosts = data["hosts"]
-    assert isinstance(hosts, list)
-    table = data.setdefault(section, {})
-    if section in ("hosts", "repos"):
-        table = data[section][0]  # type: ignore[index]
-    elif section == "tokens":
+    hosts, repos = data["hosts"], data["repos"]
+    assert isinstance(hosts, list) and isinstance(repos, list)
+    if section == "tokens":
         hosts[0]["tokens"] = [{"repos": ["o/*"], "token_env": "T"}]
         table = hosts[0]["tokens"][0]
+    elif section in ("hosts", "repos"):
+        table = (hosts if section == "hosts" else repos)[0]
+    else:
+        table = data.setdefault(section, {})
     assert isinstance(table, dict)
     table[key] = value
     return data
@@ -236,7 +242,8 @@ def _with(files: Path, section: str, key: str, value: object) -> dict[str, objec
 @pytest.mark.parametrize(("section", "key"), list(_keys()))
 def test_each_bound_choice_and_wrong_type_of_a_known_key_is_read_as_the_models_read_it(
         files: Path, section: str, key: str) -> None:
-    env = {"T": "glpat-env-token-value", "K": "sk-key"}
+    env = {"T": "glpat-env-token-value", "K": "sk-key", "bad name": "glpat-env-token-value",
+           "ghp_Q1w2E3r4T5y6U7i8O9p0AsDf": "glpat-env-token-value"}
     for value in [*_bounds(_model_keys()[section], key), *WRONG_TYPES]:
         data = _with(files, section, key, value)
         fast = assert_equivalent(data, env)
