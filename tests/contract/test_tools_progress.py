@@ -36,9 +36,10 @@ def _call(side: ToolSide, tool: str, mr: str, **arguments: Any
         heard.append((progress, total, message))
 
     async def call() -> dict[str, Any]:
-        box = open_toolbox(load(side.config))
+        settings = load(side.config)
+        box = open_toolbox(settings)
         try:
-            async with Client(build(box)) as client:
+            async with Client(build(box, settings)) as client:
                 result = await client.call_tool(tool, {"mr": mr, **arguments},
                                                 progress_callback=report)
         finally:

@@ -92,9 +92,10 @@ class ToolSide:
     def mcp(self, tool: str, **arguments: Any) -> tuple[bool, Any]:
         """(is_error, structured result or the error's text) of one MCP tool call."""
         async def call() -> tuple[bool, Any]:
-            box = open_toolbox(load(self.config))
+            settings = load(self.config)
+            box = open_toolbox(settings)
             try:
-                async with Client(build(box)) as client:
+                async with Client(build(box, settings)) as client:
                     result = await client.call_tool(tool, arguments)
             finally:
                 await box.close()

@@ -259,8 +259,13 @@ def test_reading_local_reviews_reads_the_repository_store_without_the_orm(
 # comments from a host that answers: the HTTP client without trio (cli/asyncio_only.py),
 # no metrics (nothing exports them), no structlog while nothing is logged
 # (log_setup.get_logger), no Markdown parser, no local host, none of the other operations'
-# tools, and only the configured host type's adapter (bench figure 17 measures the memory).
-MR_COMMENTS_NEVER = (*NEVER, "trio", "prometheus_client", "livereview.metrics", "structlog",
+# tools, and only the configured host type's adapter (bench figure 17 measures the memory);
+# nor pydantic and the settings models, when the light reader can read the config
+# (settings/light.py).
+MODELS = ("pydantic", "pydantic_core", "livereview.settings.models",
+          "livereview.settings.loading")
+MR_COMMENTS_NEVER = (*NEVER, *MODELS, "trio", "prometheus_client", "livereview.metrics",
+                     "structlog",
                      "markdown_it", "livereview.hosts.local", "livereview.tools.writing",
                      "livereview.tools.diffs", "livereview.tools.anchors",
                      "livereview.tools.show", "livereview.core.postable",
@@ -268,23 +273,48 @@ MR_COMMENTS_NEVER = (*NEVER, "trio", "prometheus_client", "livereview.metrics", 
                      "livereview.hosts.bitbucket_server", "sqlalchemy", "sqlmodel")
 
 
-def test_mr_comments_reads_a_served_mr_loading_only_the_one_shot_read(tmp_path: Path) -> None:
+def _served_comments(tmp_path: Path, *extras: str) -> list[tuple[dict[str, object], object]]:
+    """`mr comments --json` of one served MR, once per config (the base one with each of
+    `extras` appended, each beside its own store): what the probe reports, and the document
+    printed."""
     gitlab = FakeGitLab(token="t" * 20)  # what probed() gives the CLI
     gitlab.add_user("alice", "Alice")
     gitlab.add_project("acme/api")
     iid = gitlab.add_mr("acme/api", title="Guard the cache", author="bob",
                         files={"a.py": ("x = 1\n", "x = 2\n")})
     gitlab.add_note("acme/api", iid, author="alice", body="Is a lock needed for a read?")
+    runs: list[tuple[dict[str, object], object]] = []
     with FakeGitLabServer(gitlab) as server:
-        config = _config(tmp_path, server.url)
-        assert main_ok(["--config", str(config), "db", "migrate", "--create",
-                        "--url", f"sqlite:///{tmp_path / 'state.db'}"], tmp_path)
-        found = probed(["--config", str(config), "mr", "comments", f"gl:acme/api!{iid}",
-                        "--json"], tmp_path, tmp_path)
-    assert found["code"] == 0
-    shown = json.loads((tmp_path / "stdout").read_text(encoding="utf-8"))
+        for index, extra in enumerate(extras or ("",)):
+            where = tmp_path / str(index)
+            where.mkdir()
+            config = _config(where, server.url)
+            config.write_text(config.read_text(encoding="utf-8") + extra, encoding="utf-8")
+            assert main_ok(["--config", str(config), "db", "migrate", "--create",
+                            "--url", f"sqlite:///{where / 'state.db'}"], where)
+            found = probed(["--config", str(config), "mr", "comments", f"gl:acme/api!{iid}",
+                            "--json"], where, where)
+            assert found["code"] == 0
+            runs.append((found, json.loads((where / "stdout").read_text(encoding="utf-8"))))
+    return runs
+
+
+def test_mr_comments_reads_a_served_mr_loading_only_the_one_shot_read(tmp_path: Path) -> None:
+    [(found, shown)] = _served_comments(tmp_path)
+    assert isinstance(shown, dict)
     assert [c["body"] for c in shown["comments"]] == ["Is a lock needed for a read?"]
     modules = cast("list[str]", found["modules"])
     assert {"livereview.tools.comments", "livereview.hosts.gitlab.adapter",
             "livereview.store.reads", "httpx2"} <= set(modules)
     assert _present(modules, MR_COMMENTS_NEVER) == []
+
+
+def test_mr_comments_reads_a_config_the_light_reader_leaves_with_the_models_alike(
+        tmp_path: Path) -> None:
+    """A `[review]` section is the models' to read: pydantic is loaded, and the comments
+    printed are the same, byte for byte."""
+    [(light, light_shown), (full, full_shown)] = _served_comments(
+        tmp_path, "", "\n[review]\napprove = false\n")
+    assert full_shown == light_shown
+    assert set(MODELS) <= set(cast("list[str]", full["modules"]))
+    assert _present(cast("list[str]", light["modules"]), MODELS) == []

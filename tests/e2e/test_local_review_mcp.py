@@ -30,9 +30,10 @@ def _config(tmp_path: Path, repo: Path) -> Path:
 
 def call(config: Path, tool: str, **arguments: Any) -> tuple[bool, Any]:
     async def run() -> tuple[bool, Any]:
-        box = open_toolbox(load(config))
+        settings = load(config)
+        box = open_toolbox(settings)
         try:
-            async with Client(build(box)) as client:
+            async with Client(build(box, settings)) as client:
                 result = await client.call_tool(tool, arguments)
         finally:
             await box.close()

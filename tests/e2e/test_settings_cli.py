@@ -107,3 +107,28 @@ def test_a_broken_config_is_one_line_and_exit_2(tmp_path: Path, content: bytes |
     assert len(result.stderr.splitlines()) == 1, result.stderr
     assert message in result.stderr
     assert "SECRET" not in result.stderr + result.stdout
+
+
+# `mr` reads the file without pydantic when it can (settings/light.py); a broken one is still
+# the models' own line, whichever section is broken, and their exit code.
+@pytest.mark.parametrize(("old", "new"), [
+    ('type = "gitlab"', 'type = "gitlab"\nmax_concurrent_requests = 0'),
+    ('type = "gitlab"', 'type = "gitlab"\nmax_concurrent_requests = true'),
+    ('[[hosts]]', '[review]\nmax_attempts = 0\n\n[[hosts]]'),
+    ('[[hosts]]', '[web]\ntrusted_header = "not a header"\n\n[[hosts]]'),
+    ('[[repos]]', '[[repos]]\nhost = "nope"\npath = "x/y"\n\n[[repos]]'),
+])
+def test_mr_says_what_is_wrong_with_a_broken_config_as_every_command_does(
+        sandbox: Sandbox, capsys: pytest.CaptureFixture[str], old: str, new: str) -> None:
+    from livereview.settings import ConfigError, load
+
+    text = sandbox.config.read_text()
+    assert old in text
+    sandbox.config.write_text(text.replace(old, new, 1))
+    with pytest.raises(ConfigError) as refused:
+        load(sandbox.config)
+    line = f"livereview: config error: {refused.value}\n"
+    assert main(["--config", str(sandbox.config), "check"]) == 2
+    assert capsys.readouterr().err == line
+    assert main(["--config", str(sandbox.config), "mr", "comments", "gl:acme/api!1"]) == 2
+    assert capsys.readouterr() == ("", line)

@@ -13,15 +13,16 @@ from livereview import __version__
 from livereview.hosts.base import Host, PacedInbox
 from livereview.hosts.http import HttpClient
 from livereview.hosts.routed import Routed, RoutedPaced, TokenRoute
-from livereview.settings import HostSettings, Secret
 from livereview.settings.repo_globs import RepoPattern
+from livereview.settings.secret import Secret
 
 if TYPE_CHECKING:  # git and the review store: loaded when a local host is configured
     from livereview.hosts.local.adapter import LocalBooks
     from livereview.metrics import Metrics
+    from livereview.settings.view import HostView
 
 
-def _headers(settings: HostSettings, secret: Secret) -> dict[str, str]:
+def _headers(settings: HostView, secret: Secret) -> dict[str, str]:
     token = secret.reveal()
     if settings.type == "github":
         # https://docs.github.com/en/rest/using-the-rest-api/getting-started-with-the-rest-api
@@ -43,7 +44,7 @@ def _headers(settings: HostSettings, secret: Secret) -> dict[str, str]:
     return {"PRIVATE-TOKEN": token}
 
 
-def connect(settings: HostSettings, metrics: Metrics | None,
+def connect(settings: HostView, metrics: Metrics | None,
             transport: httpx2.AsyncBaseTransport | None = None,
             books: LocalBooks | None = None) -> Host:
     # git and each repository's review store, no HTTP (docs/DESIGN.md §14)
@@ -64,7 +65,7 @@ def connect(settings: HostSettings, metrics: Metrics | None,
     return kind(routes, token_picker(settings))
 
 
-def token_picker(settings: HostSettings) -> Callable[[str], int]:
+def token_picker(settings: HostView) -> Callable[[str], int]:
     """The index of the token acting in a repo: 1 + the first `[[hosts.tokens]]` table whose
     patterns match it, else 0 (the host's own). GitLab and GitHub resolve paths whatever their
     case, so matching ignores it (settings/repo_globs.py)."""
@@ -77,7 +78,7 @@ def token_picker(settings: HostSettings) -> Callable[[str], int]:
     return pick
 
 
-def _adapter(settings: HostSettings, token: Secret, metrics: Metrics | None,
+def _adapter(settings: HostView, token: Secret, metrics: Metrics | None,
              transport: httpx2.AsyncBaseTransport | None) -> Host:
     http = HttpClient(
         base_url=settings.url, headers=_headers(settings, token),

@@ -8,17 +8,17 @@ from typing import TYPE_CHECKING
 import httpx2
 
 from livereview.app.hosts import connect
-from livereview.settings import DaemonSettings, Settings
 from livereview.store.faults import StoreError
 from livereview.store.reads import Reader, sqlite_path
 from livereview.tools.errors import ToolError
 from livereview.tools.toolbox import Toolbox
 
 if TYPE_CHECKING:  # the ORM: imported when a store is opened
+    from livereview.settings.view import StoreView, ToolSettings
     from livereview.store.db import Store
 
 
-def open_store(settings: DaemonSettings, *, apart: bool = False) -> Store:
+def open_store(settings: StoreView, *, apart: bool = False) -> Store:
     """The configured database (created and migrated if need be; `apart`: the upgrade in
     a child process, for the long-running daemon: store/migrate_apart.py)."""
     from livereview.store.db import Store
@@ -26,7 +26,7 @@ def open_store(settings: DaemonSettings, *, apart: bool = False) -> Store:
     return Store.open(settings.database_url, settings.busy_timeout_seconds, apart=apart)
 
 
-def _plain_reader(settings: DaemonSettings) -> Reader | None:
+def _plain_reader(settings: StoreView) -> Reader | None:
     """The SQLite store read without the ORM, if it can be as it is: a file that exists at
     this version's schema. Otherwise None, and the store is opened as for every tool call:
     created, migrated, or refused with the one line that says why."""
@@ -39,7 +39,7 @@ def _plain_reader(settings: DaemonSettings) -> Reader | None:
         return None
 
 
-def open_toolbox(settings: Settings,
+def open_toolbox(settings: ToolSettings,
                  transport: httpx2.AsyncBaseTransport | None = None, *,
                  log_failures: bool = True, plain_reads: bool = False) -> Toolbox:
     """The daemon's store (created and migrated if need be: SQLite in WAL mode, so this

@@ -293,45 +293,74 @@ def _mcp_without_config(args: argparse.Namespace) -> bool:
 
 
 def _configured(args: argparse.Namespace) -> int:
-    from livereview.settings import ConfigError
-    from livereview.store.faults import StoreError
+    from livereview.settings import ConfigError, read
+    from livereview.settings.light import LightSettings
+    from livereview.settings.light import parse as parse_light
 
+    path = args.config or default_config_path()
+    light: LightSettings | None = None
     try:
-        settings = _settings(args)
-    except ConfigError as exc:
+        data = read(path)
+        env = dict(os.environ)
+        if args.command == "mr":  # without pydantic when that reads the same (settings/light.py)
+            light = parse_light(data, env)
+        settings = None if light is not None else _parse(data, env, path, args)
+    except ConfigError as exc:  # the models' own line: the light reader never says one
         print(f"livereview: config error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    if settings is None:
+        assert light is not None
+        logs.configure(light.daemon.log_format, light.secrets(), level=args.log_level)
+        return _guarded(lambda: int(args.face(light, args)))
     secrets = [h.token.reveal() for h in settings.hosts] + [settings.ai.api_key.reveal(),
                                                              settings.web.token.reveal()]
     logs.configure(settings.daemon.log_format, secrets, level=args.log_level)
+    return _guarded(lambda: _run(settings, args))
+
+
+def _parse(data: dict[str, object], env: dict[str, str], path: Path, args: argparse.Namespace
+           ) -> Settings:
+    from livereview.settings import parse  # the models, and pydantic
+
+    return parse(data, env, path, secrets=args.command not in STORE_ONLY)
+
+
+def _run(settings: Settings, args: argparse.Namespace) -> int:
     from livereview.cli import status_commands
 
-    try:
-        if args.command == "check":
-            import asyncio
+    if args.command == "check":
+        import asyncio
 
-            from livereview.cli import daemon_commands
-
-            return asyncio.run(daemon_commands.check(settings))
-        if args.command == "pending":
-            return status_commands.pending(settings, args)
-        if args.command == "conversation":
-            return status_commands.conversation(settings, args)
-        if args.command == "lessons":
-            from livereview.cli import lesson_commands
-
-            return lesson_commands.run(settings, args)
-        if args.command == "review":
-            from livereview.cli import review as cli_review
-
-            return cli_review.run(settings, args)
-        if args.command == "health":
-            return status_commands.health(settings, args)
-        if args.command in ("mr", "mcp"):
-            return int(args.face(settings, args))
         from livereview.cli import daemon_commands
 
-        return daemon_commands.run_daemon(settings, args)
+        return asyncio.run(daemon_commands.check(settings))
+    if args.command == "pending":
+        return status_commands.pending(settings, args)
+    if args.command == "conversation":
+        return status_commands.conversation(settings, args)
+    if args.command == "lessons":
+        from livereview.cli import lesson_commands
+
+        return lesson_commands.run(settings, args)
+    if args.command == "review":
+        from livereview.cli import review as cli_review
+
+        return cli_review.run(settings, args)
+    if args.command == "health":
+        return status_commands.health(settings, args)
+    if args.command in ("mr", "mcp"):
+        return int(args.face(settings, args))
+    from livereview.cli import daemon_commands
+
+    return daemon_commands.run_daemon(settings, args)
+
+
+def _guarded(command: Callable[[], int]) -> int:
+    """A configured command's expected failures, each one line on stderr."""
+    from livereview.store.faults import StoreError
+
+    try:
+        return command()
     except StoreError as exc:
         print(f"livereview: {exc}", file=sys.stderr)
         return EXIT_RUNTIME

@@ -18,7 +18,7 @@ from typing import TextIO
 
 from livereview.app.wiring import open_toolbox
 from livereview.core.sanitize import clean, one_line
-from livereview.settings import Settings
+from livereview.settings.view import ToolSettings
 from livereview.tools import results
 from livereview.tools.errors import EXIT_USAGE, BadInput, ToolError
 from livereview.tools.toolbox import Toolbox
@@ -203,7 +203,7 @@ async def _diffstat_live(box: Toolbox, args: argparse.Namespace, out: TextIO) ->
               f"-{sum(f.deletions for f in shown)}\n")
 
 
-async def _main(settings: Settings, args: argparse.Namespace, out: TextIO) -> int:
+async def _main(settings: ToolSettings, args: argparse.Namespace, out: TextIO) -> int:
     # The one line on stderr says a failure; one call, so the store may be read plainly.
     box = open_toolbox(settings, log_failures=False, plain_reads=True)
     try:
@@ -228,7 +228,7 @@ async def _main(settings: Settings, args: argparse.Namespace, out: TextIO) -> in
         await box.close()
 
 
-def run(settings: Settings, args: argparse.Namespace) -> int:
+def run(settings: ToolSettings, args: argparse.Namespace) -> int:
     try:
         return asyncio.run(_main(settings, args, sys.stdout))
     except ToolError as exc:

@@ -172,9 +172,9 @@ class Tools:
         return await self._call(comment_tools.comment_replied(self.box, mr, comment_id))
 
 
-def build(box: Toolbox | None) -> MCPServer:
-    """The MR tools of a config's hosts and the local reviews; without a toolbox (no config
-    file) the local reviews alone, the model taken from the environment."""
+def build(box: Toolbox | None, settings: Settings | None = None) -> MCPServer:
+    """The MR tools of a config's hosts and the local reviews (answered with `settings`); without
+    a toolbox (no config file) the local reviews alone, the model taken from the environment."""
     from mcp.types import ToolAnnotations
 
     from livereview.mcp.arguments import Server  # one-line argument errors
@@ -194,7 +194,7 @@ def build(box: Toolbox | None) -> MCPServer:
         for name in ("reply", "comment", "approve", "unapprove", "request_changes"):
             server.add_tool(getattr(tools, name), name=name, annotations=write)
     # Local reviews of git ranges (docs/DESIGN.md §14)
-    local = LocalReviewTools(None if box is None else box.settings)
+    local = LocalReviewTools(settings)
     for name in local_mcp.NAMES:
         server.add_tool(getattr(local, name), name=name,
                         annotations=read if name == "show_review" else write)
@@ -210,7 +210,7 @@ def run_local() -> int:
 async def serve(settings: Settings) -> None:
     box = open_toolbox(settings)
     try:
-        await build(box).run_stdio_async()
+        await build(box, settings).run_stdio_async()
     finally:
         await box.close()
 

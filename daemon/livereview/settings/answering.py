@@ -8,15 +8,15 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BeforeValidator, Field
 
-from livereview.settings.errors import Invalid, Rank, shown
+from livereview.settings import section_rules
+from livereview.settings.errors import Invalid, shown
 from livereview.settings.rules import Between, Required, TomlList, http_url, one_of
 from livereview.settings.section import Section
+from livereview.settings.section_rules import REVIEW_EVENTS, repo_path, review_events
 
-
-def repo_path(path: str) -> str:
-    if not path.strip("/").strip():
-        raise Invalid("is required", rank=Rank.MISSING)
-    return path.strip("/")
+__all__ = ["REVIEW_EVENTS", "SEVERITIES", "AnswerSettings", "GroupKnowledge", "KnowledgeEntries",
+           "KnowledgeSettings", "LessonsSettings", "ReviewSettings", "repo_path",
+           "review_events"]
 
 
 def _knowledge(value: object) -> object:
@@ -36,13 +36,6 @@ def _knowledge(value: object) -> object:
 
 
 # ---- how answers are written (docs/DESIGN.md §10.1), and knowledge beyond one repo ----
-def _languages(languages: tuple[str, ...]) -> tuple[str, ...]:
-    for language in languages:
-        if not language.strip() or len(language) > 40 or not language.isprintable():
-            raise Invalid(f"expected language names such as \"English\", got {shown(language)}")
-    return languages
-
-
 class AnswerSettings(Section):
     """The answer policy ([answers], overridden per repo by [repos.answers]) and the context
     budget of one answer."""
@@ -52,7 +45,7 @@ class AnswerSettings(Section):
     concede: Annotated[str, one_of("with_evidence", "when_convinced")] = "with_evidence"
     """`with_evidence`: concede only when the code shown or a reference proves the point;
     `when_convinced`: when the model is convinced."""
-    languages: Annotated[TomlList[str], AfterValidator(_languages)] = ()
+    languages: Annotated[TomlList[str], AfterValidator(section_rules.languages)] = ()
     """`[]`: answer in the question's language; else the languages to answer in
     (`["English"]`)."""
     max_chars: Annotated[int, Between(100, 60_000)] = 6000
@@ -90,7 +83,6 @@ class KnowledgeSettings(Section):
     """Knowledge for the repos under a group (`[[knowledge.groups]]`)."""
 
 
-REVIEW_EVENTS = ("opened", "push")
 SEVERITIES = ("critical", "warning", "suggestion")
 
 
@@ -99,13 +91,6 @@ def _verdicts(values: tuple[str, ...]) -> tuple[str, ...]:
         if value not in ("approved", "changes_requested", "commented"):
             raise Invalid("expected some of approved, changes_requested, commented, got "
                           f"{shown(value)}")
-    return values
-
-
-def review_events(values: tuple[str, ...]) -> tuple[str, ...]:
-    for value in values:
-        if value not in REVIEW_EVENTS:
-            raise Invalid(f"expected some of {', '.join(REVIEW_EVENTS)}, got {shown(value)}")
     return values
 
 

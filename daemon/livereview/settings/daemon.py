@@ -4,22 +4,15 @@ its job limits and time limits, and what a replica is called (docs/configuration
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Annotated, Self
 
 from pydantic import AfterValidator, ValidationInfo, field_validator, model_validator
 
-from livereview.settings.errors import Invalid, shown
+from livereview.settings import section_rules
 from livereview.settings.rules import Between, database_url, one_of
 from livereview.settings.section import Section, reading_of
 
 SECONDS_PER_DAY = 86_400.0
-
-
-def _replica_name(name: str) -> str:
-    if len(name) > 64 or not all(c.isascii() and (c.isalnum() or c in "-_.") for c in name):
-        raise Invalid(f"expected up to 64 letters, digits, '-', '_' or '.', got {shown(name)}")
-    return name
 
 
 class DaemonSettings(Section):
@@ -80,7 +73,7 @@ class DaemonSettings(Section):
     log_format: Annotated[str, one_of("auto", "console", "json")] = "auto"
     """`auto`: readable lines on a terminal or journald, JSON lines otherwise."""
     # -- several daemons on one PostgreSQL database (docs/DESIGN.md §12; ignored on SQLite) --
-    replica: Annotated[str, AfterValidator(_replica_name)] = ""
+    replica: Annotated[str, AfterValidator(section_rules.replica_name)] = ""
     """Replicas on PostgreSQL: this daemon's name (up to 64 letters, digits, `-`, `_`, `.`),
     the `replica` label of every metric; "" → no label."""
     lease_seconds: Annotated[float, Between(1, 600)] = 30.0
@@ -90,31 +83,20 @@ class DaemonSettings(Section):
     @field_validator("database_url", mode="after")
     @classmethod
     def _database_url(cls, url: str, info: ValidationInfo) -> str:
-        if not url:
-            reading = reading_of(info)
-            env = reading.env if reading else os.environ
-            state = (info.data.get("state_dir") or env.get("STATE_DIRECTORY")
-                     or str(Path.home() / ".local/state/livereview"))
-            return f"sqlite:///{Path(state) / 'livereview.db'}"
-        return database_url(url)
+        if url:
+            return database_url(url)
+        reading = reading_of(info)
+        return section_rules.default_database_url(info.data.get("state_dir"),
+                                                  reading.env if reading else os.environ)
 
     @field_validator("metrics_listen", mode="after")
     @classmethod
     def _metrics_listen(cls, listen: str) -> str:
-        host, _, port = listen.rpartition(":")
-        if listen and not (host and port.isascii() and port.isdigit()
-                           and 1 <= int(port) <= 65535):
-            raise Invalid(f'expected HOST:PORT (port 1 to 65535) or "", got {shown(listen)}')
-        return listen
+        return section_rules.metrics_listen(listen)
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
-        if self.hot_poll_interval_seconds > self.poll_interval_seconds:
-            raise Invalid("must be <= poll_interval_seconds "
-                          f"({self.poll_interval_seconds:g}), got "
-                          f"{self.hot_poll_interval_seconds:g}", "hot_poll_interval_seconds")
-        if self.job_timeout_seconds < self.step_timeout_seconds:
-            raise Invalid("must be >= step_timeout_seconds "
-                          f"({self.step_timeout_seconds:g}), got {self.job_timeout_seconds:g}",
-                          "job_timeout_seconds")
+        section_rules.daemon_consistent(
+            hot=self.hot_poll_interval_seconds, poll=self.poll_interval_seconds,
+            job=self.job_timeout_seconds, step=self.step_timeout_seconds)
         return self

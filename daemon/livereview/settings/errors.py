@@ -13,9 +13,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, time
 from enum import IntEnum
+from typing import TYPE_CHECKING
 
-from pydantic import ValidationError
-from pydantic_core import ErrorDetails
+if TYPE_CHECKING:  # only `describe` meets pydantic's errors; the rest is plain (settings/light.py)
+    from pydantic import ValidationError
+    from pydantic_core import ErrorDetails
 
 # A key whose name has a word like these holds (or names) a secret; `max_output_tokens`
 # counts tokens and is not one.

@@ -19,6 +19,7 @@ from pydantic import (
     model_validator,
 )
 
+from livereview.settings import section_rules
 from livereview.settings.answering import (
     AnswerSettings,
     KnowledgeEntries,
@@ -29,7 +30,7 @@ from livereview.settings.answering import (
     review_events,
 )
 from livereview.settings.daemon import DaemonSettings
-from livereview.settings.errors import Invalid, Rank, shown
+from livereview.settings.errors import Invalid, shown
 from livereview.settings.hosts import (
     HostSettings,
     VariableName,
@@ -40,29 +41,16 @@ from livereview.settings.rules import (
     Required,
     TomlList,
     at_most,
+    non_empty_strings,
 )
-from livereview.settings.secret import Secret, resolve
+from livereview.settings.secret import Secret
 from livereview.settings.section import Section, reading_of
 from livereview.settings.web import WebSettings
 
 
-def _aliases(aliases: tuple[str, ...]) -> tuple[str, ...]:
-    if not aliases:
-        raise Invalid("name at least one alias (nobody could summon the bot)")
-    for alias in aliases:
-        if not alias.lstrip("@") or any(c.isspace() for c in alias) or len(alias) > 100:
-            raise Invalid(f"invalid alias {shown(alias)}")
-    return tuple(a if a.startswith("@") else "@" + a for a in aliases)
-
-
-def _non_empty(values: tuple[str, ...]) -> tuple[str, ...]:
-    if not all(values):
-        raise Invalid("expected a list of non-empty strings")
-    return values
-
-
 class BotSettings(Section):
-    mention_aliases: Annotated[TomlList[str], AfterValidator(_aliases)] = ("@livereview",)
+    mention_aliases: Annotated[TomlList[str], AfterValidator(section_rules.aliases)] = (
+        "@livereview",)
     """The mentions that summon the bot: case-insensitive, word-bounded, only in prose (not
     in code, links or quotes)."""
     ack_reaction: Annotated[Required, at_most(64)] | None = None
@@ -75,7 +63,7 @@ class BotSettings(Section):
     (Bitbucket Cloud, Bitbucket Data Center before 7), refuses `ack_reaction`, or the bot
     may not react there. It stays, and the answer follows as its own reply (which notifies
     the asker)."""
-    ignore_users: Annotated[TomlList[str], AfterValidator(_non_empty)] = (
+    ignore_users: Annotated[TomlList[str], AfterValidator(non_empty_strings)] = (
         "ghost", "*-bot", "*[bot]")
     """Glob patterns of users never answered (their replies are not a human's either)."""
     max_reply_chars: Annotated[int, Between(100, 60_000)] = 6000  # GitHub's cap is 65 536
@@ -126,9 +114,8 @@ class AISettings(Section):
         reading = reading_of(info)
         if reading is None:
             return self
-        key = resolve("api_key", self.api_key_env, self.api_key_file, required=False,
-                      both_set="api_key_env" in self.model_fields_set and bool(self.api_key_env),
-                      reading=reading)
+        key = section_rules.ai_key(self.api_key_env, self.api_key_file, reading=reading,
+                                   env_written="api_key_env" in self.model_fields_set)
         return self.model_copy(update={"api_key": key})
 
 
@@ -151,8 +138,7 @@ class RepoSettings(Section):
 
 def _at_least_one(kind: str) -> AfterValidator:
     def check(values: tuple[object, ...]) -> tuple[object, ...]:
-        if not values:
-            raise Invalid(f"at least one [[{kind}]] table is required", rank=Rank.MISSING)
+        section_rules.at_least_one(kind, values)
         return values
 
     return AfterValidator(check)
@@ -187,18 +173,8 @@ class Settings(Section):
 
     @model_validator(mode="after")
     def _references(self) -> Self:
-        names: set[str] = set()
-        for index, host in enumerate(self.hosts):
-            if host.name in names:
-                raise Invalid(f"duplicate host name {shown(host.name)}", "hosts", index, "name")
-            names.add(host.name)
-        seen: set[tuple[str, str]] = set()
-        for index, repo in enumerate(self.repos):
-            if repo.host not in names:
-                raise Invalid(f"no [[hosts]] named {shown(repo.host)}", "repos", index, "host")
-            if (repo.host, repo.path) in seen:
-                raise Invalid(f"{shown(repo.path)} is listed twice", "repos", index, "path")
-            seen.add((repo.host, repo.path))
+        names = section_rules.references((h.name for h in self.hosts),
+                                         ((r.host, r.path) for r in self.repos))
         for index, group in enumerate(self.knowledge.groups):
             if group.host not in names:
                 raise Invalid(f"no [[hosts]] named {shown(group.host)}", "knowledge", "groups",

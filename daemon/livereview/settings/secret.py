@@ -7,11 +7,13 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-
-from pydantic import GetCoreSchemaHandler
-from pydantic_core import CoreSchema, core_schema
+from typing import TYPE_CHECKING
 
 from livereview.settings.errors import Invalid, Rank, looks_like_token, plain
+
+if TYPE_CHECKING:  # pydantic is imported only when a model holding a Secret is built
+    from pydantic import GetCoreSchemaHandler
+    from pydantic_core import CoreSchema
 
 _VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 
@@ -39,6 +41,8 @@ class Secret:
     def __get_pydantic_core_schema__(cls, source: type, handler: GetCoreSchemaHandler
                                      ) -> CoreSchema:
         # Only code builds a Secret; a file names where it lives (`token_env`, `token_file`).
+        from pydantic_core import core_schema
+
         return core_schema.is_instance_schema(cls)
 
 

@@ -25,12 +25,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
 from livereview.core.model import MRKey
-from livereview.settings import HostSettings, Settings
 from livereview.settings.repo_globs import RepoPattern
 from livereview.tools.errors import BadInput, OutOfReach
+
+if TYPE_CHECKING:
+    from livereview.settings.view import HostView, ToolSettings
 
 _NAME = re.compile(r"[A-Za-z0-9._~-]+")  # GitLab, GitHub and Bitbucket path characters
 MAX_SEGMENTS = 32  # GitLab nests groups 20 deep; the other hosts have 2 segments
@@ -70,7 +73,7 @@ def canonical_path(host_type: str, repo: str) -> str:
 
 @dataclass(frozen=True)
 class _HostReach:
-    host: HostSettings
+    host: HostView
     watched: dict[str, str]  # folded path → the path as configured
     patterns: tuple[RepoPattern, ...]
 
@@ -98,7 +101,7 @@ class Reach:
     hosts: dict[str, _HostReach]
 
     @classmethod
-    def of(cls, settings: Settings) -> Reach:
+    def of(cls, settings: ToolSettings) -> Reach:
         reaches: dict[str, _HostReach] = {}
         for host in settings.hosts:
             fold = host.type in SEGMENTS

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from livereview.core.model import MRKey
 from livereview.core.sanitize import one_line
-from livereview.settings import HostSettings
 from livereview.tools.errors import BadInput
+
+if TYPE_CHECKING:
+    from livereview.settings.view import HostView
 
 _SHORT = re.compile(r"(?P<host>[^:/\s]+):(?P<repo>[^!\s]+?)/?!(?P<iid>\d{1,18})")
 _PATHS = {
@@ -31,7 +34,7 @@ EXPECTED = ("expected the MR's web URL (…/-/merge_requests/N, …/pull/N, …/
             "or HOST:REPO!IID")
 
 
-def web_base(host: HostSettings) -> str:
+def web_base(host: HostView) -> str:
     """Where the host's pages live: GitHub's and Bitbucket Cloud's `url` is the API's."""
     url = host.url.rstrip("/")
     if host.type == "github":
@@ -58,7 +61,7 @@ def _same_site(url: str, base: str) -> str | None:
     return rest + (f"?{u.query}" if u.query else "") + (f"#{u.fragment}" if u.fragment else "")
 
 
-def parse_mr(hosts: Sequence[HostSettings], text: str) -> MRKey:
+def parse_mr(hosts: Sequence[HostView], text: str) -> MRKey:
     """The MR `text` names, or BadInput saying what was expected."""
     text = text.strip()
     names = {h.name: h for h in hosts}

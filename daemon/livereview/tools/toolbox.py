@@ -15,7 +15,6 @@ from livereview.core.model import Identity, MRKey, Snapshot
 from livereview.core.sanitize import one_line
 from livereview.hosts.base import FollowsMoves, Host, HostError, NotFound, Unsupported
 from livereview.log_setup import get_logger
-from livereview.settings import Settings
 from livereview.store.faults import StoreError
 from livereview.store.reads import Reader
 from livereview.store.replied_marks import Replied
@@ -32,6 +31,7 @@ from livereview.tools.target import parse_mr
 if TYPE_CHECKING:  # the ORM is loaded when a tool first needs it (`mr comments` may not)
     from sqlmodel import Session
 
+    from livereview.settings.view import ToolSettings
     from livereview.store.db import Store
 
 P = ParamSpec("P")
@@ -45,7 +45,7 @@ def now() -> datetime:
 
 @dataclass
 class Toolbox:
-    settings: Settings
+    settings: ToolSettings  # the models' Settings, or the light reader's (settings/view.py)
     open_store: Callable[[], Store]  # called once, when a tool first needs the store
     hosts: dict[str, Host]
     clock: Callable[[], datetime] = now
