@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -101,3 +102,38 @@ def test_a_routed_host_paces_an_inbox_only_where_its_adapters_have_one() -> None
                            {**ENV, "T": GITHUB}).hosts[0], Metrics())
     assert isinstance(gitlab, Routed) and not isinstance(gitlab, PacedInbox)
     assert isinstance(github, Routed) and isinstance(github, PacedInbox)
+
+
+def test_the_tokens_of_hosts_tokens_are_among_the_secrets_every_log_and_page_masks() -> None:
+    """Was: the redactor's list held the hosts' own tokens, the model's key and the web
+    token, but not a `[[hosts.tokens]]` token, so a log line quoting one showed it."""
+    from livereview.settings.light import parse as parse_light
+
+    data = config({"repos": ["org2/*"], "token_env": "T2"})
+    settings = parse(data, ENV)
+    assert {GITLAB, ORG_B} <= set(settings.secrets())
+    light = parse_light(data, ENV)  # `livereview mr` reads this file without the models
+    assert light is not None and set(light.secrets()) == set(settings.secrets())
+
+
+def test_the_cli_hands_the_redactor_every_token_on_both_ways_of_reading_a_config(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from livereview import log_setup
+    from livereview.cli import commands
+
+    masked: list[tuple[str, ...]] = []
+    monkeypatch.setattr(log_setup, "configure",
+                        lambda _format="auto", secrets=(), **_: masked.append(tuple(secrets)))
+    for name, value in ENV.items():
+        monkeypatch.setenv(name, value)
+    toml = ('[[hosts]]\nname = "gl"\ntype = "gitlab"\nurl = "https://gitlab.example"\n'
+            'token_env = "T"\n[[hosts.tokens]]\nrepos = ["org2/*"]\ntoken_env = "T2"\n'
+            '[[repos]]\nhost = "gl"\npath = "a/b"\n[daemon]\n'
+            f'database_url = "sqlite:///{tmp_path / "state.db"}"\n')
+    for extra in ("", '[review]\napprove = true\n'):  # the light reader, then the models
+        path = tmp_path / "livereview.toml"
+        path.write_text(toml + extra, encoding="utf-8")
+        masked.clear()
+        # Refused before any request (not a watched MR), after the log was set up.
+        assert commands.main(["--config", str(path), "mr", "comments", "gl:x/y!1"]) == 2
+        assert masked and {GITLAB, ORG_B} <= set(masked[-1]), extra

@@ -312,9 +312,7 @@ def _configured(args: argparse.Namespace) -> int:
         assert light is not None
         logs.configure(light.daemon.log_format, light.secrets(), level=args.log_level)
         return _guarded(lambda: int(args.face(light, args)))
-    secrets = [h.token.reveal() for h in settings.hosts] + [settings.ai.api_key.reveal(),
-                                                             settings.web.token.reveal()]
-    logs.configure(settings.daemon.log_format, secrets, level=args.log_level)
+    logs.configure(settings.daemon.log_format, settings.secrets(), level=args.log_level)
     return _guarded(lambda: _run(settings, args))
 
 

@@ -53,9 +53,12 @@ class LightSettings:
     def repos_of(self, host: str) -> tuple[str, ...]:
         return tuple(r.path for r in self.repos if r.host == host)
 
-    def secrets(self) -> list[str]:
-        """What the log must never show, as the CLI lists it for the models' settings."""
-        return [h.token.reveal() for h in self.hosts] + [self.ai.api_key.reveal()]
+    def secrets(self) -> tuple[str, ...]:
+        """What the log must never show, as `Settings.secrets` lists it (no `[web]` here)."""
+        found = [h.token.reveal() for h in self.hosts]
+        found += [t.token.reveal() for h in self.hosts for t in h.tokens]
+        found += [self.ai.api_key.reveal()]
+        return tuple(s for s in found if s)
 
 
 def spec(of: object) -> Spec:

@@ -204,3 +204,11 @@ class Settings(Section):
 
     def repos_of(self, host: str) -> tuple[str, ...]:
         return tuple(r.path for r in self.repos if r.host == host)
+
+    def secrets(self) -> tuple[str, ...]:
+        """Every secret this config reads — the hosts' tokens, their `[[hosts.tokens]]`, the
+        model's key, the web token: what the log redactor and the web pages mask."""
+        found = [h.token.reveal() for h in self.hosts]
+        found += [t.token.reveal() for h in self.hosts for t in h.tokens]
+        found += [self.ai.api_key.reveal(), self.web.token.reveal()]
+        return tuple(s for s in found if s)

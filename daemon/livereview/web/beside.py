@@ -48,9 +48,7 @@ def planned(settings: Settings) -> Beside | None:
 
 def secrets_of(settings: Settings) -> tuple[str, ...]:
     """Masked in every page, as the log redactor masks them."""
-    found = [h.token.reveal() for h in settings.hosts]
-    found += [settings.ai.api_key.reveal(), settings.web.token.reveal()]
-    return tuple(s for s in found if s)
+    return settings.secrets()
 
 
 def _queue(settings: Settings) -> LessonQueue | None:

@@ -112,8 +112,7 @@ def secrets_of(chosen: WebPlan) -> list[str]:
     secrets += [chosen.token.reveal()] if chosen.token else []
     settings = chosen.answering.settings
     if settings is not None:
-        secrets += [h.token.reveal() for h in settings.hosts if h.token]
-        secrets += [settings.ai.api_key.reveal()] if settings.ai.api_key else []
+        secrets += settings.secrets()
     return [s for s in secrets if s]
 
 
