@@ -114,7 +114,7 @@ METHOD = """## How these were measured
   the driver's CPU over the MRs read (listing included). 👀: a mention made just before the
   process starts, on an MR idle for days, to the fake's award timestamp (the process's
   start-up — imports, migrations, identity — included); then SIGTERM, to the exit.
-- Figure 17 runs PR-Agent 0.2.4's `pr_agent/servers/github_polling.py` (from PyPI, in its
+- Figure 19 runs PR-Agent 0.2.4's `pr_agent/servers/github_polling.py` (from PyPI, in its
   own virtual environment under ~/.cache/livereview-bench; the pins PyPI no longer serves
   relaxed, and the two-line GHES base-URL patch applied to the installed copy, both printed
   in the log) and `livereview run` as two processes on one fake GitHub served in GHES form
