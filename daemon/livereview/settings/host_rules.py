@@ -5,6 +5,7 @@ loops")."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -67,11 +68,20 @@ def host_url(kind: str | None, url: str, *, from_file: bool) -> str:
     return url
 
 
+def _is(kind: Callable[[Path], bool], path: str) -> bool:
+    """`Path.is_file`/`is_dir`, false for a name the system refuses to look up (too long, a
+    NUL) instead of an exception that would end the command in a traceback."""
+    try:
+        return kind(Path(path))
+    except (OSError, ValueError):
+        return False
+
+
 def _local_root(url: str, *, from_file: bool) -> str:
     """A local host's repos are git working trees under this directory ("/" by default,
     so a repo's path is its absolute path)."""
     root = url or "/"
-    if from_file and not Path(root).is_dir():
+    if from_file and not _is(Path.is_dir, root):
         raise Invalid(f"expected a directory the repos' paths are under, got {shown(root)}")
     return root
 
@@ -85,7 +95,7 @@ def _bitbucket_cloud_url(url: str, *, from_file: bool) -> str:
 
 
 def ca_bundle(path: str | None) -> str | None:
-    if path and not Path(path).is_file():
+    if path and not _is(Path.is_file, path):
         raise Invalid(f"no such file {plain(path)}")
     return path or None
 

@@ -106,6 +106,9 @@ def _read_file(file_key: str, file_name: str, env: Mapping[str, str]) -> str:
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
         raise Invalid(f"cannot read {plain(str(path))}: {reason}", file_key) from None
+    except ValueError:  # a NUL in the name: no file can have it
+        raise Invalid(f"cannot read {plain(str(path))}: not a file name (a NUL character)",
+                      file_key) from None
     except UnicodeDecodeError:
         raise Invalid(f"{plain(str(path))} is not UTF-8 text", file_key) from None
     if not value:
