@@ -34,6 +34,8 @@ from livereview.settings.secret import Reading, Secret, resolve
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
+    from livereview.settings.view import ToolSettings
+
 S = TypeVar("S", bound="DataclassInstance")
 
 
@@ -59,6 +61,11 @@ class LightSettings:
         found += [t.token.reveal() for h in self.hosts for t in h.tokens]
         found += [self.ai.api_key.reveal()]
         return tuple(s for s in found if s)
+
+
+if TYPE_CHECKING:
+    def _tools_take_it(light: LightSettings) -> ToolSettings:  # checked by mypy only
+        return light
 
 
 def spec(of: object) -> Spec:
@@ -140,9 +147,16 @@ KNOWN = frozenset({"hosts", "repos", "daemon", "bot", "ai", "lessons", "answers"
 
 
 def _settings(data: Mapping[str, object], env: Mapping[str, str]) -> LightSettings:
+    # As the models do (settings/loading.py): every other rule first, reading no secret —
+    # a secret readable once (a pipe) is then read only if the file is this reader's.
+    _read(data, env, Reading(env, secrets=False))
+    return _read(data, env, Reading(env, secrets=True))
+
+
+def _read(data: Mapping[str, object], env: Mapping[str, str], reading: Reading
+          ) -> LightSettings:
     if not KNOWN.issuperset(data):
         raise Unproven
-    reading = Reading(env, secrets=True)
     hosts = tuple(_host(h, reading) for h in _tables(data.get("hosts", [])))
     repos = tuple(section(LightRepo, r) for r in _tables(data.get("repos", [])))
     section_rules.at_least_one("hosts", hosts)
@@ -161,3 +175,5 @@ def parse(data: Mapping[str, object], env: Mapping[str, str]) -> LightSettings |
         return _settings(data, env)
     except (Unproven, Invalid):
         return None
+    except (ValueError, OverflowError, OSError):  # what a rule met but did not foresee:
+        return None  # the models read the file, and say what is wrong in their words

@@ -68,9 +68,13 @@ def integer(raw: object) -> int:
 
 def number(raw: object) -> float:
     # An integer is a number (and becomes a float), a boolean is not; no NaN, no infinity.
-    if isinstance(raw, bool) or not isinstance(raw, int | float) or not math.isfinite(raw):
+    # An integer a float cannot hold exactly (TOML's have any size) is left to the models:
+    # math.isfinite would raise on one too big for a float.
+    if type(raw) is int and abs(raw) <= 2**53:
+        return float(raw)
+    if type(raw) is not float or not math.isfinite(raw):
         raise Unproven
-    return float(raw)
+    return raw
 
 
 def boolean(raw: object) -> bool:
