@@ -108,3 +108,45 @@ def test_each_light_section_has_the_models_keys_defaults_and_rules(
 def test_the_light_settings_hold_the_models_sections_or_leave_the_file_to_them() -> None:
     mine = {f.name for f in fields(LightSettings)}
     assert mine | REFUSED["LightSettings"] == set(Settings.model_fields)
+
+
+# The decorated validators of each model the light reader covers, and where the light reader
+# applies the same rule (the models' validators call these functions too). A validator added
+# to one of these models fails here until the light reader applies it (or refuses its key).
+MIRRORED: dict[str, dict[str, str]] = {
+    "DaemonSettings": {"_consistent": "section_rules.daemon_consistent",
+                       "_database_url": "checks.database_url / default_database_url",
+                       "_metrics_listen": "the key's rule in light_sections.LightDaemon",
+                       "_no_derived_keys": "light.section: derived keys are unproven"},
+    "BotSettings": {"_no_derived_keys": "light.section"},
+    "AISettings": {"_no_derived_keys": "light.section", "_read_key": "section_rules.ai_key"},
+    "LessonsSettings": {"_no_derived_keys": "light.section"},
+    "AnswerSettings": {"_no_derived_keys": "light.section"},
+    "HostSettings": {"_bitbucket_cloud_auth": "host_rules.bitbucket_cloud_auth",
+                     "_ca_bundle": "the key's rule (host_rules.ca_bundle)",
+                     "_login": "the key's rule (host_rules.login)",
+                     "_no_derived_keys": "light.section",
+                     "_read_token": "secret.resolve in light._host",
+                     "_tokens_where_routed": "host_rules.tokens_where_routed",
+                     "_url": "host_rules.host_url",
+                     "_username": "the key's rule (host_rules.username)"},
+    "TokenSettings": {"_no_derived_keys": "light.section",
+                      "_read_token": "secret.resolve in light._token"},
+    "RepoSettings": {"_no_derived_keys": "light.section"},
+    "Settings": {"_no_derived_keys": "light.KNOWN", "_references": "section_rules.references",
+                 "_sections_default": "light._read: a missing section is read as {}"},
+}
+
+
+@pytest.mark.parametrize("model", [m for _light, m in PAIRS] + [Settings],
+                         ids=lambda m: m.__name__)
+def test_every_decorated_validator_of_a_covered_model_is_one_the_light_reader_applies(
+        model: type[BaseModel]) -> None:
+    """Review s6: the key-by-key comparison above sees the rules in a key's annotation, not
+    those of `@field_validator` and `@model_validator`; a new one would have let the light
+    reader take what the models refuse."""
+    decorators = model.__pydantic_decorators__
+    found = {getattr(d.func, "__name__", repr(d.func)) for group in (
+        decorators.field_validators, decorators.model_validators, decorators.validators,
+        decorators.root_validators) for d in group.values()}
+    assert found == set(MIRRORED[model.__name__])
