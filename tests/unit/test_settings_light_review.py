@@ -132,3 +132,39 @@ def test_a_file_name_the_system_cannot_look_up_is_a_config_error_line(
     with pytest.raises(ConfigError, match="no such file"):
         parse(data, ENV, secrets=True)
     assert light_parse(data, ENV) is None
+
+
+def test_a_secret_readable_once_is_left_to_the_models_when_a_later_secret_fails(
+        tmp_path: Path) -> None:
+    """Review s6: the second pass read the piped token, then met the model's key unset and
+    said None; the models found the pipe empty and said so, not that the key is missing."""
+    import os
+
+    read_end, write_end = os.pipe()
+    os.write(write_end, b"glpat-piped-token-value\n")
+    os.close(write_end)
+    try:
+        data = _base(tmp_path)
+        hosts = data["hosts"]
+        assert isinstance(hosts, list)
+        hosts[0].update(token_env="", token_file=f"/dev/fd/{read_end}")
+        env = {k: v for k, v in ENV.items() if k != "K"}
+        assert light_parse(data, env) is None
+        with pytest.raises(ConfigError, match="environment variable K is not set"):
+            parse(data, env, secrets=True)
+    finally:
+        os.close(read_end)
+
+
+def test_a_secret_file_that_is_not_utf8_is_said_to_be_so(tmp_path: Path) -> None:
+    """Review s6: the NUL clause (ValueError) came before UnicodeDecodeError, a ValueError
+    too, and a Latin-1 token file was said to have a NUL in its name."""
+    token = tmp_path / "token"
+    token.write_bytes(b"glpat-caf\xe9\n")
+    data = _base(tmp_path)
+    hosts = data["hosts"]
+    assert isinstance(hosts, list)
+    hosts[0].update(token_env="", token_file=str(token))
+    with pytest.raises(ConfigError, match="is not UTF-8 text"):
+        parse(data, ENV, secrets=True)
+    assert light_parse(data, ENV) is None

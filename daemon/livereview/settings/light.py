@@ -29,7 +29,7 @@ from livereview.settings.light_sections import (
     LightRepo,
     LightToken,
 )
-from livereview.settings.secret import Reading, Secret, resolve
+from livereview.settings.secret import Reading, Secret, resolve, secret_path
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -149,7 +149,13 @@ KNOWN = frozenset({"hosts", "repos", "daemon", "bot", "ai", "lessons", "answers"
 def _settings(data: Mapping[str, object], env: Mapping[str, str]) -> LightSettings:
     # As the models do (settings/loading.py): every other rule first, reading no secret —
     # a secret readable once (a pipe) is then read only if the file is this reader's.
-    _read(data, env, Reading(env, secrets=False))
+    first = _read(data, env, Reading(env, secrets=False))
+    # A secret file that is not a regular file (a pipe, /dev/fd/N) is read once: if a later
+    # secret then failed, the models would find it empty and say the wrong thing.
+    named = [h.token_file for h in first.hosts] + [first.ai.api_key_file]
+    named += [t.token_file for h in first.hosts for t in h.tokens]
+    if not all(secret_path(name, env).is_file() for name in named if name):
+        raise Unproven
     return _read(data, env, Reading(env, secrets=True))
 
 

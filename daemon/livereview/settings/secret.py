@@ -97,20 +97,26 @@ def _usable(value: str, key: str, where: str) -> str:
     return value
 
 
-def _read_file(file_key: str, file_name: str, env: Mapping[str, str]) -> str:
+def secret_path(file_name: str, env: Mapping[str, str]) -> Path:
+    """Where `<kind>_file` points: a relative name is in $CREDENTIALS_DIRECTORY."""
     path = Path(file_name)
     if not path.is_absolute() and env.get("CREDENTIALS_DIRECTORY"):
         path = Path(env["CREDENTIALS_DIRECTORY"]) / path
+    return path
+
+
+def _read_file(file_key: str, file_name: str, env: Mapping[str, str]) -> str:
+    path = secret_path(file_name, env)
     try:
         value = path.read_text(encoding="utf-8").strip()
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
         raise Invalid(f"cannot read {plain(str(path))}: {reason}", file_key) from None
+    except UnicodeDecodeError:  # before ValueError, which it is
+        raise Invalid(f"{plain(str(path))} is not UTF-8 text", file_key) from None
     except ValueError:  # a NUL in the name: no file can have it
         raise Invalid(f"cannot read {plain(str(path))}: not a file name (a NUL character)",
                       file_key) from None
-    except UnicodeDecodeError:
-        raise Invalid(f"{plain(str(path))} is not UTF-8 text", file_key) from None
     if not value:
         raise Invalid(f"{plain(str(path))} is empty", file_key)
     return value
