@@ -15,11 +15,13 @@ from pathlib import Path
 
 import pytest
 import structlog
+from sqlalchemy.exc import OperationalError
+from sqlmodel import Session
 
 from livereview.core.model import JobReason, MRKey, ReplyRequest
 from livereview.log_setup import FailureLog
+from livereview.store import db, jobs, state
 from livereview.store import engine as engines
-from livereview.store import jobs, state
 from livereview.store.db import Store
 from livereview.store.engine import StoreCorrupt, StoreError, StoreFull, StoreGone
 from livereview.store.faults import revisions
@@ -206,10 +208,11 @@ async def test_a_full_disk_is_over_when_a_kind_that_failed_writes_rows_with_retu
 
 @pytest.mark.sqlite_only("the database file on a full disk")
 async def test_a_full_disk_is_over_when_any_kind_writes_though_the_one_that_failed_never_comes_back(
-        tiny_disk: Path) -> None:
+        tiny_disk: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Review s6: a kind that failed on a full disk may never run again (a one-shot mark,
-    a watermark of a scope now stored elsewhere): a later write of another kind proves the
-    disk writable, and the episode is over."""
+    a watermark of a scope now stored elsewhere): once it has not been tried for a while, a
+    write of another kind proves the disk writable, and the episode is over."""
+    monkeypatch.setattr(db, "UNTRIED_KIND_FORGOTTEN_SECONDS", 0.0)
     store = Store.open(f"sqlite:///{tiny_disk / 'livereview.db'}")
     now = datetime.now(UTC)
     mr = MRKey("gl", "acme/app", 1)
@@ -220,6 +223,41 @@ async def test_a_full_disk_is_over_when_any_kind_writes_though_the_one_that_fail
         filler.unlink()
         request = ReplyRequest(mr, "t", "m", JobReason.MENTION, now)
         assert len(await store.run(jobs.enqueue, [request], now)) == 1  # another kind writes
+    store.close()
+    assert said(logs) == ["store_unavailable", "store_unavailable_recovered"]
+
+
+class _BigWrite:
+    """A kind of transaction whose write does not fit on a nearly full disk (SQLite says
+    SQLITE_FULL, as sqlite3 reports it) until `fits`, while small writes still do."""
+
+    def __init__(self) -> None:
+        self.fits = False
+
+    def __call__(self, session: Session, now: datetime) -> None:
+        if not self.fits:
+            full = sqlite3.OperationalError("database or disk is full")
+            full.sqlite_errorname = "SQLITE_FULL"
+            raise OperationalError("INSERT INTO mr_conversations …", {}, full)
+        state.watermark(session, "gl", "acme/big", now)
+
+
+async def test_a_nearly_full_disk_is_said_once_while_small_writes_fit_and_a_big_one_does_not(
+        tmp_path: Path) -> None:
+    """Review s6: with any write ending the episode, small writes that still fit said the
+    disk recovered every cycle, and the big one said it full again: a pair of lines a
+    cycle. The episode ends when the kind that failed writes."""
+    store = Store.open(f"sqlite:///{tmp_path / 'livereview.db'}")
+    now = datetime.now(UTC)
+    big = _BigWrite()
+    with structlog.testing.capture_logs() as logs:
+        for cycle in range(3):
+            with pytest.raises(StoreFull):
+                await store.run(big, now)
+            await store.run(state.watermark, "gl", f"acme/small-{cycle}", now)  # fits
+        assert said(logs) == ["store_unavailable"]
+        big.fits = True
+        await store.run(big, now)
     store.close()
     assert said(logs) == ["store_unavailable", "store_unavailable_recovered"]
 

@@ -6,7 +6,7 @@ other. `await store.run(fn, *args)` runs `fn(session, *args)` in one transaction
 
 A sick database is reported, not retried blindly: a locked, full or read-only one raises
 `StoreError` (and `run` logs `store_unavailable` once, `store_unavailable_recovered` when
-it passes: for a full one, when a write works again); a damaged file,
+it passes: for a full one, when what failed writes again); a damaged file,
 or one deleted or replaced under the process, is `StoreFatal` and every later transaction
 raises it again without touching the file.
 """
@@ -14,6 +14,7 @@ raises it again without touching the file.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
@@ -30,6 +31,10 @@ from livereview.log_setup import FailureLog
 from livereview.store import engine as engines
 from livereview.store.engine import StoreError, StoreFatal, StoreFull, StoreGone
 
+# With a full disk, a kind that failed and has not been tried again for this long is not
+# waited for (a one-shot mark): another kind's write then ends the episode without it.
+UNTRIED_KIND_FORGOTTEN_SECONDS = 300.0
+
 P = ParamSpec("P")
 R = TypeVar("R")
 log = structlog.get_logger("livereview.store")
@@ -43,7 +48,7 @@ class Store:
         self._identity = engines.file_identity(self.path) if self.path else None
         self.fatal: StoreFatal | None = None
         self.failures = FailureLog(log)
-        self._failed: set[str] = set()  # the kinds of transaction failing since it began
+        self._failed: dict[str, float] = {}  # failing kinds → when each last failed
         self._full = False  # a full database among its causes: only a write proves it over
         self._writes = 0  # statements that changed rows, on the store thread
         event.listen(engine, "after_cursor_execute", self._count_write)
@@ -150,20 +155,31 @@ class Store:
         except StoreFatal:
             raise  # the daemon stops and says why in one line
         except StoreError as exc:
-            self._failed.add(kind)
+            self._failed[kind] = time.monotonic()
             self._full = self._full or isinstance(exc, StoreFull)
             log.debug("store_transaction_failed", kind=kind)  # each one, said or not
             self.failures.failed("store", "store_unavailable", str(exc))
             raise
-        # Over when a transaction that failed works again — but with a full disk reads still
-        # succeed between the writes that fail, and a kind that failed to write (a
-        # load-or-store) may only read on its next call: there only a write, of any kind,
-        # proves it over (the kind that failed may never write again: a one-shot mark).
-        if self._failed and (wrote if self._full else kind in self._failed):
+        if self._failed and self._over(kind, wrote):
             self._failed.clear()
             self._full = False
             self.failures.ok("store", "store_unavailable")
         return result
+
+    def _over(self, kind: str, wrote: bool) -> bool:
+        """Whether this success ends the failure. A locked or read-only database: when a
+        kind that failed works again. A full disk lets reads through between the writes it
+        fails, a kind that failed to write (a load-or-store) may only read on its next
+        call, and small writes may fit where a big one does not: there each failed kind
+        must write again — or not have been tried for a while (it may never come back)."""
+        if not self._full:
+            return kind in self._failed
+        if not wrote:
+            return False
+        self._failed.pop(kind, None)
+        untried = time.monotonic() - UNTRIED_KIND_FORGOTTEN_SECONDS
+        self._failed = {k: at for k, at in self._failed.items() if at > untried}
+        return not self._failed
 
     def close(self) -> None:
         self._executor.shutdown(wait=True)
