@@ -7,7 +7,9 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
+import pytest
 import structlog
 
 from livereview import log_setup as logs
@@ -57,3 +59,36 @@ def test_redactor_masks_secrets_in_nested_values_and_exceptions() -> None:
     assert TOKEN not in line
     assert line.count(logs.REDACTED) >= 2
     assert "short" in line or "boom" in line  # short values are not treated as secrets
+
+
+def test_mcp_without_a_config_masks_the_models_key_from_the_environment(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Was: `livereview mcp` with no config read the model's key from OPENAI_API_KEY for
+    its local reviews, but the log redactor was never given it."""
+    from livereview.cli import commands
+    from livereview.mcp import server
+
+    masked: list[tuple[str, ...]] = []
+    monkeypatch.setattr(logs, "configure",
+                        lambda _format="auto", secrets=(), **_: masked.append(tuple(secrets)))
+    monkeypatch.setattr(server, "run_local", lambda: 0)  # the stdio session itself
+    monkeypatch.chdir(tmp_path)  # no livereview.toml here
+    monkeypatch.delenv("LIVEREVIEW_CONFIG", raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
+    monkeypatch.setattr(commands, "default_config_path", lambda: tmp_path / "none.toml")
+    assert commands.main(["mcp"]) == 0
+    assert API_KEY in masked[-1]
+
+
+def test_a_local_review_with_a_config_masks_every_secret_of_it(tmp_path: Path) -> None:
+    from livereview.app.local_respond import Answering
+    from livereview.settings import parse
+
+    env = {"T": TOKEN, "T2": "glpat-routed-token-0123456789", "K": API_KEY}
+    settings = parse({"hosts": [{"name": "gl", "type": "gitlab", "url": "https://g.example",
+                                 "token_env": "T",
+                                 "tokens": [{"repos": ["org/*"], "token_env": "T2"}]}],
+                      "repos": [{"host": "gl", "path": "a/b"}], "ai": {"api_key_env": "K"},
+                      "daemon": {"database_url": f"sqlite:///{tmp_path / 'db'}"}}, env)
+    answering = Answering(settings.ai, settings)
+    assert set(env.values()) <= set(answering.secrets())

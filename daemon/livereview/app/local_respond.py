@@ -44,6 +44,12 @@ class Answering:
     def note(self) -> str:
         return "" if self.ai is not None else NO_AI
 
+    def secrets(self) -> tuple[str, ...]:
+        """What the log redactor masks: the model's key, and every secret of the config."""
+        found = [self.ai.api_key.reveal()] if self.ai else []
+        found += self.settings.secrets() if self.settings else ()
+        return tuple(s for s in found if s)
+
     def bind(self, ws: ops.Workspace) -> Responder:
         return Responder(self, ws)
 

@@ -279,8 +279,12 @@ def _command(args: argparse.Namespace) -> int:
             return cli_local.run(args, args.config)
         args = _hosted_review(args)  # `review <MR URL | HOST:REPO!IID>` (docs/DESIGN.md §11)
     if args.command == "mcp" and _mcp_without_config(args):
+        from livereview.app.local_respond import responder
         from livereview.mcp import server as mcp_server
 
+        # The model's key from the environment is masked in the log as a config's would be.
+        logs.configure("auto", responder(None).secrets(),
+                       level="WARNING" if args.log_level == "INFO" else args.log_level)
         return mcp_server.run_local()  # local reviews only, in the current repository
     return _configured(args)
 

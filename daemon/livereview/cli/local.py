@@ -119,7 +119,7 @@ async def _run(args: argparse.Namespace, config: Path | None) -> int:
     answering = responder(config)
     # The output is the review (or JSON for an agent): the workflow's own log lines only
     # from WARNING, unless asked for (--log-level DEBUG); on stderr, never with the key.
-    logs.configure("console", [answering.ai.api_key.reveal()] if answering.ai else [],
+    logs.configure("console", answering.secrets(),
                    level="WARNING" if args.log_level == "INFO" else args.log_level)
     ws = ops.open_workspace(args.repo)
     answerer = answering.bind(ws)

@@ -108,11 +108,8 @@ def plan(args: argparse.Namespace) -> WebPlan:
 def secrets_of(chosen: WebPlan) -> list[str]:
     """What the log redactor masks, and every page too: the model's key, the web token, and
     the hosts' tokens of the config (a last_error may quote one)."""
-    secrets = [chosen.answering.ai.api_key.reveal()] if chosen.answering.ai else []
+    secrets = [*chosen.answering.secrets()]
     secrets += [chosen.token.reveal()] if chosen.token else []
-    settings = chosen.answering.settings
-    if settings is not None:
-        secrets += settings.secrets()
     return [s for s in secrets if s]
 
 
