@@ -149,9 +149,10 @@ def test_an_mcp_call_with_a_missing_or_wrong_argument_is_one_line_naming_it(
     mr = f"gl:{PROJECT}!{sandbox.iid}"
 
     async def calls() -> list[str]:
-        box = open_toolbox(load(sandbox.config))
+        settings = load(sandbox.config)
+        box = open_toolbox(settings)
         try:
-            async with Client(build(box)) as client:
+            async with Client(build(box, settings)) as client:
                 answers = [await client.call_tool("file", {"mr": mr}),
                            await client.call_tool("comment", {"mr": mr, "body": "x",
                                                               "path": "a.py", "line": "ten"}),

@@ -172,7 +172,7 @@ class Tools:
         return await self._call(comment_tools.comment_replied(self.box, mr, comment_id))
 
 
-def build(box: Toolbox | None, settings: Settings | None = None) -> MCPServer:
+def build(box: Toolbox | None, settings: Settings | None) -> MCPServer:
     """The MR tools of a config's hosts and the local reviews (answered with `settings`); without
     a toolbox (no config file) the local reviews alone, the model taken from the environment."""
     from mcp.types import ToolAnnotations
@@ -203,7 +203,7 @@ def build(box: Toolbox | None, settings: Settings | None = None) -> MCPServer:
 
 def run_local() -> int:
     """`livereview mcp` with no config file: local reviews only (docs/agent-tools.md)."""
-    anyio.run(build(None).run_stdio_async)
+    anyio.run(build(None, None).run_stdio_async)
     return 0
 
 
