@@ -130,11 +130,24 @@ def _strings(files: Path) -> list[object]:
             str(files / "latin1"), "X-Forwarded-User", "X_User", "-X", "https://hook.example/x/"]
 
 
+def _valid(files: Path, model: type[BaseModel], key: str) -> list[object]:
+    """Values near a key's bounds and choices, or those its rule takes (and some it does
+    not: a bound's neighbours)."""
+    section = next((name for name, m in _model_keys().items() if m is model), "")
+    taken = _ruled(files).get((section, key), ([], []))[0]
+    info = model.model_fields.get(key)
+    default = info.default if info is not None and not info.is_required() else None
+    flags = [True, False] if isinstance(default, bool) else []
+    return [v for v in _bounds(model, key) if v not in ("nope", "AUTO")] or taken or flags
+
+
 def _values(files: Path, model: type[BaseModel], key: str) -> st.SearchStrategy[object]:
+    section = next((name for name, m in _model_keys().items() if m is model), "")
+    refused = _ruled(files).get((section, key), ([], []))[1]
     scalars: list[object] = [True, False, 0, 1, -1, 5, 2**40, 0.5, 30.0, math.nan, math.inf,
-                             -math.inf, *_strings(files), *_bounds(model, key)]
-    valid = [v for v in _bounds(model, key) if v not in ("nope", "AUTO")] or scalars
-    return st.one_of(st.sampled_from(valid), st.sampled_from(scalars),
+                             -math.inf, *_strings(files), *_bounds(model, key), *refused]
+    return st.one_of(st.sampled_from(_valid(files, model, key) or scalars),
+                     st.sampled_from(scalars),
                      st.lists(st.sampled_from(["org/*", "", "a/b", "@x", "push", "English",
                                                "ghost", 1, *SEVERITIES, *VERDICTS, "Critical",
                                                "approve"]), max_size=3),
@@ -216,6 +229,38 @@ def test_whatever_the_document_the_light_reader_is_none_or_the_models_own_values
         taken = "the models refuse it"
     fast = assert_equivalent(document, env)
     event(f"{taken}, the light reader " + ("too" if fast else "leaves it to them"))
+
+
+@st.composite
+def tuned(draw: st.DrawFn, files: Path) -> dict[str, object]:
+    """The valid base with a few `[review]` and `[web]` keys set: the document above reaches
+    them rarely with every other key still valid."""
+    data = _base(files)
+    models = _model_keys()
+    for _ in range(draw(st.integers(1, 4))):
+        section = draw(st.sampled_from(["review", "web"]))
+        table = data.setdefault(section, {})
+        assert isinstance(table, dict)
+        model = models[section]
+        keys = [k for k in model.model_fields if k not in getattr(model, "derived", {})]
+        odd = draw(st.integers(0, 9)) == 0  # now and then an unknown or a derived key
+        key = draw(st.sampled_from(["typo", "token"] if odd else keys))
+        valid = _valid(files, model, key)
+        table[key] = draw(st.sampled_from(valid) if valid and draw(st.booleans())
+                          else _values(files, model, key))
+    return data
+
+
+@settings(max_examples=examples(300))
+@given(data=st.data())
+def test_whatever_the_review_and_web_keys_the_light_reader_is_none_or_the_models_own_values(
+        files: Path, data: st.DataObject) -> None:
+    env = {"T": "glpat-env-token-value", "K": "sk-key", "CREDENTIALS_DIRECTORY": str(files)}
+    document = data.draw(tuned(files))
+    fast = assert_equivalent(document, env)
+    web = document.get("web")
+    token = isinstance(web, dict) and bool(web.get("token_file"))
+    event(("taken" if fast else "left to the models") + (", a web token" if token else ""))
 
 
 # ---- every key the light reader knows, set to each bound, choice and wrong type -------------
