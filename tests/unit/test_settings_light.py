@@ -137,7 +137,7 @@ def _valid(files: Path, model: type[BaseModel], key: str) -> list[object]:
     taken = _ruled(files).get((section, key), ([], []))[0]
     info = model.model_fields.get(key)
     default = info.default if info is not None and not info.is_required() else None
-    flags = [True, False] if isinstance(default, bool) else []
+    flags: list[object] = [True, False] if isinstance(default, bool) else []
     return [v for v in _bounds(model, key) if v not in ("nope", "AUTO")] or taken or flags
 
 
@@ -246,8 +246,9 @@ def tuned(draw: st.DrawFn, files: Path) -> dict[str, object]:
         odd = draw(st.integers(0, 9)) == 0  # now and then an unknown or a derived key
         key = draw(st.sampled_from(["typo", "token"] if odd else keys))
         valid = _valid(files, model, key)
-        table[key] = draw(st.sampled_from(valid) if valid and draw(st.booleans())
-                          else _values(files, model, key))
+        pick_valid = bool(valid) and draw(st.booleans())
+        chosen = st.sampled_from(valid) if pick_valid else _values(files, model, key)
+        table[key] = draw(chosen)
     return data
 
 
