@@ -311,10 +311,21 @@ def test_mr_comments_reads_a_served_mr_loading_only_the_one_shot_read(tmp_path: 
 
 def test_mr_comments_reads_a_config_the_light_reader_leaves_with_the_models_alike(
         tmp_path: Path) -> None:
-    """A `[review]` section is the models' to read: pydantic is loaded, and the comments
+    """A `[knowledge]` section is the models' to read: pydantic is loaded, and the comments
     printed are the same, byte for byte."""
     [(light, light_shown), (full, full_shown)] = _served_comments(
-        tmp_path, "", "\n[review]\napprove = false\n")
+        tmp_path, "", '\n[knowledge]\nglobal = ["docs/adr.md"]\n')
     assert full_shown == light_shown
     assert set(MODELS) <= set(cast("list[str]", full["modules"]))
     assert _present(cast("list[str]", light["modules"]), MODELS) == []
+
+
+def test_mr_comments_reads_a_config_with_review_and_web_sections_without_the_models(
+        tmp_path: Path) -> None:
+    """An operator who tunes reviews or serves the web face still gets the light reader
+    (settings/light.py): no pydantic for `mr comments`, the same comments printed."""
+    extra = ('\n[review]\napprove = false\nchanges_requested_on = ["critical", "warning"]\n'
+             '\n[web]\nlisten = "127.0.0.1:8470"\ntrusted_header = "X-Forwarded-User"\n')
+    [(_plain, plain_shown), (tuned, tuned_shown)] = _served_comments(tmp_path, "", extra)
+    assert tuned_shown == plain_shown
+    assert _present(cast("list[str]", tuned["modules"]), MODELS) == []

@@ -130,7 +130,8 @@ def test_the_cli_hands_the_redactor_every_token_on_both_ways_of_reading_a_config
             'token_env = "T"\n[[hosts.tokens]]\nrepos = ["org2/*"]\ntoken_env = "T2"\n'
             '[[repos]]\nhost = "gl"\npath = "a/b"\n[daemon]\n'
             f'database_url = "sqlite:///{tmp_path / "state.db"}"\n')
-    for extra in ("", '[review]\napprove = true\n'):  # the light reader, then the models
+    # The light reader, then the models (it leaves `[knowledge]` to them).
+    for extra in ("", '[knowledge]\nglobal = ["docs/adr.md"]\n'):
         path = tmp_path / "livereview.toml"
         path.write_text(toml + extra, encoding="utf-8")
         masked.clear()

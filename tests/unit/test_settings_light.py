@@ -26,10 +26,11 @@ from livereview.settings.checks import Between, OneOf
 from livereview.settings.light import LightSettings
 from livereview.settings.light import parse as light_parse
 from livereview.settings.models import SECTIONS
+from livereview.settings.section_rules import SEVERITIES, VERDICTS
 from tests.hypothesis_tiers import examples
 
 ROOT = Path(__file__).resolve().parents[2]
-TOOLBOX_SECTIONS = ("daemon", "bot", "ai", "lessons", "answers")
+TOOLBOX_SECTIONS = ("daemon", "bot", "ai", "lessons", "answers", "review", "web")
 
 
 def assert_same(light: object, model: object, where: str = "") -> None:
@@ -61,6 +62,7 @@ def assert_equivalent(data: Mapping[str, object], env: Mapping[str, str]) -> Lig
     if fast is not None:
         assert full is not None
         assert_same(fast, full)
+        assert fast.secrets() == full.secrets()
         assert [fast.repos_of(h.name) for h in fast.hosts] == [
             full.repos_of(h.name) for h in full.hosts]
     return fast
@@ -69,9 +71,13 @@ def assert_equivalent(data: Mapping[str, object], env: Mapping[str, str]) -> Lig
 # ---- the documents: a valid base, then a few keys set, removed or added, anywhere -----------
 @pytest.fixture(scope="module")
 def files(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Token files (present, empty, two lines), a CA bundle, a directory of repos."""
+    """Token files (present, empty, two lines; for `[web]` long enough, too short, not
+    UTF-8), a CA bundle, a directory of repos."""
     where = tmp_path_factory.mktemp("light")
     (where / "tok").write_text("glpat-file-token-value\n", encoding="utf-8")
+    (where / "webtok").write_text("web-sign-in-token-0123456789\n", encoding="utf-8")
+    (where / "short").write_text("web-15-chars-xx\n", encoding="utf-8")
+    (where / "latin1").write_bytes(b"web-sign-in-caf\xe9-0123456789\n")
     (where / "empty").write_text("\n", encoding="utf-8")
     (where / "two").write_text("a\nb\n", encoding="utf-8")
     (where / "repos").mkdir()
@@ -119,16 +125,32 @@ def _strings(files: Path) -> list[object]:
             "https://bb.example/rest/api/1.0", "http://127.0.0.1:9", "ftp://x",
             "https://user:pw@gitlab.example", "https://h.example:99999", "sqlite://",
             "sqlite:///:memory:", "postgresql+psycopg://u@h/db", "127.0.0.1:1", "opened",
-            "push", "English", "me@example.com", "a:b", "replica-1", "x" * 65]
+            "push", "English", "me@example.com", "a:b", "replica-1", "x" * 65,
+            "webtok", "short", "latin1", str(files / "webtok"), str(files / "short"),
+            str(files / "latin1"), "X-Forwarded-User", "X_User", "-X", "https://hook.example/x/"]
+
+
+def _valid(files: Path, model: type[BaseModel], key: str) -> list[object]:
+    """Values near a key's bounds and choices, or those its rule takes (and some it does
+    not: a bound's neighbours)."""
+    section = next((name for name, m in _model_keys().items() if m is model), "")
+    taken = _ruled(files).get((section, key), ([], []))[0]
+    info = model.model_fields.get(key)
+    default = info.default if info is not None and not info.is_required() else None
+    flags: list[object] = [True, False] if isinstance(default, bool) else []
+    return [v for v in _bounds(model, key) if v not in ("nope", "AUTO")] or taken or flags
 
 
 def _values(files: Path, model: type[BaseModel], key: str) -> st.SearchStrategy[object]:
+    section = next((name for name, m in _model_keys().items() if m is model), "")
+    refused = _ruled(files).get((section, key), ([], []))[1]
     scalars: list[object] = [True, False, 0, 1, -1, 5, 2**40, 0.5, 30.0, math.nan, math.inf,
-                             -math.inf, *_strings(files), *_bounds(model, key)]
-    valid = [v for v in _bounds(model, key) if v not in ("nope", "AUTO")] or scalars
-    return st.one_of(st.sampled_from(valid), st.sampled_from(scalars),
+                             -math.inf, *_strings(files), *_bounds(model, key), *refused]
+    return st.one_of(st.sampled_from(_valid(files, model, key) or scalars),
+                     st.sampled_from(scalars),
                      st.lists(st.sampled_from(["org/*", "", "a/b", "@x", "push", "English",
-                                               "ghost", 1]), max_size=3),
+                                               "ghost", 1, *SEVERITIES, *VERDICTS, "Critical",
+                                               "approve"]), max_size=3),
                      st.just({"x": 1}), st.just({}))
 
 
@@ -209,6 +231,39 @@ def test_whatever_the_document_the_light_reader_is_none_or_the_models_own_values
     event(f"{taken}, the light reader " + ("too" if fast else "leaves it to them"))
 
 
+@st.composite
+def tuned(draw: st.DrawFn, files: Path) -> dict[str, object]:
+    """The valid base with a few `[review]` and `[web]` keys set: the document above reaches
+    them rarely with every other key still valid."""
+    data = _base(files)
+    models = _model_keys()
+    for _ in range(draw(st.integers(1, 4))):
+        section = draw(st.sampled_from(["review", "web"]))
+        table = data.setdefault(section, {})
+        assert isinstance(table, dict)
+        model = models[section]
+        keys = [k for k in model.model_fields if k not in getattr(model, "derived", {})]
+        odd = draw(st.integers(0, 9)) == 0  # now and then an unknown or a derived key
+        key = draw(st.sampled_from(["typo", "token"] if odd else keys))
+        valid = _valid(files, model, key)
+        pick_valid = bool(valid) and draw(st.booleans())
+        chosen = st.sampled_from(valid) if pick_valid else _values(files, model, key)
+        table[key] = draw(chosen)
+    return data
+
+
+@settings(max_examples=examples(300))
+@given(data=st.data())
+def test_whatever_the_review_and_web_keys_the_light_reader_is_none_or_the_models_own_values(
+        files: Path, data: st.DataObject) -> None:
+    env = {"T": "glpat-env-token-value", "K": "sk-key", "CREDENTIALS_DIRECTORY": str(files)}
+    document = data.draw(tuned(files))
+    fast = assert_equivalent(document, env)
+    web = document.get("web")
+    token = isinstance(web, dict) and bool(web.get("token_file"))
+    event(("taken" if fast else "left to the models") + (", a web token" if token else ""))
+
+
 # ---- every key the light reader knows, set to each bound, choice and wrong type -------------
 WRONG_TYPES: list[object] = [True, False, 0, 1, 1.5, -1.0, math.nan, math.inf, -math.inf, "",
                              " ", "1", "@x", "bad name", "ghp_Q1w2E3r4T5y6U7i8O9p0AsDf", [],
@@ -250,6 +305,52 @@ def test_each_bound_choice_and_wrong_type_of_a_known_key_is_read_as_the_models_r
         if value in _bounds(_model_keys()[section], key) and fast is None:
             with pytest.raises(ConfigError):  # the light reader leaves only refusals
                 parse(data, env)
+
+
+def _ruled(files: Path) -> dict[tuple[str, str], tuple[list[object], list[object]]]:
+    """Keys whose rule is a function, not a bound or a choice: values it takes, values it
+    refuses (`[review]` and `[web]`, settings/section_rules.py)."""
+    return {
+        ("review", "changes_requested_on"): ([[], ["critical"], ["warning", "suggestion"]],
+                                             [["Critical"], ["critical", "nope"], ["blocker"]]),
+        ("review", "notify_on"): ([[], ["approved"], ["changes_requested", "commented"]],
+                                  [["approve"], ["commented", ""]]),
+        ("review", "notify_command"): ([[], ["notify-send", "-"]], [["a", 1]]),
+        ("review", "notify_url"): (["", "https://hook.example/x/", "http://127.0.0.1:9/h"],
+                                   ["ftp://hook.example", "https://u:p@hook.example",
+                                    "https://hook.example:99999", "http://", "hook"]),
+        ("web", "trusted_header"): (["", "X-Forwarded-User", "x"],
+                                    ["X_User", "-X", "X User", "X-Usér", "X:"]),
+        ("web", "listen"): (["", "127.0.0.1:8470", "0.0.0.0:1"], []),
+        ("web", "token_file"): (["", str(files / "webtok"), "webtok"],
+                                [str(files / "short"), str(files / "latin1"),
+                                 str(files / "missing"), str(files / "repos"), "short",
+                                 "tok\x00"]),
+    }
+
+
+def test_each_rule_of_review_and_web_takes_what_the_models_take_and_leaves_the_rest(
+        files: Path) -> None:
+    """Whatever the light reader takes, the models take alike (and the web token is among
+    the secrets); what they refuse, it leaves to them."""
+    env = {"T": "glpat-env-token-value", "K": "sk-key", "CREDENTIALS_DIRECTORY": str(files)}
+    for (section, key), (taken, refused) in _ruled(files).items():
+        for value in taken:
+            fast = assert_equivalent(_with(files, section, key, value), env)
+            assert fast is not None, (section, key, value)
+        for value in refused:
+            data = _with(files, section, key, value)
+            with pytest.raises(ConfigError):
+                parse(data, env, secrets=True)
+            assert light_parse(data, env) is None, (section, key, value)
+
+
+def test_the_web_token_is_one_of_the_secrets_the_light_reader_hands_the_redactor(
+        files: Path) -> None:
+    data = _with(files, "web", "token_file", str(files / "webtok"))
+    fast = light_parse(data, {"T": "glpat-env-token-value", "K": "sk-key"})
+    assert fast is not None
+    assert "web-sign-in-token-0123456789" in fast.secrets()
 
 
 # ---- the files people have: they take the fast path ------------------------------------------

@@ -20,6 +20,7 @@ from livereview.settings import (
     HostSettings,
     LessonsSettings,
     RepoSettings,
+    ReviewSettings,
     Settings,
 )
 from livereview.settings.checks import AtMost, Between, OneOf
@@ -35,16 +36,21 @@ from livereview.settings.light_sections import (
     LightHost,
     LightLessons,
     LightRepo,
+    LightReview,
     LightToken,
+    LightWeb,
 )
+from livereview.settings.web import WebSettings
 
 PAIRS: list[tuple[type[object], type[BaseModel]]] = [
     (LightDaemon, DaemonSettings), (LightBot, BotSettings), (LightAI, AISettings),
     (LightLessons, LessonsSettings), (LightAnswers, AnswerSettings), (LightHost, HostSettings),
-    (LightToken, TokenSettings), (LightRepo, RepoSettings)]
+    (LightToken, TokenSettings), (LightRepo, RepoSettings), (LightReview, ReviewSettings),
+    (LightWeb, WebSettings)]
 # Set by the light reader itself, as the models derive them: secrets, and a host's token
 # tables (each read with its secret).
-READER_SET = {"LightHost": {"token", "tokens"}, "LightToken": {"token"}, "LightAI": {"api_key"}}
+READER_SET = {"LightHost": {"token", "tokens"}, "LightToken": {"token"}, "LightAI": {"api_key"},
+              "LightWeb": {"token"}}
 
 
 def _model_rules(info: FieldInfo) -> list[object]:
@@ -133,6 +139,9 @@ MIRRORED: dict[str, dict[str, str]] = {
     "TokenSettings": {"_no_derived_keys": "light.section",
                       "_read_token": "secret.resolve in light._token"},
     "RepoSettings": {"_no_derived_keys": "light.section"},
+    "ReviewSettings": {"_no_derived_keys": "light.section"},
+    "WebSettings": {"_no_derived_keys": "light.section: derived keys are unproven",
+                    "_read_token": "section_rules.web_token in light._web"},
     "Settings": {"_no_derived_keys": "light.KNOWN", "_references": "section_rules.references",
                  "_sections_default": "light._read: a missing section is read as {}"},
 }

@@ -168,3 +168,21 @@ def test_a_secret_file_that_is_not_utf8_is_said_to_be_so(tmp_path: Path) -> None
     with pytest.raises(ConfigError, match="is not UTF-8 text"):
         parse(data, ENV, secrets=True)
     assert light_parse(data, ENV) is None
+
+
+def test_a_web_token_readable_once_is_left_to_the_models_to_judge(tmp_path: Path) -> None:
+    """A `[web]` token_file that is a pipe is read once: had the light reader read it, found
+    it too short and said None, the models would find the pipe empty and say that instead of
+    what is wrong (settings/light.py `_settings`)."""
+    import os
+
+    read_end, write_end = os.pipe()
+    os.write(write_end, b"web-15-chars-xx\n")
+    os.close(write_end)
+    try:
+        data = {**_base(tmp_path), "web": {"token_file": f"/dev/fd/{read_end}"}}
+        assert light_parse(data, ENV) is None
+        with pytest.raises(ConfigError, match="must be at least 16 characters"):
+            parse(data, ENV, secrets=True)
+    finally:
+        os.close(read_end)

@@ -9,10 +9,18 @@ from typing import Annotated
 from pydantic import AfterValidator, BeforeValidator, Field
 
 from livereview.settings import section_rules
-from livereview.settings.errors import Invalid, shown
-from livereview.settings.rules import Between, Required, TomlList, http_url, one_of
+from livereview.settings.errors import Invalid
+from livereview.settings.rules import Between, Required, TomlList, one_of
 from livereview.settings.section import Section
-from livereview.settings.section_rules import REVIEW_EVENTS, repo_path, review_events
+from livereview.settings.section_rules import (
+    REVIEW_EVENTS,
+    SEVERITIES,
+    http_or_none,
+    repo_path,
+    review_events,
+    severities,
+    verdicts,
+)
 
 __all__ = ["REVIEW_EVENTS", "SEVERITIES", "AnswerSettings", "GroupKnowledge", "KnowledgeEntries",
            "KnowledgeSettings", "LessonsSettings", "ReviewSettings", "repo_path",
@@ -83,31 +91,6 @@ class KnowledgeSettings(Section):
     """Knowledge for the repos under a group (`[[knowledge.groups]]`)."""
 
 
-SEVERITIES = ("critical", "warning", "suggestion")
-
-
-def _verdicts(values: tuple[str, ...]) -> tuple[str, ...]:
-    for value in values:
-        if value not in ("approved", "changes_requested", "commented"):
-            raise Invalid("expected some of approved, changes_requested, commented, got "
-                          f"{shown(value)}")
-    return values
-
-
-def _severities(values: tuple[str, ...]) -> tuple[str, ...]:
-    for value in values:
-        if value not in SEVERITIES:
-            raise Invalid(f"expected some of {', '.join(SEVERITIES)}, got {shown(value)}")
-    return values
-
-
-def _http_or_none(url: str) -> str:
-    """No URL (empty), or an http(s) URL kept as written (a hook may need its trailing /)."""
-    if url:
-        http_url(url)
-    return url
-
-
 class LessonsSettings(Section):
     require_approval: bool = True
     """A lesson the bot learned by conceding waits for `livereview lessons approve`; false:
@@ -118,7 +101,7 @@ class ReviewSettings(Section):
     """Reviews (docs/DESIGN.md §11): how findings become a verdict, what the diff reading may cost,
     whom to tell."""
 
-    changes_requested_on: Annotated[TomlList[str], AfterValidator(_severities)] = ("critical",)
+    changes_requested_on: Annotated[TomlList[str], AfterValidator(severities)] = ("critical",)
     """Severities (`critical`, `warning`, `suggestion`) of which any finding requests
     changes."""
     approve: bool = True
@@ -134,11 +117,11 @@ class ReviewSettings(Section):
     """More inline findings than this (the least severe first) go to the summary."""
     notify_author: bool = True
     """On changes requested, a comment mentioning the MR's author."""
-    notify_on: Annotated[TomlList[str], AfterValidator(_verdicts)] = ("changes_requested",)
+    notify_on: Annotated[TomlList[str], AfterValidator(verdicts)] = ("changes_requested",)
     """Verdicts (`approved`, `changes_requested`, `commented`) that notify."""
     notify_command: TomlList[str] = ()
     """A command (argv) given the event JSON on stdin."""
-    notify_url: Annotated[str, AfterValidator(_http_or_none)] = ""
+    notify_url: Annotated[str, AfterValidator(http_or_none)] = ""
     """An internal URL the event JSON is POSTed to."""
     notify_timeout_seconds: Annotated[float, Between(1, 600)] = 30.0
     """Per notifier."""

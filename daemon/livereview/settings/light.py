@@ -27,7 +27,9 @@ from livereview.settings.light_sections import (
     LightHost,
     LightLessons,
     LightRepo,
+    LightReview,
     LightToken,
+    LightWeb,
 )
 from livereview.settings.secret import Reading, Secret, resolve, secret_path
 
@@ -51,15 +53,17 @@ class LightSettings:
     ai: LightAI
     lessons: LightLessons
     answers: LightAnswers
+    review: LightReview
+    web: LightWeb
 
     def repos_of(self, host: str) -> tuple[str, ...]:
         return tuple(r.path for r in self.repos if r.host == host)
 
     def secrets(self) -> tuple[str, ...]:
-        """What the log must never show, as `Settings.secrets` lists it (no `[web]` here)."""
+        """What the log must never show, as `Settings.secrets` lists it."""
         found = [h.token.reveal() for h in self.hosts]
         found += [t.token.reveal() for h in self.hosts for t in h.tokens]
-        found += [self.ai.api_key.reveal()]
+        found += [self.ai.api_key.reveal(), self.web.token.reveal()]
         return tuple(s for s in found if s)
 
 
@@ -143,7 +147,13 @@ def _ai(data: object, reading: Reading) -> LightAI:
     return replace(ai, api_key=key)
 
 
-KNOWN = frozenset({"hosts", "repos", "daemon", "bot", "ai", "lessons", "answers"})
+def _web(data: object, reading: Reading) -> LightWeb:
+    web = section(LightWeb, data)
+    return replace(web, token=section_rules.web_token(web.token_file, reading))
+
+
+KNOWN = frozenset({"hosts", "repos", "daemon", "bot", "ai", "lessons", "answers", "review",
+                   "web"})
 
 
 def _settings(data: Mapping[str, object], env: Mapping[str, str]) -> LightSettings:
@@ -152,7 +162,7 @@ def _settings(data: Mapping[str, object], env: Mapping[str, str]) -> LightSettin
     first = _read(data, env, Reading(env, secrets=False))
     # A secret file that is not a regular file (a pipe, /dev/fd/N) is read once: if a later
     # secret then failed, the models would find it empty and say the wrong thing.
-    named = [h.token_file for h in first.hosts] + [first.ai.api_key_file]
+    named = [h.token_file for h in first.hosts] + [first.ai.api_key_file, first.web.token_file]
     named += [t.token_file for h in first.hosts for t in h.tokens]
     if not all(secret_path(name, env).is_file() for name in named if name):
         raise Unproven
@@ -171,7 +181,8 @@ def _read(data: Mapping[str, object], env: Mapping[str, str], reading: Reading
     return LightSettings(
         hosts, repos, _daemon(data.get("daemon", {}), env), section(LightBot, data.get("bot", {})),
         _ai(data.get("ai", {}), reading), section(LightLessons, data.get("lessons", {})),
-        section(LightAnswers, data.get("answers", {})))
+        section(LightAnswers, data.get("answers", {})),
+        section(LightReview, data.get("review", {})), _web(data.get("web", {}), reading))
 
 
 def parse(data: Mapping[str, object], env: Mapping[str, str]) -> LightSettings | None:

@@ -1,6 +1,6 @@
 """The sections the light reader knows (settings/light.py), key by key: the same names,
 defaults, bounds and rules as the models' (settings/models.py, daemon.py, hosts.py,
-answering.py), which tests/unit/test_settings_light_drift.py holds them to. A section or a
+answering.py, web.py), which tests/unit/test_settings_light_drift.py holds them to. A section or a
 key missing here is one the light reader refuses, leaving the file to the models."""
 
 from __future__ import annotations
@@ -99,6 +99,32 @@ class LightAnswers:
 
 
 @dataclass(frozen=True)
+class LightReview:
+    changes_requested_on: tuple[str, ...] = key(("critical",), strings,
+                                                section_rules.severities)
+    approve: bool = key(True, boolean)
+    max_file_bytes: int = key(1_000_000, integer, Between(1_000, 50_000_000).check)
+    batch_chars: int = key(60_000, integer, Between(1_000, 2_000_000).check)
+    min_confidence: float = key(0.0, number, Between(0, 1).check)
+    max_inline_findings: int = key(50, integer, Between(1, 1000).check)
+    notify_author: bool = key(True, boolean)
+    notify_on: tuple[str, ...] = key(("changes_requested",), strings, section_rules.verdicts)
+    notify_command: tuple[str, ...] = key((), strings)
+    notify_url: str = key("", text, section_rules.http_or_none)
+    notify_timeout_seconds: float = key(30.0, number, Between(1, 600).check)
+    max_attempts: int = key(8, integer, Between(1, 100).check)
+    on_review_request: bool = key(True, boolean)
+
+
+@dataclass(frozen=True)
+class LightWeb:
+    listen: str = key("", text)
+    token_file: str = key("", text)  # its rule reads the secret: light.py
+    trusted_header: str = key("", text, section_rules.header_name)
+    token: Secret = derived(Secret(""))  # noqa: RUF009 - a dataclass Field
+
+
+@dataclass(frozen=True)
 class LightToken:
     repos: tuple[str, ...] = key((), strings, host_rules.token_patterns, required=True)
     token_env: str = key("", text, variable_name)
@@ -136,5 +162,5 @@ class LightRepo:
 # Keys of a model the light reader leaves to it: present in a file, they make it say None.
 REFUSED = {
     "LightRepo": frozenset({"knowledge", "answers"}),
-    "LightSettings": frozenset({"knowledge", "review", "web", "source"}),
+    "LightSettings": frozenset({"knowledge", "source"}),
 }

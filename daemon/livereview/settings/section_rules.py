@@ -1,17 +1,23 @@
-"""The rules of `[daemon]`, `[bot]`, `[ai]`, `[answers]`, `[[repos]]` and of the file as a whole
-that need no pydantic. The settings models' validators call these, and so does the light
-reader (settings/light.py): one rule, one place (docs/getting-started.md, "A CLI for
-loops")."""
+"""The rules of `[daemon]`, `[bot]`, `[ai]`, `[answers]`, `[review]`, `[web]`, `[[repos]]` and of
+the file as a whole that need no pydantic. The settings models' validators call these, and so
+does the light reader (settings/light.py): one rule, one place (docs/getting-started.md, "A
+CLI for loops")."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from livereview.settings.checks import http_url
 from livereview.settings.errors import Invalid, Rank, shown
 from livereview.settings.secret import Reading, Secret, resolve
 
 REVIEW_EVENTS = ("opened", "push")
+SEVERITIES = ("critical", "warning", "suggestion")
+VERDICTS = ("approved", "changes_requested", "commented")
+MIN_TOKEN_CHARS = 16  # a sign-in token is guessed online: short ones are refused
+_HEADER = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*")
 
 
 # ---- [daemon] ----
@@ -68,6 +74,51 @@ def languages(values: tuple[str, ...]) -> tuple[str, ...]:
         if not language.strip() or len(language) > 40 or not language.isprintable():
             raise Invalid(f"expected language names such as \"English\", got {shown(language)}")
     return values
+
+
+# ---- [review] (docs/DESIGN.md §11) ----
+def severities(values: tuple[str, ...]) -> tuple[str, ...]:
+    for value in values:
+        if value not in SEVERITIES:
+            raise Invalid(f"expected some of {', '.join(SEVERITIES)}, got {shown(value)}")
+    return values
+
+
+def verdicts(values: tuple[str, ...]) -> tuple[str, ...]:
+    for value in values:
+        if value not in VERDICTS:
+            raise Invalid(f"expected some of {', '.join(VERDICTS)}, got {shown(value)}")
+    return values
+
+
+def http_or_none(url: str) -> str:
+    """No URL (empty), or an http(s) URL kept as written (a hook may need its trailing /)."""
+    if url:
+        http_url(url)
+    return url
+
+
+# ---- [web] (DESIGN §11 "The web face") ----
+def header_name(value: str) -> str:
+    if value and not _HEADER.fullmatch(value):
+        raise Invalid(f"{value!r} is not an HTTP header name")
+    return value
+
+
+def usable_token(token: str, where: str) -> str:
+    if len(token) < MIN_TOKEN_CHARS:
+        raise Invalid(f"the token in {where} must be at least {MIN_TOKEN_CHARS} characters",
+                      "token_file")
+    return token
+
+
+def web_token(token_file: str, reading: Reading) -> Secret:
+    """The token a browser signs in with, from `token_file` (none without one); a short one is
+    refused."""
+    token = resolve("token", "", token_file, both_set=False, required=False, reading=reading)
+    if token:
+        usable_token(token.reveal(), token_file)
+    return token
 
 
 # ---- [[repos]] ----

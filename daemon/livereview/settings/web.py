@@ -4,30 +4,15 @@ or a trusted reverse proxy's header is, or the command refuses to start."""
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, ClassVar, Self
 
 from pydantic import AfterValidator, ValidationInfo, model_validator
 
-from livereview.settings.errors import Invalid
-from livereview.settings.secret import Secret, resolve
+from livereview.settings.secret import Secret
 from livereview.settings.section import Section, reading_of
+from livereview.settings.section_rules import MIN_TOKEN_CHARS, header_name, usable_token, web_token
 
-MIN_TOKEN_CHARS = 16  # a sign-in token is guessed online: short ones are refused
-_HEADER = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*")
-
-
-def _header_name(value: str) -> str:
-    if value and not _HEADER.fullmatch(value):
-        raise Invalid(f"{value!r} is not an HTTP header name")
-    return value
-
-
-def usable_token(token: str, where: str) -> str:
-    if len(token) < MIN_TOKEN_CHARS:
-        raise Invalid(f"the token in {where} must be at least {MIN_TOKEN_CHARS} characters",
-                      "token_file")
-    return token
+__all__ = ["MIN_TOKEN_CHARS", "WebSettings", "usable_token"]
 
 
 class WebSettings(Section):
@@ -40,7 +25,7 @@ class WebSettings(Section):
     """A file holding the token a browser signs in with (at least 16 characters), or a
     script sends as `Authorization: Bearer`; a relative path is read from
     `$CREDENTIALS_DIRECTORY`. `livereview web --token-file` overrides it."""
-    trusted_header: Annotated[str, AfterValidator(_header_name)] = ""
+    trusted_header: Annotated[str, AfterValidator(header_name)] = ""
     """Behind a reverse proxy that authenticates people: the request header it sets to the
     user's name (e.g. `X-Forwarded-User`); a request without it is refused. The proxy must
     drop the header from what clients send."""
@@ -51,8 +36,5 @@ class WebSettings(Section):
         reading = reading_of(info)
         if reading is None or not self.token_file:
             return self
-        token = resolve("token", "", self.token_file, both_set=False, required=False,
-                        reading=reading)
-        if token:
-            usable_token(token.reveal(), self.token_file)
-        return self.model_copy(update={"token": token})
+        # The rule is the light reader's too (settings/section_rules.py).
+        return self.model_copy(update={"token": web_token(self.token_file, reading)})
