@@ -32,11 +32,10 @@ from livereview.settings.light_sections import (
     LightWeb,
 )
 from livereview.settings.secret import Reading, Secret, resolve, secret_path
+from livereview.settings.view import ToolSettings, secrets_of
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
-
-    from livereview.settings.view import ToolSettings
 
 S = TypeVar("S", bound="DataclassInstance")
 
@@ -61,10 +60,7 @@ class LightSettings:
 
     def secrets(self) -> tuple[str, ...]:
         """What the log must never show, as `Settings.secrets` lists it."""
-        found = [h.token.reveal() for h in self.hosts]
-        found += [t.token.reveal() for h in self.hosts for t in h.tokens]
-        found += [self.ai.api_key.reveal(), self.web.token.reveal()]
-        return tuple(s for s in found if s)
+        return secrets_of(self.hosts, self.ai.api_key, self.web.token)
 
 
 if TYPE_CHECKING:

@@ -45,6 +45,7 @@ from livereview.settings.rules import (
 )
 from livereview.settings.secret import Secret
 from livereview.settings.section import Section, reading_of
+from livereview.settings.view import secrets_of
 from livereview.settings.web import WebSettings
 
 
@@ -208,7 +209,4 @@ class Settings(Section):
     def secrets(self) -> tuple[str, ...]:
         """Every secret this config reads — the hosts' tokens, their `[[hosts.tokens]]`, the
         model's key, the web token: what the log redactor and the web pages mask."""
-        found = [h.token.reveal() for h in self.hosts]
-        found += [t.token.reveal() for h in self.hosts for t in h.tokens]
-        found += [self.ai.api_key.reveal(), self.web.token.reveal()]
-        return tuple(s for s in found if s)
+        return secrets_of(self.hosts, self.ai.api_key, self.web.token)

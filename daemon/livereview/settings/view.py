@@ -72,6 +72,16 @@ class DaemonView(StoreView, Protocol):
     def step_timeout_seconds(self) -> float: ...
 
 
+def secrets_of(hosts: Sequence[HostView], *others: Secret) -> tuple[str, ...]:
+    """Every secret a config read — the hosts' tokens, their `[[hosts.tokens]]`, then
+    `others` (the model's key, the web token) — as the log redactor and the web pages mask
+    them; for the models' `Settings` and the light reader's alike."""
+    found = [h.token.reveal() for h in hosts]
+    found += [t.token.reveal() for h in hosts for t in h.tokens]
+    found += [secret.reveal() for secret in others]
+    return tuple(s for s in found if s)
+
+
 class ToolSettings(Protocol):
     """What a toolbox is opened with (app/wiring.py)."""
 
